@@ -1,0 +1,25 @@
+"""Build the Cython kernels; all metadata lives in pyproject.toml."""
+import numpy
+from Cython.Build import cythonize
+from setuptools import Extension, setup
+
+KERNELS = ["features", "perceptron", "decode"]
+
+extensions = [
+    Extension(
+        f"spacy_bioner.{name}",
+        [f"spacy_bioner/{name}.pyx"],
+        include_dirs=[numpy.get_include()],
+        language="c++",
+        extra_compile_args=["-O3"],
+        define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
+    )
+    for name in KERNELS
+]
+
+setup(
+    ext_modules=cythonize(
+        extensions,
+        compiler_directives={"language_level": "3", "boundscheck": False, "wraparound": False, "cdivision": True},
+    )
+)

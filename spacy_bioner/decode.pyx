@@ -1,0 +1,101 @@
+# cython: language_level=3
+"""Constrained first-order Viterbi over a tag trellis.
+
+Hard constraints come in two masks: `legal` says which tag may follow which
+(its last row is the sequence start), `allowed` says which tags each token may
+take (sentence starts, whitespace, preset entities, sequence end). A masked
+cell is never entered, so an invalid sequence cannot come out.
+"""
+from cymem.cymem cimport Pool
+from libc.math cimport INFINITY
+from libc.stdint cimport int32_t, uint8_t
+
+import numpy
+
+
+cdef int _viterbi(
+    const float* emissions, const float* transitions, const uint8_t* allowed,
+    const uint8_t* legal, int n, int n_tags, int32_t* out,
+    double* delta, double* next_delta, int32_t* backpointers,
+) noexcept nogil:
+    cdef int i, tag, prev, best_prev
+    cdef double best, score
+    cdef double* swap
+    cdef const float* start_scores = transitions + n_tags * n_tags
+    cdef const uint8_t* start_legal = legal + n_tags * n_tags
+    for tag in range(n_tags):
+        if allowed[tag] and start_legal[tag]:
+            delta[tag] = start_scores[tag] + emissions[tag]
+        else:
+            delta[tag] = -INFINITY
+    for i in range(1, n):
+        for tag in range(n_tags):
+            best = -INFINITY
+            best_prev = -1
+            if allowed[i * n_tags + tag]:
+                for prev in range(n_tags):
+                    if delta[prev] == -INFINITY or not legal[prev * n_tags + tag]:
+                        continue
+                    score = delta[prev] + transitions[prev * n_tags + tag]
+                    if score > best:  # strict: ties go to the lowest tag id
+                        best = score
+                        best_prev = prev
+                if best_prev >= 0:
+                    best += emissions[i * n_tags + tag]
+            next_delta[tag] = best
+            backpointers[i * n_tags + tag] = best_prev
+        swap = delta
+        delta = next_delta
+        next_delta = swap
+    best = -INFINITY
+    out[n - 1] = -1
+    for tag in range(n_tags):
+        if delta[tag] > best:
+            best = delta[tag]
+            out[n - 1] = tag
+    if out[n - 1] < 0:
+        return -1
+    for i in range(n - 1, 0, -1):
+        out[i - 1] = backpointers[i * n_tags + out[i]]
+    return 0
+
+
+def viterbi(
+    const float[:, ::1] emissions,
+    const float[:, ::1] transitions,
+    const uint8_t[:, ::1] allowed,
+    const uint8_t[:, ::1] legal,
+):
+    """The best tag sequence that every mask allows.
+
+    emissions (float32[n, T]): Per-token tag scores.
+    transitions (float32[T + 1, T]): Tag bigram scores; the last row scores the start.
+    allowed (uint8[n, T]): 1 where a token may take a tag.
+    legal (uint8[T + 1, T]): 1 where a tag may follow another (last row: the start).
+    RETURNS (int32[n]): The tag ids.
+    """
+    cdef int n = emissions.shape[0]
+    cdef int n_tags = emissions.shape[1]
+    if allowed.shape[0] != n or allowed.shape[1] != n_tags:
+        raise ValueError(f"allowed has shape {(allowed.shape[0], allowed.shape[1])}, expected {(n, n_tags)}")
+    if transitions.shape[0] != n_tags + 1 or transitions.shape[1] != n_tags:
+        raise ValueError(f"transitions have shape {(transitions.shape[0], transitions.shape[1])}, expected {(n_tags + 1, n_tags)}")
+    if legal.shape[0] != n_tags + 1 or legal.shape[1] != n_tags:
+        raise ValueError(f"legal has shape {(legal.shape[0], legal.shape[1])}, expected {(n_tags + 1, n_tags)}")
+    out = numpy.zeros(n, dtype=numpy.int32)
+    if n == 0:
+        return out
+    cdef int32_t[::1] out_view = out
+    cdef Pool mem = Pool()
+    cdef double* delta = <double*>mem.alloc(n_tags, sizeof(double))
+    cdef double* next_delta = <double*>mem.alloc(n_tags, sizeof(double))
+    cdef int32_t* backpointers = <int32_t*>mem.alloc(n * n_tags, sizeof(int32_t))
+    cdef int status
+    with nogil:
+        status = _viterbi(
+            &emissions[0, 0], &transitions[0, 0], &allowed[0, 0], &legal[0, 0],
+            n, n_tags, &out_view[0], delta, next_delta, backpointers,
+        )
+    if status != 0:
+        raise ValueError("No tag sequence satisfies the constraints (conflicting preset entities?)")
+    return out

@@ -1,0 +1,148 @@
+# cython: language_level=3
+"""Tokens -> hashed feature ids.
+
+`Lexicon` caches, per word form, the hashes of its lexical attributes (one row
+of a uint64 table), so the Python that derives affixes and shapes runs once per
+new word, not once per token. `FeatureExtractor` combines attribute hashes
+across a window by the templates and maps each combination to a weight row.
+"""
+from cython.operator cimport dereference as deref
+from libc.stdint cimport int32_t, uint32_t, uint64_t
+from libcpp.unordered_map cimport unordered_map
+
+import numpy
+
+
+cdef inline uint64_t _mix(uint64_t h) noexcept nogil:
+    # splitmix64's finalizer: every input bit reaches every output bit.
+    h ^= h >> 30
+    h *= 0xbf58476d1ce4e5b9ULL
+    h ^= h >> 27
+    h *= 0x94d049bb133111ebULL
+    h ^= h >> 31
+    return h
+
+
+cdef class Lexicon:
+    """Word form hash -> row of attribute hashes.
+
+    attributes (Callable[[str], List[int]]): The attribute hashes of a word.
+    n_attributes (int): How many hashes it returns.
+    max_size (int): Rows kept before the cache starts over (bounds memory on
+        endless streams of new words).
+    """
+    cdef unordered_map[uint64_t, int32_t] _rows
+    cdef object _attributes
+    cdef public object table
+    cdef int _n_rows
+    cdef int _max_size
+
+    def __init__(self, attributes, int n_attributes, int max_size=1_000_000):
+        self._attributes = attributes
+        self._max_size = max_size
+        self.table = numpy.zeros((1024, n_attributes), dtype=numpy.uint64)
+        self._n_rows = 0
+
+    def __len__(self):
+        return self._n_rows
+
+    def rows(self, const uint64_t[::1] orths, strings):
+        """The table row of each word form (adding new ones).
+
+        orths (uint64[n]): Word form hashes (spaCy's ORTH).
+        strings (StringStore): Resolves a hash to its text.
+        RETURNS (int32[n]): Row ids into `table`.
+        """
+        cdef int i, n = orths.shape[0]
+        cdef unordered_map[uint64_t, int32_t].iterator found
+        if self._n_rows + n > self._max_size:
+            self._rows.clear()
+            self._n_rows = 0
+        out = numpy.empty(n, dtype=numpy.int32)
+        cdef int32_t[::1] out_view = out
+        for i in range(n):
+            found = self._rows.find(orths[i])
+            if found == self._rows.end():
+                out_view[i] = self._add(orths[i], strings[orths[i]])
+            else:
+                out_view[i] = deref(found).second
+        return out
+
+    cdef int32_t _add(self, uint64_t orth, str text) except -1:
+        if self._n_rows == self.table.shape[0]:
+            self.table = numpy.concatenate([self.table, numpy.zeros_like(self.table)])
+        self.table[self._n_rows] = self._attributes(text)
+        self._rows[orth] = self._n_rows
+        self._n_rows += 1
+        return self._n_rows - 1
+
+    def __reduce__(self):
+        return (Lexicon, (self._attributes, self.table.shape[1], self._max_size))
+
+
+cdef class FeatureExtractor:
+    """Feature templates compiled to arrays.
+
+    templates (List[Tuple[int, List[Tuple[int, int]]]]): Per template, its seed
+        and its (attribute column, token offset) parts.
+    n_buckets (int): Feature ids are taken modulo this.
+    """
+    cdef readonly int n_buckets
+    cdef readonly int n_features
+    cdef int _max_parts
+    cdef object _seeds, _columns, _offsets, _n_parts
+    cdef object _templates
+
+    def __init__(self, templates, int n_buckets):
+        if n_buckets < 1:
+            raise ValueError(f"n_buckets must be positive, got {n_buckets}")
+        self._templates = templates
+        self.n_buckets = n_buckets
+        self.n_features = len(templates)
+        self._max_parts = max([len(parts) for _, parts in templates] + [1])
+        shape = (self.n_features, self._max_parts)
+        self._seeds = numpy.array([seed for seed, _ in templates], dtype=numpy.uint64)
+        self._columns = numpy.zeros(shape, dtype=numpy.int32)
+        self._offsets = numpy.zeros(shape, dtype=numpy.int32)
+        self._n_parts = numpy.array([len(parts) for _, parts in templates], dtype=numpy.int32)
+        for j, (_, parts) in enumerate(templates):
+            for k, (column, offset) in enumerate(parts):
+                self._columns[j, k] = column
+                self._offsets[j, k] = offset
+
+    def extract(self, const int32_t[::1] rows, const uint64_t[:, ::1] table, const int32_t[::1] sentence):
+        """Hashed feature ids of every token.
+
+        rows (int32[n]): Each token's row in the lexicon table.
+        table (uint64[rows, attributes]): The lexicon table.
+        sentence (int32[n]): Sentence number of each token; windows stop at
+            sentence edges and see a padding value there instead.
+        RETURNS (uint32[n, n_features]): Feature ids in [0, n_buckets).
+        """
+        cdef int n = rows.shape[0]
+        out = numpy.zeros((n, self.n_features), dtype=numpy.uint32)
+        cdef uint32_t[:, ::1] out_view = out
+        cdef const uint64_t[::1] seeds = self._seeds
+        cdef const int32_t[:, ::1] columns = self._columns
+        cdef const int32_t[:, ::1] offsets = self._offsets
+        cdef const int32_t[::1] n_parts = self._n_parts
+        cdef int i, j, k, at
+        cdef uint64_t h, value
+        if n == 0 or self.n_features == 0:
+            return out
+        with nogil:
+            for i in range(n):
+                for j in range(self.n_features):
+                    h = seeds[j]
+                    for k in range(n_parts[j]):
+                        at = i + offsets[j, k]
+                        if at < 0 or at >= n or sentence[at] != sentence[i]:
+                            value = 0x9e3779b97f4a7c15ULL * <uint64_t>(2 + (offsets[j, k] > 0))
+                        else:
+                            value = table[rows[at], columns[j, k]]
+                        h = _mix(h ^ value)
+                    out_view[i, j] = <uint32_t>(h % <uint64_t>self.n_buckets)
+        return out
+
+    def __reduce__(self):
+        return (FeatureExtractor, (self._templates, self.n_buckets))

@@ -1,0 +1,192 @@
+"""Tag schemes: tag sets, which tag may follow which, and tags <-> spans.
+
+Tag ids are laid out label-major: 0 is "O", then each label owns a block of
+consecutive ids (B, I for BIO; B, I, L, U for BILOU). Adding a label appends a
+block, so a trained weight matrix grows by columns without reindexing.
+"""
+from typing import Iterable, List, Optional, Sequence, Tuple
+
+import numpy
+
+Span = Tuple[int, int, int]  # [start, end) in tokens, label index
+
+SCHEMES = ("BIO", "BILOU")
+
+
+class TagScheme:
+    """The tags of one scheme over a list of labels.
+
+    name (str): "BIO" (IOB2) or "BILOU".
+    labels (Sequence[str]): The entity labels, in tag-id order.
+    """
+
+    def __init__(self, name: str, labels: Sequence[str]):
+        if name not in SCHEMES:
+            raise ValueError(f"Unknown tag scheme {name!r}: use one of {SCHEMES}.")
+        self.name = name
+        self.labels = list(labels)
+        self.moves = "BI" if name == "BIO" else "BILU"
+        self.tags = ["O"] + [f"{m}-{label}" for label in self.labels for m in self.moves]
+        self.tag_ids = {tag: i for i, tag in enumerate(self.tags)}
+
+    @property
+    def n_tags(self) -> int:
+        return len(self.tags)
+
+    def move(self, tag: int) -> str:
+        """The move letter of a tag id ("O", "B", "I", "L" or "U")."""
+        return "O" if tag == 0 else self.moves[(tag - 1) % len(self.moves)]
+
+    def label_of(self, tag: int) -> int:
+        """The label index of a non-O tag id."""
+        return (tag - 1) // len(self.moves)
+
+    def tag_id(self, move: str, label: int) -> int:
+        return 1 + label * len(self.moves) + self.moves.index(move)
+
+    def transitions(self) -> numpy.ndarray:
+        """Allowed transitions: bool (n_tags + 1, n_tags); the last row is the start."""
+        n = self.n_tags
+        allowed = numpy.zeros((n + 1, n), dtype=numpy.bool_)
+        for prev in range(n + 1):
+            for tag in range(n):
+                allowed[prev, tag] = self._may_follow(None if prev == n else prev, tag)
+        return allowed
+
+    def _may_follow(self, prev: Optional[int], tag: int) -> bool:
+        move = self.move(tag)
+        if move in "IL":
+            return (
+                prev is not None
+                and self.move(prev) in "BI"
+                and self.label_of(prev) == self.label_of(tag)
+            )
+        # O, B and U open nothing, so whatever came before must be closed.
+        return prev is None or self.name == "BIO" or self.move(prev) in "OLU"
+
+    def closing(self) -> numpy.ndarray:
+        """bool (n_tags,): tags after which a sequence (or a sentence) may end."""
+        if self.name == "BIO":
+            return numpy.ones(self.n_tags, dtype=numpy.bool_)
+        return numpy.array([self.move(t) in "OLU" for t in range(self.n_tags)])
+
+    def opening(self) -> numpy.ndarray:
+        """bool (n_tags,): tags that start an entity."""
+        return numpy.array([self.move(t) in "BU" for t in range(self.n_tags)])
+
+    def continuing(self) -> numpy.ndarray:
+        """bool (n_tags,): tags that need a predecessor of the same entity."""
+        return numpy.array([self.move(t) in "IL" for t in range(self.n_tags)])
+
+    def is_valid(self, tags: Sequence[int], sent_starts: Optional[Sequence[bool]] = None) -> bool:
+        """Whether a tag sequence is well formed (and keeps entities inside sentences)."""
+        prev = None
+        closing = self.closing()
+        for i, tag in enumerate(tags):
+            if sent_starts is not None and i > 0 and sent_starts[i]:
+                if not closing[prev]:
+                    return False
+                prev = None
+            if not self._may_follow(prev, tag):
+                return False
+            prev = tag
+        return prev is None or bool(closing[prev])
+
+    def to_spans(self, tags: Iterable[int]) -> List[Span]:
+        """Spans of a valid tag sequence.
+
+        >>> TagScheme("BIO", ["PER"]).to_spans([1, 2, 0, 1])
+        [(0, 2, 0), (3, 4, 0)]
+        """
+        tags = list(tags)
+        spans: List[Span] = []
+        start = label = None
+        for i, tag in enumerate(tags):
+            move = self.move(tag)
+            continues = move in "IL" and start is not None and self.label_of(tag) == label
+            if start is not None and not continues:
+                spans.append((start, i, label))
+                start = None
+            if move != "O" and start is None:  # an orphan I/L is read as a start
+                start, label = i, self.label_of(tag)
+            if move in "LU":
+                spans.append((start, i + 1, label))
+                start = None
+        if start is not None:
+            spans.append((start, len(tags), label))
+        return spans
+
+    def from_spans(self, spans: Iterable[Span], length: int) -> numpy.ndarray:
+        """The tag sequence of non-overlapping spans.
+
+        >>> TagScheme("BILOU", ["PER"]).from_spans([(0, 2, 0), (3, 4, 0)], 4).tolist()
+        [1, 3, 0, 4]
+        """
+        tags = numpy.zeros(length, dtype=numpy.int32)
+        for start, end, label in spans:
+            if self.name == "BILOU" and end - start == 1:
+                tags[start] = self.tag_id("U", label)
+                continue
+            tags[start] = self.tag_id("B", label)
+            tags[start + 1 : end] = self.tag_id("I", label)
+            if self.name == "BILOU":
+                tags[end - 1] = self.tag_id("L", label)
+        return tags
+
+    def from_biluo(self, biluo: Sequence[Optional[str]]) -> numpy.ndarray:
+        """Tag ids of spaCy's BILUO strings; -1 where the gold is missing.
+
+        A tag whose label is unknown raises: labels are fixed at initialize.
+        """
+        ids = numpy.full(len(biluo), -1, dtype=numpy.int32)
+        for i, tag in enumerate(biluo):
+            if tag is None or tag == "-":
+                continue
+            if tag == "O":
+                ids[i] = 0
+                continue
+            move, label = tag.split("-", 1)
+            if self.name == "BIO":
+                move = {"U": "B", "L": "I"}[move] if move in "UL" else move
+            try:
+                ids[i] = self.tag_ids[f"{move}-{label}"]
+            except KeyError:
+                raise ValueError(
+                    f"Gold entity label {label!r} is not among the component's labels "
+                    f"{self.labels}: add it with add_label or pass it to initialize."
+                ) from None
+        return ids
+
+    def allowed(
+        self,
+        sent_starts: numpy.ndarray,
+        is_space: numpy.ndarray,
+        forced: numpy.ndarray,
+        closed_before: Optional[numpy.ndarray] = None,
+    ) -> numpy.ndarray:
+        """Which tag each token may take: uint8 (n_tokens, n_tags).
+
+        sent_starts (ndarray): bool, True where a sentence starts.
+        is_space (ndarray): bool, True for whitespace tokens.
+        forced (ndarray): int32 tag per token, -1 where the token is free.
+        closed_before (Optional[ndarray]): bool, True where the entity before
+            must not continue (after a preset entity); only BIO needs it.
+        """
+        n = len(forced)
+        allowed = numpy.ones((n, self.n_tags), dtype=numpy.uint8)
+        if n == 0:
+            return allowed
+        starts = sent_starts.copy()
+        starts[0] = True
+        allowed[starts] &= ~self.continuing()
+        ends = numpy.append(starts[1:], True)
+        allowed[ends] &= self.closing()
+        edges = "B" if self.name == "BIO" else "BUL"
+        bounds = numpy.array([self.move(t) in edges for t in range(self.n_tags)])
+        allowed[is_space] &= ~bounds  # nothing starts (or, in BILOU, ends) on whitespace
+        if closed_before is not None:
+            allowed[closed_before] &= ~self.continuing()
+        is_forced = forced >= 0
+        allowed[is_forced] = 0
+        allowed[numpy.nonzero(is_forced)[0], forced[is_forced]] = 1
+        return allowed

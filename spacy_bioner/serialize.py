@@ -1,0 +1,100 @@
+"""Safe model files: a JSON config and numpy arrays, read without pickle.
+
+Every failure names the file (or "bytes") and what is wrong with it.
+"""
+import io
+import json
+from pathlib import Path
+from typing import Dict, Tuple
+
+import numpy
+import srsly
+
+from .schemes import SCHEMES
+from .templates import FAMILIES
+
+CFG_KEYS = {"scheme": str, "n_buckets": int, "features": list, "labels": list}
+
+
+class ModelFileError(ValueError):
+    """A model file is missing, unreadable or inconsistent."""
+
+
+def write_cfg(path: Path, cfg: dict) -> None:
+    srsly.write_json(path, cfg)
+
+
+def read_cfg(path: Path) -> dict:
+    if not path.exists():
+        raise ModelFileError(f"Missing model file {path}: the component's directory is incomplete.")
+    try:
+        return srsly.read_json(path)
+    except (ValueError, UnicodeDecodeError) as err:
+        raise ModelFileError(f"Corrupted model file {path}: not valid JSON ({err}).") from None
+
+
+def check_cfg(cfg: dict, where: str) -> None:
+    if not isinstance(cfg, dict):
+        raise ModelFileError(f"Bad config in {where}: expected a JSON object, got {type(cfg).__name__}.")
+    for key, kind in CFG_KEYS.items():
+        if not isinstance(cfg.get(key), kind):
+            raise ModelFileError(f"Bad config in {where}: {key!r} should be a {kind.__name__}, got {cfg.get(key)!r}.")
+    if cfg["scheme"] not in SCHEMES:
+        raise ModelFileError(f"Bad config in {where}: unknown scheme {cfg['scheme']!r}.")
+    unknown = [f for f in cfg["features"] if f not in FAMILIES]
+    if unknown:
+        raise ModelFileError(f"Bad config in {where}: unknown feature families {unknown}.")
+    if not all(isinstance(label, str) and label for label in cfg["labels"]):
+        raise ModelFileError(f"Bad config in {where}: labels must be non-empty strings.")
+
+
+def _arrays_to_bytes(arrays: Dict[str, numpy.ndarray]) -> bytes:
+    buffer = io.BytesIO()
+    numpy.savez(buffer, **arrays)
+    return buffer.getvalue()
+
+
+def _arrays_from_bytes(data: bytes, where: str) -> Dict[str, numpy.ndarray]:
+    try:
+        with numpy.load(io.BytesIO(data), allow_pickle=False) as archive:
+            return {key: archive[key] for key in archive.files}
+    except Exception as err:  # zipfile, numpy and pickle-refusal errors all mean a bad file
+        raise ModelFileError(f"Corrupted weights in {where}: {err}") from None
+
+
+def write_arrays(path: Path, arrays: Dict[str, numpy.ndarray]) -> None:
+    path.write_bytes(_arrays_to_bytes(arrays))
+
+
+def read_arrays(path: Path) -> Dict[str, numpy.ndarray]:
+    if not path.exists():
+        raise ModelFileError(f"Missing model file {path}: the component's directory is incomplete.")
+    return _arrays_from_bytes(path.read_bytes(), str(path))
+
+
+def check_array(arrays: Dict[str, numpy.ndarray], key: str, shape: Tuple[int, ...], where: str) -> None:
+    if key not in arrays:
+        raise ModelFileError(f"Corrupted weights in {where}: no array {key!r}.")
+    array = arrays[key]
+    if array.dtype != numpy.float32 or array.shape != shape:
+        raise ModelFileError(
+            f"Corrupted weights in {where}: {key!r} is {array.dtype}{array.shape}, expected float32{shape}."
+        )
+    if not numpy.isfinite(array).all():
+        raise ModelFileError(f"Corrupted weights in {where}: {key!r} holds NaN or infinite values.")
+
+
+def pack(cfg: dict, arrays: Dict[str, numpy.ndarray]) -> bytes:
+    return srsly.msgpack_dumps({"cfg": json.dumps(cfg), "weights": _arrays_to_bytes(arrays)})
+
+
+def unpack(data: bytes, where: str) -> Tuple[dict, Dict[str, numpy.ndarray]]:
+    try:
+        message = srsly.msgpack_loads(data)
+        cfg = json.loads(message["cfg"])
+        weights = message["weights"]
+    except Exception as err:
+        raise ModelFileError(f"Corrupted component data in {where}: {err}") from None
+    if not isinstance(weights, bytes):
+        raise ModelFileError(f"Corrupted component data in {where}: weights are not bytes.")
+    return cfg, _arrays_from_bytes(weights, where)

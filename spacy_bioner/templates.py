@@ -1,0 +1,118 @@
+"""What the tagger looks at: word attributes and the feature templates over them.
+
+A word attribute is a string computed once per word form (see `Lexicon`).
+A template is a named conjunction of attributes at window offsets; adding a
+template is one line. Templates are grouped into families that the config
+switches on and off.
+"""
+from typing import Callable, Dict, List, Sequence, Tuple
+
+from spacy.lang.lex_attrs import word_shape
+from spacy.strings import get_string_id
+
+
+def _short_shape(text: str) -> str:
+    shape = word_shape(text)
+    return "".join(c for i, c in enumerate(shape) if i == 0 or c != shape[i - 1])
+
+
+def _case(text: str) -> str:
+    if text.istitle():
+        return "title"
+    if text.isupper():
+        return "upper"
+    if text.islower():
+        return "lower"
+    return "mixed" if any(c.isalpha() for c in text) else "none"
+
+
+def _characters(text: str) -> str:
+    if text.isdigit():
+        return "digits"
+    marks = [name for name, mark in (("hyphen", "-"), ("period", "."), ("apos", "'")) if mark in text]
+    if any(c.isdigit() for c in text):
+        marks.append("digit")
+    if not any(c.isalnum() for c in text):
+        marks.append("punct")
+    return "+".join(marks) or "plain"
+
+
+def _length(text: str) -> str:
+    return str(min(len(text), 8))
+
+
+WORD_ATTRIBUTES: List[Tuple[str, Callable[[str], str]]] = [
+    ("orth", lambda text: text),
+    ("lower", str.lower),
+    ("shape", word_shape),
+    ("short_shape", _short_shape),
+    *[(f"prefix{k}", lambda text, k=k: text[:k].lower()) for k in range(1, 5)],
+    *[(f"suffix{k}", lambda text, k=k: text[-k:].lower()) for k in range(1, 5)],
+    ("case", _case),
+    ("characters", _characters),
+    ("length", _length),
+]
+COLUMNS: Dict[str, int] = {name: i for i, (name, _) in enumerate(WORD_ATTRIBUTES)}
+
+
+def word_attributes(text: str) -> List[int]:
+    """The hashes of every word attribute of one word form."""
+    return [get_string_id(f"{name}={attr(text)}") for name, attr in WORD_ATTRIBUTES]
+
+
+# Each family: template name -> ((attribute, offset), ...).
+FAMILIES: Dict[str, Dict[str, Tuple[Tuple[str, int], ...]]] = {
+    "word": {
+        "lower[0]": (("lower", 0),),
+        "orth[0]": (("orth", 0),),
+    },
+    "window": {
+        "lower[-2]": (("lower", -2),),
+        "lower[-1]": (("lower", -1),),
+        "lower[+1]": (("lower", 1),),
+        "lower[+2]": (("lower", 2),),
+    },
+    "shape": {
+        "shape[-1]": (("shape", -1),),
+        "shape[0]": (("shape", 0),),
+        "shape[+1]": (("shape", 1),),
+        "short_shape[0]": (("short_shape", 0),),
+        "short_shape[-1..+1]": (("short_shape", -1), ("short_shape", 0), ("short_shape", 1)),
+    },
+    "affixes": {
+        **{f"prefix{k}[0]": ((f"prefix{k}", 0),) for k in range(1, 5)},
+        **{f"suffix{k}[0]": ((f"suffix{k}", 0),) for k in range(1, 5)},
+    },
+    "flags": {
+        "case[-1]": (("case", -1),),
+        "case[0]": (("case", 0),),
+        "case[+1]": (("case", 1),),
+        "characters[0]": (("characters", 0),),
+        "length[0]": (("length", 0),),
+    },
+    "conjunctions": {
+        "lower[-1]+lower[0]": (("lower", -1), ("lower", 0)),
+        "lower[0]+lower[+1]": (("lower", 0), ("lower", 1)),
+        "lower[-1]+shape[0]": (("lower", -1), ("shape", 0)),
+        "shape[0]+lower[+1]": (("shape", 0), ("lower", 1)),
+        "case[-1..+1]": (("case", -1), ("case", 0), ("case", 1)),
+    },
+}
+DEFAULT_FAMILIES = list(FAMILIES)
+
+
+def compile_templates(families: Sequence[str]) -> List[Tuple[int, List[Tuple[int, int]]]]:
+    """The templates of the chosen families as (seed, [(column, offset), ...]).
+
+    The seed is the hash of the template's name, so switching a family off
+    leaves every other feature's ids unchanged. A bias template always comes first.
+    """
+    unknown = [name for name in families if name not in FAMILIES]
+    if unknown:
+        raise ValueError(f"Unknown feature families {unknown}: choose from {list(FAMILIES)}.")
+    templates = [(get_string_id("template=bias"), [])]
+    for family in families:
+        for name, parts in FAMILIES[family].items():
+            columns = [(COLUMNS[attribute], offset) for attribute, offset in parts]
+            templates.append((get_string_id(f"template={name}"), columns))
+    return templates
