@@ -1,0 +1,33 @@
+from pathlib import Path
+
+import pytest
+import spacy
+from spacy.training import Example
+
+ROOT = Path(__file__).resolve().parent.parent
+
+TRAIN_DATA = [
+    ("Alice Smith lives in Paris .", [(0, 11, "PER"), (21, 26, "LOC")]),
+    ("Bob works at Acme Corp in Berlin", [(0, 3, "PER"), (13, 22, "ORG"), (26, 32, "LOC")]),
+    ("Acme Corp hired Carol Jones", [(0, 9, "ORG"), (16, 27, "PER")]),
+    ("Nothing happened today .", []),
+]
+
+
+def make_examples(nlp, data=TRAIN_DATA):
+    return [Example.from_dict(nlp.make_doc(text), {"entities": ents}) for text, ents in data]
+
+
+def train_nlp(config=None, data=TRAIN_DATA, epochs=15):
+    nlp = spacy.blank("en")
+    nlp.add_pipe("bioner", config=config or {})
+    examples = make_examples(nlp, data)
+    nlp.initialize(lambda: examples)
+    for _ in range(epochs):
+        nlp.update(examples)
+    return nlp
+
+
+@pytest.fixture(scope="module")
+def trained_nlp():
+    return train_nlp()

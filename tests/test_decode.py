@@ -1,0 +1,87 @@
+import itertools
+
+import numpy
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from spacy_bioner.decode import viterbi
+from spacy_bioner.schemes import TagScheme
+
+
+def brute_force(scheme, emissions, transitions, allowed, sent_starts):
+    best, best_tags = -numpy.inf, None
+    n, n_tags = emissions.shape
+    for tags in itertools.product(range(n_tags), repeat=n):
+        if not all(allowed[i, t] for i, t in enumerate(tags)):
+            continue
+        if not scheme.is_valid(tags, sent_starts):
+            continue
+        score, prev = 0.0, n_tags
+        for i, tag in enumerate(tags):
+            score += transitions[prev, tag] + emissions[i, tag]
+            prev = tag
+        if score > best:
+            best, best_tags = score, tags
+    return best, best_tags
+
+
+def path_score(emissions, transitions, tags):
+    prev, score = emissions.shape[1], 0.0
+    for i, tag in enumerate(tags):
+        score += float(transitions[prev, tag]) + float(emissions[i, tag])
+        prev = tag
+    return score
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    name=st.sampled_from(["BIO", "BILOU"]),
+    n=st.integers(1, 5),
+    seed=st.integers(0, 2**31),
+    n_labels=st.integers(1, 2),
+)
+def test_viterbi_equals_brute_force(name, n, seed, n_labels):
+    rng = numpy.random.default_rng(seed)
+    scheme = TagScheme(name, ["A", "B"][:n_labels])
+    n_tags = scheme.n_tags
+    emissions = rng.normal(size=(n, n_tags)).astype(numpy.float32)
+    transitions = rng.normal(size=(n_tags + 1, n_tags)).astype(numpy.float32)
+    sent_starts = rng.random(n) < 0.3
+    sent_starts[0] = True
+    is_space = rng.random(n) < 0.2
+    forced = numpy.full(n, -1, dtype=numpy.int32)
+    if n >= 2 and rng.random() < 0.3:  # a preset single-token entity
+        at = int(rng.integers(0, n))
+        forced[at] = scheme.from_spans([(0, 1, 0)], 1)[0]
+        is_space[at] = False
+    allowed = scheme.allowed(sent_starts, is_space, forced)
+    best, expected = brute_force(scheme, emissions, transitions, allowed, sent_starts)
+    tags = viterbi(emissions, transitions, allowed, scheme.transitions().astype(numpy.uint8)).tolist()
+    assert scheme.is_valid(tags, sent_starts)
+    assert all(allowed[i, t] for i, t in enumerate(tags))
+    # Equal scores (ties may pick a different, equally good path).
+    assert abs(path_score(emissions, transitions, tags) - best) < 1e-4
+    assert expected is not None
+
+
+def test_viterbi_empty_and_shape_errors():
+    scheme = TagScheme("BIO", ["A"])
+    legal = scheme.transitions().astype(numpy.uint8)
+    empty = numpy.zeros((0, 3), dtype=numpy.float32)
+    transitions = numpy.zeros((4, 3), dtype=numpy.float32)
+    assert viterbi(empty, transitions, numpy.zeros((0, 3), dtype=numpy.uint8), legal).tolist() == []
+    with pytest.raises(ValueError, match="allowed has shape"):
+        viterbi(numpy.zeros((2, 3), dtype=numpy.float32), transitions, numpy.ones((1, 3), dtype=numpy.uint8), legal)
+
+
+def test_viterbi_reports_infeasible_constraints():
+    scheme = TagScheme("BIO", ["A"])
+    allowed = numpy.zeros((2, 3), dtype=numpy.uint8)
+    allowed[1, 2] = 1  # only I-A at 1, but nothing at 0
+    with pytest.raises(ValueError, match="No tag sequence"):
+        viterbi(
+            numpy.zeros((2, 3), dtype=numpy.float32),
+            numpy.zeros((4, 3), dtype=numpy.float32),
+            allowed,
+            scheme.transitions().astype(numpy.uint8),
+        )

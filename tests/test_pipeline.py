@@ -1,0 +1,219 @@
+import subprocess
+import sys
+
+import numpy
+import pytest
+import spacy
+from spacy.tokens import Doc
+from spacy.training import Example
+
+from spacy_bioner import BioNER
+from spacy_bioner.serialize import ModelFileError
+
+from conftest import TRAIN_DATA, make_examples, train_nlp
+
+TEXTS = [text for text, _ in TRAIN_DATA]
+
+
+def ents(doc):
+    return [(e.start_char, e.end_char, e.label_) for e in doc.ents]
+
+
+@pytest.mark.parametrize("scheme", ["BIO", "BILOU"])
+def test_overfitting_IO(scheme, tmp_path):
+    nlp = train_nlp({"scheme": scheme})
+    for text, gold in TRAIN_DATA:
+        assert ents(nlp(text)) == gold
+    nlp.to_disk(tmp_path)
+    loaded = spacy.load(tmp_path)
+    assert loaded.get_pipe("bioner").cfg["scheme"] == scheme
+    for text, _ in TRAIN_DATA:
+        assert ents(loaded(text)) == ents(nlp(text))
+    piped = list(loaded.pipe(TEXTS, batch_size=2))
+    assert [ents(d) for d in piped] == [ents(loaded(t)) for t in TEXTS]
+
+
+def test_factory_via_entry_point_in_new_interpreter():
+    code = (
+        "import sys, spacy\n"
+        "assert 'spacy_bioner' not in sys.modules\n"
+        "nlp = spacy.blank('en'); nlp.add_pipe('bioner'); print(nlp.pipe_names)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert "['bioner']" in out.stdout
+
+
+def test_n_process(trained_nlp):
+    texts = TEXTS * 5
+    single = [ents(d) for d in trained_nlp.pipe(texts)]
+    multi = [ents(d) for d in trained_nlp.pipe(texts, n_process=2, batch_size=4)]
+    assert multi == single
+
+
+def test_bytes_round_trip(trained_nlp):
+    ner = trained_nlp.get_pipe("bioner")
+    data = ner.to_bytes()
+    fresh = BioNER(trained_nlp.vocab).from_bytes(data)
+    assert fresh.labels == ner.labels
+    assert fresh.to_bytes() == data
+
+
+def test_disk_round_trip(trained_nlp, tmp_path):
+    ner = trained_nlp.get_pipe("bioner")
+    ner.to_disk(tmp_path / "a")
+    fresh = BioNER(trained_nlp.vocab).from_disk(tmp_path / "a")
+    fresh.to_disk(tmp_path / "b")
+    for name in ("cfg", "weights.npz"):
+        assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes()
+
+
+def test_training_is_deterministic():
+    first = train_nlp(epochs=5).get_pipe("bioner").to_bytes()
+    second = train_nlp(epochs=5).get_pipe("bioner").to_bytes()
+    assert first == second
+
+
+def test_predictions_use_averaged_weights(trained_nlp):
+    model = trained_nlp.get_pipe("bioner").model
+    emission, _ = model.averages()
+    assert not numpy.array_equal(emission, model.emission)
+
+
+def test_update_resumes_after_from_disk(trained_nlp, tmp_path):
+    trained_nlp.to_disk(tmp_path)
+    nlp = spacy.load(tmp_path)
+    before = nlp.get_pipe("bioner").to_bytes()
+    text = "Dave visited Rome"
+    example = Example.from_dict(nlp.make_doc(text), {"entities": [(0, 4, "PER"), (13, 17, "LOC")]})
+    for _ in range(10):
+        losses = nlp.update([example])
+    assert "bioner" in losses
+    assert ents(nlp(text)) == [(0, 4, "PER"), (13, 17, "LOC")]
+    assert nlp.get_pipe("bioner").to_bytes() != before
+    # What it knew before is not forgotten.
+    assert ents(nlp(TRAIN_DATA[1][0])) == TRAIN_DATA[1][1]
+
+
+def test_preset_entities_are_kept(trained_nlp):
+    nlp = spacy.blank("en", vocab=trained_nlp.vocab)
+    ruler = nlp.add_pipe("entity_ruler")
+    ruler.add_patterns([{"label": "FOOD", "pattern": "Paris"}, {"label": "PER", "pattern": "Acme", "id": "x1"}])
+    nlp.add_pipe("bioner", source=trained_nlp)
+    doc = nlp("Alice Smith lives in Paris .")
+    assert ("Paris", "FOOD") in [(e.text, e.label_) for e in doc.ents]
+    assert ("Alice Smith", "PER") in [(e.text, e.label_) for e in doc.ents]
+    doc = nlp("Bob works at Acme Corp in Berlin")
+    acme = [e for e in doc.ents if e.start_char == 13]
+    assert [(e.text, e.label_, e.ent_id_) for e in acme] == [("Acme", "PER", "x1")]
+
+
+def test_no_entity_across_sentence_start(trained_nlp):
+    words = ["Alice", "Smith", "lives", "in", "Paris", "."]
+    doc = Doc(trained_nlp.vocab, words=words, sent_starts=[True, True, False, False, False, False])
+    doc = trained_nlp.get_pipe("bioner")(doc)
+    assert all(not (e.start < 1 < e.end) for e in doc.ents)
+
+
+@pytest.mark.parametrize("paris_tag,changes", [(None, False), ("O", True)], ids=["missing", "outside"])
+def test_missing_gold_is_not_trained_as_outside(paris_tag, changes):
+    nlp = train_nlp()
+    assert ("Paris", "LOC") in [(e.text, e.label_) for e in nlp("Alice Smith lives in Paris .").ents]
+    model = nlp.get_pipe("bioner").model
+    before = model.emission.copy()
+    words = "Alice Smith lives in Paris .".split()
+    reference = Doc(nlp.vocab, words=words, ents=["B-PER", "I-PER", "O", "O", paris_tag, "O"])
+    losses = nlp.update([Example(Doc(nlp.vocab, words=words), reference)])
+    # Missing gold is completed by the model's own best guess: no loss, no update.
+    assert (losses["bioner"] > 0) == changes
+    assert (not numpy.array_equal(before, model.emission)) == changes
+
+
+@pytest.mark.parametrize(
+    "words",
+    [[], ["hello"], [" ", "\n", "Paris", "  "], ["Alice"] * 120_000],
+    ids=["empty", "one-token", "whitespace", "120k-tokens"],
+)
+def test_odd_docs_are_tagged(trained_nlp, words):
+    doc = Doc(trained_nlp.vocab, words=words)
+    doc = trained_nlp.get_pipe("bioner")(doc)
+    for ent in doc.ents:
+        assert not ent[0].is_space
+
+
+def test_initialize_without_labels_is_an_error():
+    nlp = spacy.blank("en")
+    nlp.add_pipe("bioner")
+    with pytest.raises(ValueError, match="no entity labels"):
+        nlp.initialize(lambda: [Example.from_dict(nlp.make_doc("no ents"), {"entities": []})])
+
+
+def test_initialize_adds_undeclared_labels():
+    nlp = spacy.blank("en")
+    ner = nlp.add_pipe("bioner")
+    nlp.initialize(lambda: make_examples(nlp), )
+    assert set(ner.labels) == {"PER", "LOC", "ORG"}
+    nlp = spacy.blank("en")
+    ner = nlp.add_pipe("bioner")
+    ner.initialize(lambda: make_examples(nlp), nlp=nlp, labels=["DRUG"])
+    assert ner.labels[0] == "DRUG" and set(ner.labels) == {"DRUG", "PER", "LOC", "ORG"}
+
+
+def test_add_label_after_training_keeps_weights(trained_nlp):
+    nlp = spacy.blank("en")
+    nlp.add_pipe("bioner", source=trained_nlp)
+    ner = nlp.get_pipe("bioner")
+    assert ner.add_label("DRUG") == 1 and ner.add_label("DRUG") == 0
+    for text, gold in TRAIN_DATA:
+        assert ents(nlp(text)) == gold
+
+
+def test_bad_config_values():
+    nlp = spacy.blank("en")
+    with pytest.raises(ValueError, match="n_buckets"):
+        nlp.add_pipe("bioner", config={"n_buckets": 0})
+    with pytest.raises(ValueError, match="scheme"):
+        nlp.add_pipe("bioner", name="b2", config={"scheme": "IOE"})
+    with pytest.raises(ValueError, match="feature families"):
+        nlp.add_pipe("bioner", name="b3", config={"features": ["nonsense"]})
+
+
+def test_missing_model_file_is_named(trained_nlp, tmp_path):
+    trained_nlp.to_disk(tmp_path)
+    (tmp_path / "bioner" / "weights.npz").unlink()
+    with pytest.raises(ModelFileError, match="weights.npz"):
+        spacy.load(tmp_path)
+
+
+@pytest.mark.parametrize("name", ["cfg", "weights.npz"])
+def test_corrupted_model_file_is_named(trained_nlp, tmp_path, name):
+    trained_nlp.to_disk(tmp_path)
+    path = tmp_path / "bioner" / name
+    data = bytearray(path.read_bytes())
+    path.write_bytes(bytes(data[: len(data) // 2]))
+    with pytest.raises(ModelFileError, match=name):
+        spacy.load(tmp_path)
+
+
+def test_pickled_weights_are_refused(trained_nlp, tmp_path):
+    trained_nlp.to_disk(tmp_path)
+    arrays = {"emission": numpy.array([object()], dtype=object), "transition": numpy.zeros(1)}
+    numpy.savez(tmp_path / "bioner" / "weights.npz", **arrays)
+    with pytest.raises(ModelFileError, match="weights.npz"):
+        spacy.load(tmp_path)
+
+
+def test_wrong_shape_is_refused(trained_nlp, tmp_path):
+    trained_nlp.to_disk(tmp_path)
+    path = tmp_path / "bioner" / "weights.npz"
+    with numpy.load(path) as archive:
+        arrays = dict(archive)
+    arrays["transition"] = arrays["transition"][:-1]
+    numpy.savez(path, **arrays)
+    with pytest.raises(ModelFileError, match="transition"):
+        spacy.load(tmp_path)
+
+
+def test_score_reports_ents_f(trained_nlp):
+    scores = trained_nlp.evaluate(make_examples(trained_nlp))
+    assert scores["ents_f"] == 1.0
+    assert set(scores["ents_per_type"]) == {"PER", "LOC", "ORG"}

@@ -1,0 +1,56 @@
+"""The user's paths: spacy train through the CLI, and the project's `all` workflow."""
+import shutil
+import subprocess
+import sys
+
+import spacy
+import srsly
+from spacy.tokens import DocBin
+
+from conftest import ROOT, make_examples
+
+sys.path.insert(0, str(ROOT / "scripts"))
+from normalize_conll import normalize  # noqa: E402
+
+
+def run(*args, cwd=None):
+    result = subprocess.run([sys.executable, "-m", *args], capture_output=True, text=True, cwd=cwd)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    return result
+
+
+def test_spacy_train_cli_writes_loadable_model_best(tmp_path):
+    nlp = spacy.blank("en")
+    corpus = DocBin(docs=[eg.reference for eg in make_examples(nlp)] * 3)
+    corpus.to_disk(tmp_path / "train.spacy")
+    run(
+        "spacy", "train", str(ROOT / "configs" / "bioner.cfg"),
+        "--paths.train", str(tmp_path / "train.spacy"), "--paths.dev", str(tmp_path / "train.spacy"),
+        "--output", str(tmp_path / "out"), "--training.max_epochs", "15", "--training.eval_frequency", "5",
+    )
+    trained = spacy.load(tmp_path / "out" / "model-best")
+    doc = trained("Bob works at Acme Corp in Berlin")
+    assert [(e.text, e.label_) for e in doc.ents] == [("Bob", "PER"), ("Acme Corp", "ORG"), ("Berlin", "LOC")]
+
+
+def test_normalize_docstart_lines():
+    lines = ["-DOCSTART- -X- -X- O\n", "\n", "EU I-ORG\n", "\t\n", "rejects O\n"]
+    assert list(normalize(lines)) == ["-DOCSTART- -X- O O\n", "\n", "EU I-ORG\n", "\n", "rejects O\n"]
+
+
+def test_project_all_runs_on_embedded_sample(tmp_path):
+    project = tmp_path / "project"
+    project.mkdir()
+    for name in ("project.yml",):
+        shutil.copy(ROOT / name, project / name)
+    for folder in ("assets", "configs", "scripts"):
+        shutil.copytree(ROOT / folder, project / folder)
+    run("spacy", "project", "run", "all", str(project), cwd=project)
+    scores = srsly.read_json(project / "metrics" / "scores.json")
+    assert scores["ents_f"] > 0.8
+    # Documents were kept whole: -DOCSTART- never became a token.
+    nlp = spacy.blank("en")
+    docs = list(DocBin().from_disk(project / "corpus" / "train.spacy").get_docs(nlp.vocab))
+    assert len(docs) == 40
+    assert all(len(list(doc.sents)) == 12 for doc in docs)
+    assert not any(token.text == "-DOCSTART-" for doc in docs for token in doc)
