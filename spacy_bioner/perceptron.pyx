@@ -10,6 +10,10 @@ from libc.stdint cimport int32_t, uint32_t
 
 import numpy
 
+# A feature id that scores nothing and is never updated (dropped in training).
+DROPPED = 0xFFFFFFFF
+cdef uint32_t _DROPPED = DROPPED
+
 
 cdef void _emit(
     const float* weights, const uint32_t* features, int n, int n_features,
@@ -23,6 +27,8 @@ cdef void _emit(
         for tag in range(n_tags):
             scores[tag] = 0.0
         for j in range(n_features):
+            if features[i * n_features + j] == _DROPPED:
+                continue
             row = weights + <size_t>features[i * n_features + j] * n_tags
             for tag in range(n_tags):
                 scores[tag] += row[tag]
@@ -38,6 +44,8 @@ cdef void _update_emissions(
         if gold[i] == guess[i]:
             continue
         for j in range(n_features):
+            if features[i * n_features + j] == _DROPPED:
+                continue
             row = <size_t>features[i * n_features + j] * n_tags
             weights[row + gold[i]] += 1.0
             weights[row + guess[i]] -= 1.0

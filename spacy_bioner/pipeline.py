@@ -14,14 +14,17 @@ from spacy.vocab import Vocab
 from . import serialize
 from .decode import viterbi
 from .features import FeatureExtractor, Lexicon
-from .perceptron import AveragedPerceptron
+from .perceptron import DROPPED, AveragedPerceptron
 from .schemes import TagScheme
-from .templates import DEFAULT_FAMILIES, WORD_ATTRIBUTES, compile_templates, word_attributes
+from .templates import DEFAULT_FAMILIES, WORD_ATTRIBUTES, compile_templates, identity_templates, word_attributes
 
 DEFAULT_BIONER_CONFIG = {
     "scheme": "BILOU",
     "n_buckets": 2**19,
     "features": DEFAULT_FAMILIES,
+    "margin": 10.0,
+    "word_dropout": 0.1,
+    "seed": 0,
     "scorer": {"@scorers": "spacy.ner_scorer.v1"},
 }
 
@@ -38,6 +41,9 @@ def make_bioner(
     scheme: str,
     n_buckets: int,
     features: List[str],
+    margin: float,
+    word_dropout: float,
+    seed: int,
     scorer: Optional[Callable],
 ) -> "BioNER":
     """Create a bioner component.
@@ -46,9 +52,24 @@ def make_bioner(
     n_buckets (int): Rows of the hashed feature table; more means fewer collisions
         and a larger model.
     features (List[str]): Feature families to use (see spacy_bioner.templates.FAMILIES).
+    margin (float): Per-token margin the gold tags must win by in training
+        (cost-augmented updates); 0 is the plain perceptron.
+    word_dropout (float): Share of training tokens whose word-identity features
+        (word, affixes) are hidden in an update, so context and shape learn too.
+    seed (int): Seed of the word dropout; same seed and data, same weights.
     scorer (Optional[Callable]): The scoring method, spaCy's NER scorer by default.
     """
-    return BioNER(nlp.vocab, name, scheme=scheme, n_buckets=n_buckets, features=features, scorer=scorer)
+    return BioNER(
+        nlp.vocab,
+        name,
+        scheme=scheme,
+        n_buckets=n_buckets,
+        features=features,
+        margin=margin,
+        word_dropout=word_dropout,
+        seed=seed,
+        scorer=scorer,
+    )
 
 
 class BioNER(TrainablePipe):
@@ -66,14 +87,29 @@ class BioNER(TrainablePipe):
         scheme: str = "BILOU",
         n_buckets: int = 2**19,
         features: Sequence[str] = DEFAULT_FAMILIES,
+        margin: float = 10.0,
+        word_dropout: float = 0.1,
+        seed: int = 0,
         scorer: Optional[Callable] = get_ner_prf,
     ):
-        if not isinstance(n_buckets, int) or not 1 <= n_buckets <= 2**32:
-            raise ValueError(f"n_buckets must be an integer in [1, 2**32], got {n_buckets!r}")
+        if not isinstance(n_buckets, int) or not 1 <= n_buckets < 2**32:
+            raise ValueError(f"n_buckets must be an integer in [1, 2**32), got {n_buckets!r}")
         self.vocab = vocab
         self.name = name
         self.scorer = scorer
-        self.cfg = {"scheme": scheme, "n_buckets": n_buckets, "features": list(features), "labels": []}
+        if not margin >= 0:
+            raise ValueError(f"margin must be >= 0, got {margin!r}")
+        if not 0 <= word_dropout < 1:
+            raise ValueError(f"word_dropout must be in [0, 1), got {word_dropout!r}")
+        self.cfg = {
+            "scheme": scheme,
+            "n_buckets": n_buckets,
+            "features": list(features),
+            "margin": float(margin),
+            "word_dropout": float(word_dropout),
+            "seed": int(seed),
+            "labels": [],
+        }
         self._build()
 
     def _build(self) -> None:
@@ -82,6 +118,8 @@ class BioNER(TrainablePipe):
         self.extractor = FeatureExtractor(compile_templates(cfg["features"]), cfg["n_buckets"])
         self.lexicon = Lexicon(word_attributes, len(WORD_ATTRIBUTES))
         self.model = AveragedPerceptron(cfg["n_buckets"], self.scheme.n_tags)
+        self._identity = numpy.array(identity_templates(cfg["features"]), dtype=numpy.intp)
+        self._rng = numpy.random.default_rng(cfg["seed"])
         self._legal = self.scheme.transitions().astype(numpy.uint8)
 
     @property
@@ -154,8 +192,14 @@ class BioNER(TrainablePipe):
         ends[[ent.end for ent in doc.ents if ent.end < len(doc)]] = True
         return self.scheme.allowed(arrays[:, 0] == 1, arrays[:, 1].astype(bool), forced, closed_before=ends)
 
-    def _decode(self, features: numpy.ndarray, allowed: numpy.ndarray, averaged: bool) -> numpy.ndarray:
+    def _decode(self, features, allowed, averaged: bool, cost_against=None) -> numpy.ndarray:
         scores = self.model.scores(features, averaged=averaged)
+        if cost_against is not None:
+            # Cost-augmented decoding: every wrong tag gets a head start of `margin`,
+            # so training goes on until the gold wins by that much per token.
+            known = numpy.nonzero(cost_against >= 0)[0]
+            scores[known] += self.cfg["margin"]
+            scores[known, cost_against[known]] -= self.cfg["margin"]
         return viterbi(scores, self.model.transitions(averaged=averaged), allowed, self._legal)
 
     def predict(self, docs: Iterable[Doc]) -> List[numpy.ndarray]:
@@ -195,22 +239,29 @@ class BioNER(TrainablePipe):
             losses = {}
         losses.setdefault(self.name, 0.0)
         validate_examples(examples, "BioNER.update")
-        free = None
         for example in examples:
             doc = example.predicted
             if len(doc) == 0:
                 continue
-            gold = self.scheme.from_biluo(example.get_aligned_ner())
-            if (gold < 0).all():
+            known = self.scheme.from_biluo(example.get_aligned_ner())
+            if (known < 0).all():
                 continue
-            features = self._features(doc)
-            guess = self._decode(features, self._allowed(doc), averaged=False)
-            if (gold < 0).any():
+            features = self._dropout(self._features(doc))
+            gold = known
+            if (known < 0).any():
                 free = numpy.zeros(len(doc), dtype=numpy.bool_)
-                gold = self._decode(features, self.scheme.allowed(free, free, gold), averaged=False)
+                gold = self._decode(features, self.scheme.allowed(free, free, known), averaged=False)
+            cost_against = known if self.cfg["margin"] > 0 else None
+            guess = self._decode(features, self._allowed(doc), averaged=False, cost_against=cost_against)
             self.model.update(features, gold, guess)
             losses[self.name] += float((gold != guess).sum())
         return losses
+
+    def _dropout(self, features: numpy.ndarray) -> numpy.ndarray:
+        if self.cfg["word_dropout"] > 0 and len(self._identity):
+            hidden = numpy.nonzero(self._rng.random(len(features)) < self.cfg["word_dropout"])[0]
+            features[numpy.ix_(hidden, self._identity)] = DROPPED
+        return features
 
     def finish_update(self, sgd=None) -> None:
         """Nothing to do: perceptron steps are applied in `update`, not by an optimizer."""

@@ -13,7 +13,15 @@ import srsly
 from .schemes import SCHEMES
 from .templates import FAMILIES
 
-CFG_KEYS = {"scheme": str, "n_buckets": int, "features": list, "labels": list}
+CFG_KEYS = {
+    "scheme": str,
+    "n_buckets": int,
+    "features": list,
+    "margin": float,
+    "word_dropout": float,
+    "seed": int,
+    "labels": list,
+}
 
 
 class ModelFileError(ValueError):

@@ -101,6 +101,21 @@ FAMILIES: Dict[str, Dict[str, Tuple[Tuple[str, int], ...]]] = {
 DEFAULT_FAMILIES = list(FAMILIES)
 
 
+# Attributes that name the word itself; dropping them in training makes the
+# tagger learn from context and shape too, which is what unseen words have.
+IDENTITY_ATTRIBUTES = {"orth", "lower", *[f"prefix{k}" for k in range(1, 5)], *[f"suffix{k}" for k in range(1, 5)]}
+
+
+def identity_templates(families: Sequence[str]) -> List[int]:
+    """Positions (in `compile_templates` order) of templates that read the word itself."""
+    names = [parts for family in families for parts in FAMILIES[family].values()]
+    return [
+        i + 1  # after the bias
+        for i, parts in enumerate(names)
+        if any(offset == 0 and attribute in IDENTITY_ATTRIBUTES for attribute, offset in parts)
+    ]
+
+
 def compile_templates(families: Sequence[str]) -> List[Tuple[int, List[Tuple[int, int]]]]:
     """The templates of the chosen families as (seed, [(column, offset), ...]).
 

@@ -175,6 +175,10 @@ def test_bad_config_values():
         nlp.add_pipe("bioner", name="b2", config={"scheme": "IOE"})
     with pytest.raises(ValueError, match="feature families"):
         nlp.add_pipe("bioner", name="b3", config={"features": ["nonsense"]})
+    with pytest.raises(ValueError, match="margin"):
+        nlp.add_pipe("bioner", name="b4", config={"margin": -1.0})
+    with pytest.raises(ValueError, match="word_dropout"):
+        nlp.add_pipe("bioner", name="b5", config={"word_dropout": 1.0})
 
 
 def test_missing_model_file_is_named(trained_nlp, tmp_path):

@@ -1,0 +1,84 @@
+"""The Cython perceptron against a plain numpy reference."""
+import numpy
+from hypothesis import given, settings, strategies as st
+
+from spacy.strings import get_string_id
+
+from spacy_bioner.features import FeatureExtractor, Lexicon
+from spacy_bioner.perceptron import DROPPED, AveragedPerceptron
+from spacy_bioner.templates import WORD_ATTRIBUTES, compile_templates, word_attributes
+
+
+def reference_scores(weights, features):
+    return numpy.stack([weights[[f for f in row if f != DROPPED]].sum(axis=0) for row in features])
+
+
+@settings(max_examples=50, deadline=None)
+@given(seed=st.integers(0, 2**31), steps=st.integers(1, 8))
+def test_updates_and_averages_match_reference(seed, steps):
+    rng = numpy.random.default_rng(seed)
+    n_buckets, n_tags, n_features = 13, 4, 3
+    model = AveragedPerceptron(n_buckets, n_tags)
+    emission = numpy.zeros((n_buckets, n_tags))
+    transition = numpy.zeros((n_tags + 1, n_tags))
+    history = [(emission.copy(), transition.copy())]
+    for _ in range(steps):
+        n = int(rng.integers(1, 5))
+        features = rng.integers(0, n_buckets, size=(n, n_features)).astype(numpy.uint32)
+        features[rng.random((n, n_features)) < 0.2] = DROPPED
+        gold = rng.integers(0, n_tags, size=n).astype(numpy.int32)
+        guess = rng.integers(0, n_tags, size=n).astype(numpy.int32)
+        assert numpy.allclose(model.scores(features, averaged=False), reference_scores(emission, features))
+        model.update(features, gold, guess)
+        for i in range(n):
+            for f in features[i]:
+                if f != DROPPED and gold[i] != guess[i]:
+                    emission[f, gold[i]] += 1
+                    emission[f, guess[i]] -= 1
+        gold_path = [n_tags] + gold.tolist()
+        guess_path = [n_tags] + guess.tolist()
+        for i in range(n):
+            if (gold_path[i], gold_path[i + 1]) != (guess_path[i], guess_path[i + 1]):
+                transition[gold_path[i], gold_path[i + 1]] += 1
+                transition[guess_path[i], guess_path[i + 1]] -= 1
+        history.append((emission.copy(), transition.copy()))
+        assert numpy.array_equal(model.emission, emission)
+        assert numpy.array_equal(model.transition, transition)
+    # The average is over the weights before the first and after every step.
+    averaged_emission, averaged_transition = model.averages()
+    assert numpy.allclose(averaged_emission, numpy.mean([e for e, _ in history], axis=0), atol=1e-5)
+    assert numpy.allclose(averaged_transition, numpy.mean([t for _, t in history], axis=0), atol=1e-5)
+
+
+def test_resize_keeps_weights_and_moves_the_start_row():
+    model = AveragedPerceptron(5, 3)
+    model.update(numpy.array([[1], [2]], dtype=numpy.uint32), numpy.array([1, 2], dtype=numpy.int32),
+                 numpy.array([0, 0], dtype=numpy.int32))
+    emission, transition = (a.copy() for a in model.averages())
+    model.resize(5)
+    new_emission, new_transition = model.averages()
+    assert numpy.array_equal(new_emission[:, :3], emission) and not new_emission[:, 3:].any()
+    assert numpy.array_equal(new_transition[:3, :3], transition[:3])
+    assert numpy.array_equal(new_transition[-1, :3], transition[-1])
+
+
+def test_feature_extractor_matches_python_reference():
+    templates = compile_templates(["word", "window", "conjunctions"])
+    lexicon = Lexicon(word_attributes, len(WORD_ATTRIBUTES))
+    words = ["Alice", "met", "Bob", "in", "Paris", "."]
+
+    orths = numpy.array([get_string_id(w) for w in words], dtype=numpy.uint64)
+    strings = {get_string_id(w): w for w in words}
+    rows = lexicon.rows(orths, strings)
+    sentence = numpy.array([1, 1, 1, 2, 2, 2], dtype=numpy.int32)
+    extractor = FeatureExtractor(templates, 1000)
+    features = extractor.extract(rows, lexicon.table, sentence)
+    assert features.shape == (6, len(templates))
+    # Same word in the same context gives the same ids; windows stop at sentence edges.
+    words2 = ["in", "Paris", "."]
+    orths2 = numpy.array([get_string_id(w) for w in words2], dtype=numpy.uint64)
+    features2 = extractor.extract(lexicon.rows(orths2, strings), lexicon.table, numpy.ones(3, dtype=numpy.int32))
+    assert numpy.array_equal(features[3:], features2)
+    assert not numpy.array_equal(features[0], features2[0])
+    assert features.max() < 1000
+    assert len(lexicon) == 6
