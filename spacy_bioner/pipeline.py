@@ -1,19 +1,22 @@
 """The `bioner` component: hashed features -> averaged perceptron -> constrained Viterbi -> Doc.ents."""
 from pathlib import Path
-from typing import Callable, Dict, Iterable, List, Optional, Sequence
+from typing import Callable, Dict, Iterable, List, NamedTuple, Optional, Sequence, Tuple, Union
 
 import numpy
 from spacy.attrs import IS_SPACE, ORTH, SENT_START
 from spacy.language import Language
 from spacy.pipeline import TrainablePipe
 from spacy.scorer import get_ner_prf
-from spacy.tokens import Doc, Span
+from spacy.strings import get_string_id
+from spacy.tokenizer import Tokenizer
+from spacy.tokens import Doc, Span, SpanGroup
 from spacy.training import Example, validate_examples, validate_get_examples
 from spacy.vocab import Vocab
 
 from . import serialize
 from .decode import viterbi
 from .features import FeatureExtractor, Lexicon
+from .gazetteer import FILTERS, GAZETTEER_MODES, Gazetteer, Match, filter_matches, match_codes
 from .perceptron import DROPPED, AveragedPerceptron
 from .schemes import TagScheme
 from .templates import DEFAULT_FAMILIES, WORD_ATTRIBUTES, compile_templates, identity_templates, word_attributes
@@ -25,6 +28,13 @@ DEFAULT_BIONER_CONFIG = {
     "margin": 10.0,
     "word_dropout": 0.1,
     "seed": 0,
+    "gazetteer": {
+        "mode": "features",
+        "case_sensitive": False,
+        "match_dropout": 0.3,
+        "filter": "leftmost_longest",
+        "spans_key": "bioner_gazetteer",
+    },
     "scorer": {"@scorers": "spacy.ner_scorer.v1"},
 }
 
@@ -44,6 +54,7 @@ def make_bioner(
     margin: float,
     word_dropout: float,
     seed: int,
+    gazetteer: Dict[str, object],
     scorer: Optional[Callable],
 ) -> "BioNER":
     """Create a bioner component.
@@ -56,7 +67,14 @@ def make_bioner(
         (cost-augmented updates); 0 is the plain perceptron.
     word_dropout (float): Share of training tokens whose word-identity features
         (word, affixes) are hidden in an update, so context and shape learn too.
-    seed (int): Seed of the word dropout; same seed and data, same weights.
+    seed (int): Seed of the word and match dropout; same seed and data, same weights.
+    gazetteer (Dict[str, object]): How term-list matches are used (terms are
+        loaded at initialize or with add_patterns): `mode` "features" (tagger
+        features), "fallback" (features, plus matches the tagger left unlabelled
+        become entities) or "ents" (matches become fixed entities, the tagger
+        fills the rest); `case_sensitive`; `match_dropout`, the share of matches
+        hidden from each training update; `filter` for overlapping matches
+        ("leftmost_longest" or "longest"); `spans_key`, where all matches go.
     scorer (Optional[Callable]): The scoring method, spaCy's NER scorer by default.
     """
     return BioNER(
@@ -68,6 +86,8 @@ def make_bioner(
         margin=margin,
         word_dropout=word_dropout,
         seed=seed,
+        gazetteer=gazetteer,
+        tokenizer=nlp.tokenizer,
         scorer=scorer,
     )
 
@@ -90,6 +110,8 @@ class BioNER(TrainablePipe):
         margin: float = 10.0,
         word_dropout: float = 0.1,
         seed: int = 0,
+        gazetteer: Optional[Dict[str, object]] = None,
+        tokenizer: Optional[Callable] = None,
         scorer: Optional[Callable] = get_ner_prf,
     ):
         if not isinstance(n_buckets, int) or not 1 <= n_buckets < 2**32:
@@ -108,9 +130,12 @@ class BioNER(TrainablePipe):
             "margin": float(margin),
             "word_dropout": float(word_dropout),
             "seed": int(seed),
+            "gazetteer": _gazetteer_settings(gazetteer),
             "labels": [],
         }
         self._build()
+        # Terms are split by the pipeline's own tokenizer, so they align with its tokens.
+        self.gazetteer = Gazetteer(tokenizer or Tokenizer(vocab), case_sensitive=self.cfg["gazetteer"]["case_sensitive"])
 
     def _build(self) -> None:
         cfg = self.cfg
@@ -121,6 +146,10 @@ class BioNER(TrainablePipe):
         self._identity = numpy.array(identity_templates(cfg["features"]), dtype=numpy.intp)
         self._rng = numpy.random.default_rng(cfg["seed"])
         self._legal = self.scheme.transitions().astype(numpy.uint8)
+
+    def add_patterns(self, patterns: Iterable[dict]) -> None:
+        """Add EntityRuler-style phrase patterns to the gazetteer ({"label", "pattern", "id"})."""
+        self.gazetteer.add_patterns(patterns)
 
     @property
     def labels(self):
@@ -148,14 +177,21 @@ class BioNER(TrainablePipe):
         *,
         nlp: Optional[Language] = None,
         labels: Optional[Sequence[str]] = None,
+        gazetteer: Optional[Union[str, Path]] = None,
+        gazetteer_label: Optional[str] = None,
     ) -> None:
-        """Set the labels (given ones first, then those in the examples) and reset the weights.
+        """Set the labels (given ones first, then those in the examples), load term lists, reset the weights.
 
         get_examples (Callable[[], Iterable[Example]]): Returns the training examples.
         nlp (Language): The pipeline.
         labels (Optional[Sequence[str]]): Labels to declare, e.g. from `spacy init labels`.
+        gazetteer (Optional[Union[str, Path]]): A term file (.jsonl, .tsv, .txt) or
+            a directory of them, added to any patterns already there.
+        gazetteer_label (Optional[str]): The label of plain-text term lists.
         """
         validate_get_examples(get_examples, "BioNER.initialize")
+        if gazetteer:
+            self.gazetteer.load(gazetteer, label=gazetteer_label)
         found = list(labels or [])
         for example in get_examples():
             for ent in example.reference.ents:
@@ -173,23 +209,49 @@ class BioNER(TrainablePipe):
 
     # Tokens -> features -> scores -> Viterbi
 
-    def _features(self, doc: Doc) -> numpy.ndarray:
+    def _features(self, doc: Doc, matches: List[Match]) -> numpy.ndarray:
         arrays = doc.to_array([ORTH, SENT_START])
         rows = self.lexicon.rows(numpy.ascontiguousarray(arrays[:, 0]), self.vocab.strings)
         sentence = numpy.cumsum(arrays[:, 1].astype(numpy.int64) == 1).astype(numpy.int32)
-        return self.extractor.extract(rows, self.lexicon.table, sentence)
+        features = self.extractor.extract(rows, self.lexicon.table, sentence)
+        if self.cfg["gazetteer"]["mode"] == "ents" or not self.gazetteer.labels:
+            return features
+        codes = match_codes(matches, len(doc), len(self.gazetteer.labels))
+        ids = self._gazetteer_ids()[numpy.arange(codes.shape[1]), codes]
+        return numpy.ascontiguousarray(numpy.hstack([features, ids]))
 
-    def _allowed(self, doc: Doc) -> numpy.ndarray:
+    def _gazetteer_ids(self) -> numpy.ndarray:
+        """Feature id of (gazetteer label, position in the match), DROPPED for no match."""
+        labels = tuple(self.gazetteer.labels)
+        if getattr(self, "_gazetteer_table", (None,))[0] != labels:
+            table = numpy.full((len(labels), 5), DROPPED, dtype=numpy.uint32)
+            for i, label in enumerate(labels):
+                for code, move in enumerate("BILU", 1):
+                    table[i, code] = get_string_id(f"gazetteer={label}:{move}") % self.cfg["n_buckets"]
+            self._gazetteer_table = (labels, table)
+        return self._gazetteer_table[1]
+
+    def _presets(self, doc: Doc, matches: List[Match]) -> List[Span]:
+        """Entities the tagger must keep: the doc's own, plus gazetteer matches in "ents" mode."""
+        presets = list(doc.ents)
+        if self.cfg["gazetteer"]["mode"] == "ents":
+            taken = {i for ent in presets for i in range(ent.start, ent.end)}
+            for start, end, label, kb in filter_matches(matches, self.cfg["gazetteer"]["filter"]):
+                if not taken.intersection(range(start, end)):
+                    presets.append(self._match_span(doc, (start, end, label, kb)))
+        return sorted(presets, key=lambda span: span.start)
+
+    def _allowed(self, doc: Doc, presets: List[Span]) -> numpy.ndarray:
         arrays = doc.to_array([SENT_START, IS_SPACE])
         forced = numpy.full(len(doc), -1, dtype=numpy.int32)
         labels = {label: i for i, label in enumerate(self.labels)}
-        for ent in doc.ents:
+        for ent in presets:
             if ent.label_ in labels:
                 forced[ent.start : ent.end] = self.scheme.from_spans([(0, len(ent), labels[ent.label_])], len(ent))
             else:  # a label we cannot tag: keep its tokens out of our entities
                 forced[ent.start : ent.end] = 0
         ends = numpy.zeros(len(doc), dtype=numpy.bool_)
-        ends[[ent.end for ent in doc.ents if ent.end < len(doc)]] = True
+        ends[[ent.end for ent in presets if ent.end < len(doc)]] = True
         return self.scheme.allowed(arrays[:, 0] == 1, arrays[:, 1].astype(bool), forced, closed_before=ends)
 
     def _decode(self, features, allowed, averaged: bool, cost_against=None) -> numpy.ndarray:
@@ -202,23 +264,46 @@ class BioNER(TrainablePipe):
             scores[known, cost_against[known]] -= self.cfg["margin"]
         return viterbi(scores, self.model.transitions(averaged=averaged), allowed, self._legal)
 
-    def predict(self, docs: Iterable[Doc]) -> List[numpy.ndarray]:
-        """Tag ids for each doc, decoded with the averaged weights."""
-        return [self._decode(self._features(doc), self._allowed(doc), averaged=True) for doc in docs]
+    def predict(self, docs: Iterable[Doc]) -> List["Prediction"]:
+        """Gazetteer matches, preset entities and tag ids (averaged weights) for each doc."""
+        predictions = []
+        for doc in docs:
+            matches = self.gazetteer.match(doc)
+            presets = self._presets(doc, matches)
+            tags = self._decode(self._features(doc, matches), self._allowed(doc, presets), averaged=True)
+            predictions.append(Prediction(tags, matches, presets))
+        return predictions
 
-    def set_annotations(self, docs: Iterable[Doc], tag_ids: List[numpy.ndarray]) -> None:
-        """Write the decoded entities to `doc.ents`, keeping preset entities as they were."""
-        for doc, tags in zip(docs, tag_ids):
-            preset = list(doc.ents)
+    def set_annotations(self, docs: Iterable[Doc], predictions: List["Prediction"]) -> None:
+        """Write entities to `doc.ents` (presets kept as they were) and all matches to `doc.spans`."""
+        settings = self.cfg["gazetteer"]
+        for doc, (tags, matches, presets) in zip(docs, predictions):
             taken = numpy.zeros(len(doc), dtype=numpy.bool_)
-            for ent in preset:
+            for ent in presets:
                 taken[ent.start : ent.end] = True
-            found = [
-                Span(doc, start, end, label=self.labels[label])
-                for start, end, label in self.scheme.to_spans(tags)
-                if not taken[start]
-            ]
-            doc.set_ents(sorted(preset + found, key=lambda span: span.start), default="outside")
+            by_span = {}
+            for match in matches:
+                by_span.setdefault((match[0], match[1], self.gazetteer.labels[match[2]]), match)
+            found = []
+            for start, end, label in self.scheme.to_spans(tags):
+                if not taken[start]:
+                    match = by_span.get((start, end, self.labels[label]))
+                    kb_id = self.gazetteer.kb_ids[match[3]] if match else ""
+                    found.append(Span(doc, start, end, label=self.labels[label], kb_id=kb_id))
+                    taken[start:end] = True
+            if settings["mode"] == "fallback":
+                for match in filter_matches(matches, settings["filter"]):
+                    if not taken[match[0] : match[1]].any():
+                        found.append(self._match_span(doc, match))
+            doc.set_ents(sorted(presets + found, key=lambda span: span.start), default="outside")
+            if self.gazetteer.labels:
+                doc.spans[settings["spans_key"]] = SpanGroup(
+                    doc, name=settings["spans_key"], spans=[self._match_span(doc, m) for m in matches]
+                )
+
+    def _match_span(self, doc: Doc, match: Match) -> Span:
+        start, end, label, kb = match
+        return Span(doc, start, end, label=self.gazetteer.labels[label], kb_id=self.gazetteer.kb_ids[kb])
 
     # Training
 
@@ -246,16 +331,25 @@ class BioNER(TrainablePipe):
             known = self.scheme.from_biluo(example.get_aligned_ner())
             if (known < 0).all():
                 continue
-            features = self._dropout(self._features(doc))
+            matches = self._match_dropout(self.gazetteer.match(doc))
+            presets = self._presets(doc, matches)
+            features = self._dropout(self._features(doc, matches))
             gold = known
             if (known < 0).any():
                 free = numpy.zeros(len(doc), dtype=numpy.bool_)
                 gold = self._decode(features, self.scheme.allowed(free, free, known), averaged=False)
             cost_against = known if self.cfg["margin"] > 0 else None
-            guess = self._decode(features, self._allowed(doc), averaged=False, cost_against=cost_against)
+            guess = self._decode(features, self._allowed(doc, presets), averaged=False, cost_against=cost_against)
             self.model.update(features, gold, guess)
             losses[self.name] += float((gold != guess).sum())
         return losses
+
+    def _match_dropout(self, matches: List[Match]) -> List[Match]:
+        rate = self.cfg["gazetteer"]["match_dropout"]
+        if rate <= 0 or not matches:
+            return matches
+        keep = self._rng.random(len(matches)) >= rate
+        return [match for match, kept in zip(matches, keep) if kept]
 
     def _dropout(self, features: numpy.ndarray) -> numpy.ndarray:
         if self.cfg["word_dropout"] > 0 and len(self._identity):
@@ -284,11 +378,12 @@ class BioNER(TrainablePipe):
 
     def to_bytes(self, *, exclude=tuple()) -> bytes:
         emission, transition = self.model.averages()
-        return serialize.pack(self.cfg, {"emission": emission, "transition": transition})
+        arrays = {"emission": emission, "transition": transition}
+        return serialize.pack(self.cfg, arrays, self.gazetteer.to_bytes())
 
     def from_bytes(self, bytes_data: bytes, *, exclude=tuple()) -> "BioNER":
-        cfg, arrays = serialize.unpack(bytes_data, where="bytes")
-        return self._load(cfg, arrays, where="bytes")
+        cfg, arrays, gazetteer = serialize.unpack(bytes_data, where="bytes")
+        return self._load(cfg, arrays, gazetteer, where="bytes")
 
     def to_disk(self, path, *, exclude=tuple()) -> None:
         path = Path(path)
@@ -296,28 +391,57 @@ class BioNER(TrainablePipe):
         emission, transition = self.model.averages()
         serialize.write_cfg(path / "cfg", self.cfg)
         serialize.write_arrays(path / "weights.npz", {"emission": emission, "transition": transition})
+        (path / "gazetteer").write_bytes(self.gazetteer.to_bytes())
 
     def from_disk(self, path, *, exclude=tuple()) -> "BioNER":
         path = Path(path)
         cfg = serialize.read_cfg(path / "cfg")
         arrays = serialize.read_arrays(path / "weights.npz")
-        return self._load(cfg, arrays, where=str(path / "weights.npz"))
+        gazetteer = serialize.read_bytes(path / "gazetteer")
+        return self._load(cfg, arrays, gazetteer, where=str(path / "weights.npz"), gazetteer_where=str(path / "gazetteer"))
 
-    def _load(self, cfg: dict, arrays: Dict[str, numpy.ndarray], where: str) -> "BioNER":
+    def _load(self, cfg, arrays, gazetteer: bytes, where: str, gazetteer_where: str = "bytes") -> "BioNER":
         serialize.check_cfg(cfg, where)
         n_tags = len(TagScheme(cfg["scheme"], cfg["labels"]).tags)
         serialize.check_array(arrays, "emission", (cfg["n_buckets"], n_tags), where)
         serialize.check_array(arrays, "transition", (n_tags + 1, n_tags), where)
+        cfg["gazetteer"] = _gazetteer_settings(cfg["gazetteer"])
         self.cfg = cfg
         self._build()
         self.model.load_averages(arrays["emission"], arrays["transition"])
+        self.gazetteer.from_bytes(gazetteer, where=gazetteer_where)
         return self
 
     def __reduce__(self):
-        return (_unpickle_bioner, (self.vocab, self.name, self.scorer, self.to_bytes()))
+        return (_unpickle_bioner, (self.vocab, self.name, self.gazetteer.tokenizer, self.scorer, self.to_bytes()))
 
 
-def _unpickle_bioner(vocab, name, scorer, data):
+class Prediction(NamedTuple):
+    """What `predict` hands to `set_annotations` for one doc."""
+
+    tags: numpy.ndarray
+    matches: List[Match]
+    presets: List[Span]
+
+
+def _gazetteer_settings(settings: Optional[Dict[str, object]]) -> Dict[str, object]:
+    merged = dict(DEFAULT_BIONER_CONFIG["gazetteer"])
+    unknown = set(settings or {}) - set(merged)
+    if unknown:
+        raise ValueError(f"Unknown gazetteer settings {sorted(unknown)}: use {sorted(merged)}.")
+    merged.update(settings or {})
+    if merged["mode"] not in GAZETTEER_MODES:
+        raise ValueError(f"Unknown gazetteer mode {merged['mode']!r}: use one of {GAZETTEER_MODES}.")
+    if merged["filter"] not in FILTERS:
+        raise ValueError(f"Unknown gazetteer filter {merged['filter']!r}: use one of {FILTERS}.")
+    if not 0 <= merged["match_dropout"] < 1:
+        raise ValueError(f"match_dropout must be in [0, 1), got {merged['match_dropout']!r}")
+    merged["case_sensitive"] = bool(merged["case_sensitive"])
+    merged["match_dropout"] = float(merged["match_dropout"])
+    return merged
+
+
+def _unpickle_bioner(vocab, name, tokenizer, scorer, data):
     # Used by nlp.pipe(n_process=...) to ship the component to worker processes.
-    component = BioNER(vocab, name, scorer=scorer)
+    component = BioNER(vocab, name, tokenizer=tokenizer, scorer=scorer)
     return component.from_bytes(data)

@@ -20,6 +20,7 @@ CFG_KEYS = {
     "margin": float,
     "word_dropout": float,
     "seed": int,
+    "gazetteer": dict,
     "labels": list,
 }
 
@@ -92,17 +93,24 @@ def check_array(arrays: Dict[str, numpy.ndarray], key: str, shape: Tuple[int, ..
         raise ModelFileError(f"Corrupted weights in {where}: {key!r} holds NaN or infinite values.")
 
 
-def pack(cfg: dict, arrays: Dict[str, numpy.ndarray]) -> bytes:
-    return srsly.msgpack_dumps({"cfg": json.dumps(cfg), "weights": _arrays_to_bytes(arrays)})
+def read_bytes(path: Path) -> bytes:
+    if not path.exists():
+        raise ModelFileError(f"Missing model file {path}: the component's directory is incomplete.")
+    return path.read_bytes()
 
 
-def unpack(data: bytes, where: str) -> Tuple[dict, Dict[str, numpy.ndarray]]:
+def pack(cfg: dict, arrays: Dict[str, numpy.ndarray], gazetteer: bytes) -> bytes:
+    return srsly.msgpack_dumps({"cfg": json.dumps(cfg), "weights": _arrays_to_bytes(arrays), "gazetteer": gazetteer})
+
+
+def unpack(data: bytes, where: str) -> Tuple[dict, Dict[str, numpy.ndarray], bytes]:
     try:
         message = srsly.msgpack_loads(data)
         cfg = json.loads(message["cfg"])
         weights = message["weights"]
+        gazetteer = message["gazetteer"]
     except Exception as err:
         raise ModelFileError(f"Corrupted component data in {where}: {err}") from None
-    if not isinstance(weights, bytes):
-        raise ModelFileError(f"Corrupted component data in {where}: weights are not bytes.")
-    return cfg, _arrays_from_bytes(weights, where)
+    if not isinstance(weights, bytes) or not isinstance(gazetteer, bytes):
+        raise ModelFileError(f"Corrupted component data in {where}: weights or gazetteer are not bytes.")
+    return cfg, _arrays_from_bytes(weights, where), gazetteer

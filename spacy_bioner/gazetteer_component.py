@@ -1,0 +1,148 @@
+"""The `bioner_gazetteer` component: dictionary-only matching, an EntityRuler replacement for phrase lists."""
+from pathlib import Path
+from typing import Callable, Iterable, List, Optional, Union
+
+from spacy.language import Language
+from spacy.pipeline import Pipe
+from spacy.scorer import get_ner_prf
+from spacy.tokens import Doc, Span, SpanGroup
+from spacy.training import Example, validate_examples
+
+from .gazetteer import FILTERS, Gazetteer, filter_matches
+from .serialize import ModelFileError, read_bytes, read_cfg, write_cfg
+
+
+@Language.factory(
+    "bioner_gazetteer",
+    assigns=["doc.ents", "doc.spans"],
+    default_config={
+        "write_ents": True,
+        "overwrite_ents": False,
+        "case_sensitive": False,
+        "filter": "leftmost_longest",
+        "spans_key": "bioner_gazetteer",
+        "scorer": {"@scorers": "spacy.ner_scorer.v1"},
+    },
+    default_score_weights={"ents_f": 1.0, "ents_p": 0.0, "ents_r": 0.0, "ents_per_type": None},
+)
+def make_gazetteer(
+    nlp: Language,
+    name: str,
+    write_ents: bool,
+    overwrite_ents: bool,
+    case_sensitive: bool,
+    filter: str,
+    spans_key: str,
+    scorer: Optional[Callable],
+) -> "GazetteerComponent":
+    """Create a bioner_gazetteer component.
+
+    write_ents (bool): Also write non-overlapping matches to `doc.ents`.
+    overwrite_ents (bool): Let matches replace existing entities (else existing ones win).
+    case_sensitive (bool): Match case exactly (NFKC normalization applies either way).
+    filter (str): How overlapping matches are resolved for doc.ents:
+        "leftmost_longest" or "longest".
+    spans_key (str): Key in `doc.spans` for every match, nested and overlapping ones included.
+    """
+    return GazetteerComponent(
+        nlp, name, write_ents=write_ents, overwrite_ents=overwrite_ents, case_sensitive=case_sensitive,
+        filter=filter, spans_key=spans_key, scorer=scorer,
+    )
+
+
+class GazetteerComponent(Pipe):
+    """Find every term of large term lists in one pass; write them to doc.spans (and doc.ents)."""
+
+    def __init__(
+        self,
+        nlp: Language,
+        name: str = "bioner_gazetteer",
+        *,
+        write_ents: bool = True,
+        overwrite_ents: bool = False,
+        case_sensitive: bool = False,
+        filter: str = "leftmost_longest",
+        spans_key: str = "bioner_gazetteer",
+        scorer: Optional[Callable] = get_ner_prf,
+    ):
+        if filter not in FILTERS:
+            raise ValueError(f"Unknown filter {filter!r}: use one of {FILTERS}.")
+        self.name = name
+        self.scorer = scorer
+        self.cfg = {
+            "write_ents": write_ents,
+            "overwrite_ents": overwrite_ents,
+            "case_sensitive": case_sensitive,
+            "filter": filter,
+            "spans_key": spans_key,
+        }
+        self.gazetteer = Gazetteer(nlp.tokenizer, case_sensitive=case_sensitive)
+
+    @property
+    def labels(self):
+        return tuple(self.gazetteer.labels)
+
+    def __len__(self) -> int:
+        return len(self.gazetteer)
+
+    def add_patterns(self, patterns: Iterable[dict]) -> None:
+        """Add EntityRuler-style phrase patterns: {"label": ..., "pattern": "...", "id": ...}."""
+        self.gazetteer.add_patterns(patterns)
+
+    def initialize(
+        self,
+        get_examples: Optional[Callable[[], Iterable[Example]]] = None,
+        *,
+        nlp: Optional[Language] = None,
+        gazetteer: Optional[Union[str, Path]] = None,
+        gazetteer_label: Optional[str] = None,
+        patterns: Optional[List[dict]] = None,
+    ) -> None:
+        """Load term lists: a file or directory (`gazetteer`) and/or inline patterns."""
+        if gazetteer:
+            self.gazetteer.load(gazetteer, label=gazetteer_label)
+        if patterns:
+            self.add_patterns(patterns)
+
+    def __call__(self, doc: Doc) -> Doc:
+        matches = self.gazetteer.match(doc)
+        spans = [self._span(doc, match) for match in matches]
+        doc.spans[self.cfg["spans_key"]] = SpanGroup(doc, name=self.cfg["spans_key"], spans=spans)
+        if self.cfg["write_ents"]:
+            keep = [] if self.cfg["overwrite_ents"] else list(doc.ents)
+            taken = {i for ent in keep for i in range(ent.start, ent.end)}
+            for match in filter_matches(matches, self.cfg["filter"]):
+                if not taken.intersection(range(match[0], match[1])):
+                    keep.append(self._span(doc, match))
+            doc.set_ents(sorted(keep, key=lambda span: span.start), default="unmodified")
+        return doc
+
+    def _span(self, doc: Doc, match) -> Span:
+        start, end, label, kb = match
+        return Span(doc, start, end, label=self.gazetteer.labels[label], kb_id=self.gazetteer.kb_ids[kb])
+
+    def score(self, examples: Iterable[Example], **kwargs):
+        validate_examples(examples, "GazetteerComponent.score")
+        return self.scorer(examples, **kwargs) if self.scorer is not None else {}
+
+    def to_bytes(self, *, exclude=tuple()) -> bytes:
+        return self.gazetteer.to_bytes()
+
+    def from_bytes(self, bytes_data: bytes, *, exclude=tuple()) -> "GazetteerComponent":
+        self.gazetteer.from_bytes(bytes_data, where="bytes")
+        return self
+
+    def to_disk(self, path, *, exclude=tuple()) -> None:
+        path = Path(path)
+        path.mkdir(parents=True, exist_ok=True)
+        write_cfg(path / "cfg", self.cfg)
+        (path / "gazetteer").write_bytes(self.gazetteer.to_bytes())
+
+    def from_disk(self, path, *, exclude=tuple()) -> "GazetteerComponent":
+        path = Path(path)
+        cfg = read_cfg(path / "cfg")
+        if not isinstance(cfg, dict) or set(cfg) != set(self.cfg):
+            raise ModelFileError(f"Bad config in {path / 'cfg'}: expected keys {sorted(self.cfg)}.")
+        self.cfg = cfg
+        self.gazetteer.from_bytes(read_bytes(path / "gazetteer"), where=str(path / "gazetteer"))
+        return self
