@@ -30,14 +30,15 @@ class ModelFileError(ValueError):
 
 
 def write_cfg(path: Path, cfg: dict) -> None:
-    srsly.write_json(path, cfg)
+    # The standard library's JSON writes floats exactly (srsly's rounds 0.3 to 0.30000000000000004).
+    path.write_text(json.dumps(cfg, indent=2, sort_keys=True), encoding="utf8")
 
 
 def read_cfg(path: Path) -> dict:
     if not path.exists():
         raise ModelFileError(f"Missing model file {path}: the component's directory is incomplete.")
     try:
-        return srsly.read_json(path)
+        return json.loads(path.read_text(encoding="utf8"))
     except (ValueError, UnicodeDecodeError) as err:
         raise ModelFileError(f"Corrupted model file {path}: not valid JSON ({err}).") from None
 
@@ -100,7 +101,7 @@ def read_bytes(path: Path) -> bytes:
 
 
 def pack(cfg: dict, arrays: Dict[str, numpy.ndarray], gazetteer: bytes) -> bytes:
-    return srsly.msgpack_dumps({"cfg": json.dumps(cfg), "weights": _arrays_to_bytes(arrays), "gazetteer": gazetteer})
+    return srsly.msgpack_dumps({"cfg": json.dumps(cfg, sort_keys=True), "weights": _arrays_to_bytes(arrays), "gazetteer": gazetteer})
 
 
 def unpack(data: bytes, where: str) -> Tuple[dict, Dict[str, numpy.ndarray], bytes]:

@@ -1,0 +1,207 @@
+import numpy
+import pytest
+import spacy
+from spacy.tokens import Doc
+
+from spacy_bioner.gazetteer import Gazetteer, filter_matches, match_codes
+from spacy_bioner.serialize import ModelFileError
+
+from conftest import TRAIN_DATA, make_examples
+
+
+@pytest.fixture
+def nlp():
+    return spacy.blank("en")
+
+
+def found(gazetteer, doc):
+    return [(doc[s:e].text, gazetteer.labels[l], gazetteer.kb_ids[k]) for s, e, l, k in gazetteer.match(doc)]
+
+
+def test_matches_align_with_tokens(nlp):
+    gaz = Gazetteer(nlp.tokenizer)
+    gaz.add("apple", "FOOD")
+    assert found(gaz, nlp("pineapple apples apple")) == [("apple", "FOOD", "")]
+
+
+def test_case_and_unicode_insensitive_by_default(nlp):
+    gaz = Gazetteer(nlp.tokenizer)
+    gaz.add("Straße", "LOC")
+    gaz.add("ﬁnance", "ORG")  # NFKC folds the ligature
+    assert [m[0] for m in found(gaz, nlp("STRASSE and finance"))] == ["STRASSE", "finance"]
+    exact = Gazetteer(nlp.tokenizer, case_sensitive=True)
+    exact.add("Paris", "LOC")
+    assert found(exact, nlp("paris Paris")) == [("Paris", "LOC", "")]
+
+
+def test_multi_token_terms_match_across_any_whitespace(nlp):
+    gaz = Gazetteer(nlp.tokenizer)
+    gaz.add("New York", "LOC")
+    gaz.add("Saint-Denis", "LOC")  # split by the tokenizer like the text is
+    doc = nlp("From new \n\n York to Saint-Denis.")
+    assert [m[0] for m in found(gaz, doc)] == ["new \n\n York", "Saint-Denis"]
+
+
+def test_nested_and_overlapping_matches_and_kb_ids(nlp):
+    gaz = Gazetteer(nlp.tokenizer)
+    gaz.add_patterns([
+        {"label": "LOC", "pattern": "New York City", "id": "Q60"},
+        {"label": "LOC", "pattern": "New York", "id": "Q1384"},
+        {"label": "LOC", "pattern": "York", "id": "Q42462"},
+        {"label": "ORG", "pattern": "York", "id": "york-inc"},
+        {"label": "LOC", "pattern": "City Hall"},
+    ])
+    doc = nlp("New York City Hall")
+    matches = found(gaz, doc)
+    assert ("New York City", "LOC", "Q60") in matches
+    assert ("New York", "LOC", "Q1384") in matches
+    assert ("York", "LOC", "Q42462") in matches and ("York", "ORG", "york-inc") in matches
+    assert ("City Hall", "LOC", "") in matches
+    kept = filter_matches(gaz.match(doc), "leftmost_longest")
+    assert [doc[s:e].text for s, e, _, _ in kept] == ["New York City"]
+
+
+def test_match_codes():
+    codes = match_codes([(0, 3, 0, 0), (1, 2, 0, 0), (4, 5, 1, 0)], 5, 2)
+    assert codes[:, 0].tolist() == [1, 2, 3, 0, 0]  # the longer match speaks
+    assert codes[:, 1].tolist() == [0, 0, 0, 0, 4]
+
+
+def test_term_files(nlp, tmp_path):
+    (tmp_path / "a.tsv").write_text("Paris\tLOC\tgeo:1\nAcme Corp\tORG\n", encoding="utf8")
+    (tmp_path / "b.jsonl").write_text('{"label": "PER", "pattern": "Ada Lovelace", "id": "Q7259"}\n', encoding="utf8")
+    (tmp_path / "c.txt").write_text("aspirin\n\n   \nibuprofen\n", encoding="utf8")
+    gaz = Gazetteer(nlp.tokenizer)
+    assert gaz.load(tmp_path, label="DRUG") == 5
+    doc = nlp("Ada Lovelace took aspirin in Paris at Acme Corp")
+    assert found(gaz, doc) == [
+        ("Ada Lovelace", "PER", "Q7259"), ("aspirin", "DRUG", ""), ("Paris", "LOC", "geo:1"), ("Acme Corp", "ORG", ""),
+    ]
+
+
+@pytest.mark.parametrize(
+    "name,content,message",
+    [
+        ("bad.tsv", "ok\tLOC\ntoo\tmany\tfields\there\n", "bad.tsv, line 2"),
+        ("bad.jsonl", '{"label": "X", "pattern": "a"}\n{not json\n', "bad.jsonl, line 2: not valid JSON"),
+        ("tok.jsonl", '{"label": "X", "pattern": [{"LOWER": "a"}]}\n', "token patterns are not supported"),
+    ],
+)
+def test_malformed_files_name_file_and_line(nlp, tmp_path, name, content, message):
+    (tmp_path / name).write_text(content, encoding="utf8")
+    with pytest.raises(ValueError, match=message):
+        Gazetteer(nlp.tokenizer).load(tmp_path / name)
+
+
+def test_bad_encoding_and_missing_label(nlp, tmp_path):
+    (tmp_path / "latin.tsv").write_bytes("Z\xfcrich\tLOC\n".encode("latin-1"))
+    with pytest.raises(ValueError, match="latin.tsv, line 1: not UTF-8"):
+        Gazetteer(nlp.tokenizer).load(tmp_path / "latin.tsv")
+    (tmp_path / "plain.txt").write_text("aspirin\n", encoding="utf8")
+    with pytest.raises(ValueError, match="needs a label"):
+        Gazetteer(nlp.tokenizer).load(tmp_path / "plain.txt")
+
+
+def test_empty_terms_are_skipped_with_a_count(nlp, tmp_path):
+    (tmp_path / "terms.tsv").write_text("\tLOC\n \u3000 \tLOC\nParis\tLOC\n", encoding="utf8")
+    gaz = Gazetteer(nlp.tokenizer)
+    with pytest.warns(UserWarning, match="skipped 2 empty terms"):
+        assert gaz.load(tmp_path / "terms.tsv") == 1
+
+
+def test_token_patterns_are_refused(nlp):
+    with pytest.raises(TypeError, match="Token patterns"):
+        Gazetteer(nlp.tokenizer).add_patterns([{"label": "X", "pattern": [{"LOWER": "x"}]}])
+
+
+def test_bytes_round_trip_and_corruption(nlp):
+    gaz = Gazetteer(nlp.tokenizer)
+    gaz.add_patterns([{"label": "LOC", "pattern": "New York", "id": "Q60"}, {"label": "ORG", "pattern": "York"}])
+    data = gaz.to_bytes()
+    copy = Gazetteer(nlp.tokenizer).from_bytes(data)
+    doc = nlp("new york")
+    assert copy.match(doc) == gaz.match(doc) and copy.to_bytes() == data
+    with pytest.raises(ModelFileError, match="Corrupted gazetteer"):
+        Gazetteer(nlp.tokenizer).from_bytes(data[: len(data) // 2])
+
+
+def test_standalone_component_is_an_entity_ruler(nlp, tmp_path):
+    ruler = nlp.add_pipe("bioner_gazetteer")
+    ruler.add_patterns([{"label": "LOC", "pattern": "New York", "id": "Q60"}, {"label": "LOC", "pattern": "York"}])
+    doc = nlp("I love New York")
+    assert [(e.text, e.label_, e.kb_id_) for e in doc.ents] == [("New York", "LOC", "Q60")]
+    assert [s.text for s in doc.spans["bioner_gazetteer"]] == ["New York", "York"]
+    nlp.to_disk(tmp_path)
+    loaded = spacy.load(tmp_path)
+    assert [(e.text, e.kb_id_) for e in loaded("I love New York").ents] == [("New York", "Q60")]
+
+
+def _trained(mode, patterns, epochs=15):
+    nlp = spacy.blank("en")
+    ner = nlp.add_pipe("bioner", config={"gazetteer": {"mode": mode}})
+    ner.add_patterns(patterns)
+    examples = make_examples(nlp)
+    nlp.initialize(lambda: examples)
+    for _ in range(epochs):
+        nlp.update(examples)
+    return nlp
+
+
+PATTERNS = [
+    {"label": "LOC", "pattern": "Paris", "id": "geo:paris"},
+    {"label": "LOC", "pattern": "Berlin", "id": "geo:berlin"},
+    {"label": "LOC", "pattern": "Tbilisi", "id": "geo:tbilisi"},
+    {"label": "DRUG", "pattern": "aspirin", "id": "db:aspirin"},
+]
+
+
+def test_features_mode_links_kb_ids_and_survives_save_load(tmp_path):
+    nlp = _trained("features", PATTERNS)
+    doc = nlp("Alice Smith lives in Paris .")
+    assert [(e.text, e.label_, e.kb_id_) for e in doc.ents] == [("Alice Smith", "PER", ""), ("Paris", "LOC", "geo:paris")]
+    assert [s.text for s in doc.spans["bioner_gazetteer"]] == ["Paris"]
+    nlp.to_disk(tmp_path)
+    loaded = spacy.load(tmp_path)
+    texts = [t for t, _ in TRAIN_DATA] + ["Bob moved to Tbilisi with aspirin"]
+    for text in texts:
+        assert [(e.text, e.label_, e.kb_id_) for e in loaded(text).ents] == [
+            (e.text, e.label_, e.kb_id_) for e in nlp(text).ents
+        ]
+    assert loaded.get_pipe("bioner").to_bytes() == nlp.get_pipe("bioner").to_bytes()
+
+
+def test_fallback_mode_adds_unlabelled_matches():
+    nlp = _trained("fallback", PATTERNS)
+    doc = nlp("Nothing happened to aspirin today .")
+    assert ("aspirin", "DRUG", "db:aspirin") in [(e.text, e.label_, e.kb_id_) for e in doc.ents]
+
+
+def test_ents_mode_fixes_matches_and_tags_the_rest():
+    nlp = _trained("ents", PATTERNS + [{"label": "ORG", "pattern": "Alice Smith"}])
+    doc = nlp("Alice Smith lives in Berlin .")
+    assert [(e.text, e.label_) for e in doc.ents] == [("Alice Smith", "ORG"), ("Berlin", "LOC")]
+
+
+def test_gazetteer_runs_on_training_docs_with_dropout():
+    # With every match hidden in training, the gazetteer feature never gets weight.
+    nlp = spacy.blank("en")
+    ner = nlp.add_pipe("bioner", config={"gazetteer": {"match_dropout": 0.999}})
+    ner.add_patterns(PATTERNS)
+    examples = make_examples(nlp)
+    nlp.initialize(lambda: examples)
+    for _ in range(5):
+        nlp.update(examples)
+    doc = Doc(nlp.vocab, words=["Paris"])
+    matches = ner.gazetteer.match(doc)
+    features = ner._features(doc, matches)
+    gazetteer_ids = features[0, -len(ner.gazetteer.labels):]
+    emission, _ = ner.model.averages()
+    assert not emission[gazetteer_ids[gazetteer_ids != 0xFFFFFFFF]].any()
+
+
+def test_bad_gazetteer_settings():
+    nlp = spacy.blank("en")
+    with pytest.raises(ValueError, match="gazetteer mode"):
+        nlp.add_pipe("bioner", config={"gazetteer": {"mode": "magic"}})
+    with pytest.raises(ValueError, match="Unknown gazetteer settings"):
+        nlp.add_pipe("bioner", name="b2", config={"gazetteer": {"colour": "red"}})
