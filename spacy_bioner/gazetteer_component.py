@@ -105,7 +105,7 @@ class GazetteerComponent(Pipe):
             self.add_patterns(patterns)
 
     def __call__(self, doc: Doc) -> Doc:
-        matches = self.gazetteer.match(doc)
+        matches = self.gazetteer.match(doc).tolist()
         spans = [self._span(doc, match) for match in matches]
         doc.spans[self.cfg["spans_key"]] = SpanGroup(doc, name=self.cfg["spans_key"], spans=spans)
         if self.cfg["write_ents"]:

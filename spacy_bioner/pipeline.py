@@ -209,7 +209,7 @@ class BioNER(TrainablePipe):
 
     # Tokens -> features -> scores -> Viterbi
 
-    def _features(self, doc: Doc, matches: List[Match]) -> numpy.ndarray:
+    def _features(self, doc: Doc, matches: numpy.ndarray) -> numpy.ndarray:
         arrays = doc.to_array([ORTH, SENT_START])
         rows = self.lexicon.rows(numpy.ascontiguousarray(arrays[:, 0]), self.vocab.strings)
         sentence = numpy.cumsum(arrays[:, 1].astype(numpy.int64) == 1).astype(numpy.int32)
@@ -231,7 +231,7 @@ class BioNER(TrainablePipe):
             self._gazetteer_table = (labels, table)
         return self._gazetteer_table[1]
 
-    def _presets(self, doc: Doc, matches: List[Match]) -> List[Span]:
+    def _presets(self, doc: Doc, matches: numpy.ndarray) -> List[Span]:
         """Entities the tagger must keep: the doc's own, plus gazetteer matches in "ents" mode."""
         presets = list(doc.ents)
         if self.cfg["gazetteer"]["mode"] == "ents":
@@ -267,8 +267,8 @@ class BioNER(TrainablePipe):
     def predict(self, docs: Iterable[Doc]) -> List["Prediction"]:
         """Gazetteer matches, preset entities and tag ids (averaged weights) for each doc."""
         predictions = []
-        for doc in docs:
-            matches = self.gazetteer.match(doc)
+        docs = list(docs)
+        for doc, matches in zip(docs, self.gazetteer.match_batch(docs)):
             presets = self._presets(doc, matches)
             tags = self._decode(self._features(doc, matches), self._allowed(doc, presets), averaged=True)
             predictions.append(Prediction(tags, matches, presets))
@@ -281,6 +281,7 @@ class BioNER(TrainablePipe):
             taken = numpy.zeros(len(doc), dtype=numpy.bool_)
             for ent in presets:
                 taken[ent.start : ent.end] = True
+            matches = matches.tolist()
             by_span = {}
             for match in matches:
                 by_span.setdefault((match[0], match[1], self.gazetteer.labels[match[2]]), match)
@@ -344,12 +345,11 @@ class BioNER(TrainablePipe):
             losses[self.name] += float((gold != guess).sum())
         return losses
 
-    def _match_dropout(self, matches: List[Match]) -> List[Match]:
+    def _match_dropout(self, matches: numpy.ndarray) -> numpy.ndarray:
         rate = self.cfg["gazetteer"]["match_dropout"]
-        if rate <= 0 or not matches:
+        if rate <= 0 or len(matches) == 0:
             return matches
-        keep = self._rng.random(len(matches)) >= rate
-        return [match for match, kept in zip(matches, keep) if kept]
+        return matches[self._rng.random(len(matches)) >= rate]
 
     def _dropout(self, features: numpy.ndarray) -> numpy.ndarray:
         if self.cfg["word_dropout"] > 0 and len(self._identity):
@@ -420,7 +420,7 @@ class Prediction(NamedTuple):
     """What `predict` hands to `set_annotations` for one doc."""
 
     tags: numpy.ndarray
-    matches: List[Match]
+    matches: numpy.ndarray  # rows of (start, end, gazetteer label, kb id)
     presets: List[Span]
 
 

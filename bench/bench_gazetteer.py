@@ -1,0 +1,138 @@
+"""The gazetteer at scale, against spaCy's PhraseMatcher in the same run.
+
+Builds both from the same term list (default: GeoNames cities500, all names,
+1.2M terms), matches the same pre-tokenized CoNLL-2003 train+dev documents,
+and prints build time, RSS growth, match throughput and the ratios; also the
+time to load our saved gazetteer. Figures are printed as JSON too.
+
+Usage: python bench/bench_gazetteer.py [--terms FILE] [--data ../shared/data] [--no-phrasematcher]
+"""
+import argparse
+import gc
+import json
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import spacy
+from spacy.matcher import PhraseMatcher
+from spacy.tokens import Doc
+
+from spacy_bioner.gazetteer import Gazetteer
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def rss_mb() -> float:
+    with open("/proc/self/statm") as statm:
+        return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+
+
+def conll_docs(nlp, paths):
+    docs, words = [], []
+    for path in paths:
+        for line in open(path, encoding="utf8"):
+            if line.startswith("-DOCSTART-"):
+                if words:
+                    docs.append(Doc(nlp.vocab, words=words))
+                words = []
+            elif line.strip():
+                words.append(line.split()[0])
+    if words:
+        docs.append(Doc(nlp.vocab, words=words))
+    return docs
+
+
+def read_terms(path: Path):
+    with open(path, encoding="utf8") as lines:
+        return [line.split("\t", 2)[:2] for line in lines if line.strip()]
+
+
+def time_matching(match_batch, docs, repeats=3, batch_size=1000):
+    """Median tokens/s of matching all docs in batches (as nlp.pipe hands them over)."""
+    n_tokens = sum(len(doc) for doc in docs)
+    rates, n_matches = [], 0
+    for _ in range(repeats):
+        start = time.perf_counter()
+        n_matches = sum(
+            len(matches) for i in range(0, len(docs), batch_size) for matches in match_batch(docs[i : i + batch_size])
+        )
+        rates.append(n_tokens / (time.perf_counter() - start))
+    return statistics.median(rates), n_matches
+
+
+def ours(nlp, terms_path, docs):
+    gc.collect()
+    before = rss_mb()
+    start = time.perf_counter()
+    gazetteer = Gazetteer(nlp.tokenizer)
+    gazetteer.load(terms_path)
+    gazetteer.match(docs[0])  # compiles the automaton
+    build = time.perf_counter() - start
+    growth = rss_mb() - before
+    built_rate, n_matches = time_matching(gazetteer.match_batch, docs)
+    data = gazetteer.to_bytes()
+    del gazetteer
+    gc.collect()
+    start = time.perf_counter()
+    loaded = Gazetteer(nlp.tokenizer).from_bytes(data)
+    loaded.match(docs[0])
+    load = time.perf_counter() - start
+    rate, loaded_matches = time_matching(loaded.match_batch, docs)
+    assert loaded_matches == n_matches
+    return {"build_s": build, "rss_growth_mb": growth, "tokens_per_s": rate, "tokens_per_s_as_built": built_rate,
+            "matches": n_matches, "load_s": load, "saved_mb": len(data) / 2**20, "terms": len(loaded)}
+
+
+def phrasematcher(nlp, terms_path, docs):
+    gc.collect()
+    before = rss_mb()
+    start = time.perf_counter()
+    matcher = PhraseMatcher(nlp.vocab, attr="LOWER")
+    terms = read_terms(terms_path)
+    by_label = {}
+    for term, label in terms:
+        by_label.setdefault(label, []).append(term)
+    for label, texts in by_label.items():
+        matcher.add(label, list(nlp.tokenizer.pipe(texts, batch_size=10000)))
+    build = time.perf_counter() - start
+    growth = rss_mb() - before
+    rate, n_matches = time_matching(lambda batch: [matcher(doc) for doc in batch], docs)
+    return {"build_s": build, "rss_growth_mb": growth, "tokens_per_s": rate, "matches": n_matches}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data")
+    parser.add_argument("--terms", type=Path, default=None)
+    parser.add_argument("--no-phrasematcher", action="store_true")
+    args = parser.parse_args()
+    terms = args.terms or args.data / "gazetteers" / "geonames_cities500_allnames" / "cities500_allnames.tsv"
+    if not terms.exists():
+        sys.exit(f"No term list at {terms}: pass --terms or --data.")
+    nlp = spacy.blank("en")
+    docs = conll_docs(nlp, [args.data / "conll2003" / "eng.train", args.data / "conll2003" / "eng.testa"])
+    figures = {"tokens": sum(len(d) for d in docs), "bioner_gazetteer": ours(nlp, terms, docs)}
+    g = figures["bioner_gazetteer"]
+    print(f"{figures['tokens']:,} tokens in {len(docs)} docs; {g['terms']:,} distinct terms from {terms.name}")
+    print(f"bioner gazetteer: build {g['build_s']:.1f} s, RSS +{g['rss_growth_mb']:.0f} MB, "
+          f"{g['tokens_per_s']:,.0f} tokens/s once saved and loaded ({g['tokens_per_s_as_built']:,.0f} as built), "
+          f"{g['matches']:,} matches; saved {g['saved_mb']:.1f} MB, loads in {g['load_s']:.2f} s")
+    if not args.no_phrasematcher:
+        p = figures["phrasematcher"] = phrasematcher(nlp, terms, docs)
+        print(f"PhraseMatcher(LOWER): build {p['build_s']:.1f} s, RSS +{p['rss_growth_mb']:.0f} MB, "
+              f"{p['tokens_per_s']:,.0f} tokens/s, {p['matches']:,} matches")
+        figures["ratios"] = {
+            "build": g["build_s"] / p["build_s"],
+            "rss_growth": g["rss_growth_mb"] / p["rss_growth_mb"],
+            "throughput": g["tokens_per_s"] / p["tokens_per_s"],
+        }
+        r = figures["ratios"]
+        print(f"ratios bioner/PhraseMatcher: build {r['build']:.3f}, RSS growth {r['rss_growth']:.3f}, throughput {r['throughput']:.2f}x")
+    print(json.dumps(figures))
+
+
+if __name__ == "__main__":
+    main()
