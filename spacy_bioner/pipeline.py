@@ -277,6 +277,7 @@ class BioNER(TrainablePipe):
     def set_annotations(self, docs: Iterable[Doc], predictions: List["Prediction"]) -> None:
         """Write entities to `doc.ents` (presets kept as they were) and all matches to `doc.spans`."""
         settings = self.cfg["gazetteer"]
+        labels, gazetteer_labels = self.labels, self.gazetteer.labels
         for doc, (tags, matches, presets) in zip(docs, predictions):
             taken = numpy.zeros(len(doc), dtype=numpy.bool_)
             for ent in presets:
@@ -284,13 +285,13 @@ class BioNER(TrainablePipe):
             matches = matches.tolist()
             by_span = {}
             for match in matches:
-                by_span.setdefault((match[0], match[1], self.gazetteer.labels[match[2]]), match)
+                by_span.setdefault((match[0], match[1], gazetteer_labels[match[2]]), match)
             found = []
             for start, end, label in self.scheme.to_spans(tags):
                 if not taken[start]:
-                    match = by_span.get((start, end, self.labels[label]))
+                    match = by_span.get((start, end, labels[label]))
                     kb_id = self.gazetteer.kb_ids[match[3]] if match else ""
-                    found.append(Span(doc, start, end, label=self.labels[label], kb_id=kb_id))
+                    found.append(Span(doc, start, end, label=labels[label], kb_id=kb_id))
                     taken[start:end] = True
             if settings["mode"] == "fallback":
                 for match in filter_matches(matches, settings["filter"]):
