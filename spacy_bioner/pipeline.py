@@ -1,6 +1,6 @@
 """The `bioner` component: hashed features -> averaged perceptron -> constrained Viterbi -> Doc.ents."""
 from pathlib import Path
-from typing import Callable, Dict, Iterable, List, NamedTuple, Optional, Sequence, Tuple, Union
+from typing import Callable, Dict, Iterable, List, NamedTuple, Optional, Sequence, Union
 
 import numpy
 from spacy.attrs import IS_SPACE, ORTH, SENT_START
