@@ -20,6 +20,7 @@ import ahocorasick
 import numpy
 import srsly
 from spacy.attrs import IS_SPACE, ORTH
+from spacy.tokens import Span
 
 from .serialize import ModelFileError
 
@@ -196,6 +197,11 @@ class Gazetteer:
                     # A token that normalizes to nothing must still hold its place.
                     norms[i] = cache[orth] = self.normalize(strings[orth]).replace("\x00", "") or "\x01"
         return norms, index
+
+    def span(self, doc, match: Match):
+        """The Span of one match row, with its label and KB id."""
+        start, end, label, kb = (int(value) for value in match)
+        return Span(doc, start, end, label=self.labels[label], kb_id=self.kb_ids[kb])
 
     def match(self, doc) -> numpy.ndarray:
         """Every match in a doc, overlapping and nested ones included.

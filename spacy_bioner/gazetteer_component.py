@@ -5,7 +5,7 @@ from typing import Callable, Iterable, List, Optional, Union
 from spacy.language import Language
 from spacy.pipeline import Pipe
 from spacy.scorer import get_ner_prf
-from spacy.tokens import Doc, Span, SpanGroup
+from spacy.tokens import Doc, SpanGroup
 from spacy.training import Example, validate_examples
 
 from .gazetteer import FILTERS, Gazetteer, filter_matches
@@ -106,20 +106,16 @@ class GazetteerComponent(Pipe):
 
     def __call__(self, doc: Doc) -> Doc:
         matches = self.gazetteer.match(doc).tolist()
-        spans = [self._span(doc, match) for match in matches]
+        spans = [self.gazetteer.span(doc, match) for match in matches]
         doc.spans[self.cfg["spans_key"]] = SpanGroup(doc, name=self.cfg["spans_key"], spans=spans)
         if self.cfg["write_ents"]:
             keep = [] if self.cfg["overwrite_ents"] else list(doc.ents)
             taken = {i for ent in keep for i in range(ent.start, ent.end)}
             for match in filter_matches(matches, self.cfg["filter"]):
                 if not taken.intersection(range(match[0], match[1])):
-                    keep.append(self._span(doc, match))
+                    keep.append(self.gazetteer.span(doc, match))
             doc.set_ents(sorted(keep, key=lambda span: span.start), default="unmodified")
         return doc
-
-    def _span(self, doc: Doc, match) -> Span:
-        start, end, label, kb = match
-        return Span(doc, start, end, label=self.gazetteer.labels[label], kb_id=self.gazetteer.kb_ids[kb])
 
     def score(self, examples: Iterable[Example], **kwargs):
         validate_examples(examples, "GazetteerComponent.score")

@@ -16,7 +16,7 @@ from spacy.vocab import Vocab
 from . import serialize
 from .decode import viterbi
 from .features import FeatureExtractor, Lexicon
-from .gazetteer import FILTERS, GAZETTEER_MODES, Gazetteer, Match, filter_matches, match_codes
+from .gazetteer import FILTERS, GAZETTEER_MODES, Gazetteer, filter_matches, match_codes
 from .perceptron import DROPPED, AveragedPerceptron
 from .schemes import TagScheme
 from .templates import DEFAULT_FAMILIES, WORD_ATTRIBUTES, compile_templates, identity_templates, word_attributes
@@ -238,7 +238,7 @@ class BioNER(TrainablePipe):
             taken = {i for ent in presets for i in range(ent.start, ent.end)}
             for start, end, label, kb in filter_matches(matches, self.cfg["gazetteer"]["filter"]):
                 if not taken.intersection(range(start, end)):
-                    presets.append(self._match_span(doc, (start, end, label, kb)))
+                    presets.append(self.gazetteer.span(doc, (start, end, label, kb)))
         return sorted(presets, key=lambda span: span.start)
 
     def _allowed(self, doc: Doc, presets: List[Span]) -> numpy.ndarray:
@@ -296,16 +296,12 @@ class BioNER(TrainablePipe):
             if settings["mode"] == "fallback":
                 for match in filter_matches(matches, settings["filter"]):
                     if not taken[match[0] : match[1]].any():
-                        found.append(self._match_span(doc, match))
+                        found.append(self.gazetteer.span(doc, match))
             doc.set_ents(sorted(presets + found, key=lambda span: span.start), default="outside")
             if self.gazetteer.labels:
                 doc.spans[settings["spans_key"]] = SpanGroup(
-                    doc, name=settings["spans_key"], spans=[self._match_span(doc, m) for m in matches]
+                    doc, name=settings["spans_key"], spans=[self.gazetteer.span(doc, m) for m in matches]
                 )
-
-    def _match_span(self, doc: Doc, match: Match) -> Span:
-        start, end, label, kb = match
-        return Span(doc, start, end, label=self.gazetteer.labels[label], kb_id=self.gazetteer.kb_ids[kb])
 
     # Training
 
