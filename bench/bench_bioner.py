@@ -36,10 +36,10 @@ def convert(source: Path, out_dir: Path, n_sents: int = 10) -> Path:
     return out_dir / (normalized.stem + ".spacy")
 
 
-def train(train_path: Path, dev_path: Path, out_dir: Path, extra=()) -> float:
+def train(train_path: Path, dev_path: Path, out_dir: Path, extra=(), config: str = "bioner.cfg") -> float:
     start = time.perf_counter()
     subprocess.run(
-        [sys.executable, "-m", "spacy", "train", str(ROOT / "configs" / "bioner.cfg"),
+        [sys.executable, "-m", "spacy", "train", str(ROOT / "configs" / config),
          "--paths.train", str(train_path), "--paths.dev", str(dev_path), "--output", str(out_dir), *extra],
         check=True, capture_output=True,
     )

@@ -1,28 +1,34 @@
-"""Term lists matched in one pass: an Aho-Corasick automaton over normalized token text.
+"""Term lists matched in one pass: an Aho-Corasick automaton over word codes.
 
-A term is tokenized like the text it will be found in, each token normalized
-(NFKC, then casefold unless case-sensitive), and the tokens joined by single
-spaces with a space at each end. A doc becomes the same kind of string over its
-non-whitespace tokens, so every match starts and ends on token boundaries, and a
-multi-token term matches whatever whitespace separates its tokens in the text.
-Strings go to the automaton as their UTF-8 bytes (one latin-1 character per
-byte): a small alphabet keeps trie nodes' fan-out low, which triples match speed.
+A term is tokenized like the text it will be found in and each token
+normalized (NFKC, then casefold unless case-sensitive). Every distinct
+normalized word gets an id, and a term becomes the string of its words' codes
+(see token_codes). A doc becomes the same kind of string over its
+non-whitespace tokens, a token in no term becoming a separator, so every match
+starts and ends on token boundaries and a multi-token term matches whatever
+whitespace separates its tokens in the text.
 """
+import gc
 import io
+from contextlib import contextmanager
 import json
 import unicodedata
 import warnings
 from array import array
+from itertools import islice
+from operator import itemgetter
 from pathlib import Path
 from typing import Callable, Dict, Iterable, Iterator, List, Optional, Tuple, Union
 
 import ahocorasick
 import numpy
 import srsly
-from spacy.attrs import IS_SPACE, ORTH
+from spacy.tokenizer import Tokenizer
 from spacy.tokens import Span
+from spacy.vocab import Vocab
 
 from .serialize import ModelFileError
+from .token_codes import CODE_LENGTH, MAX_WORDS, TokenEncoder, collect, word_code
 
 Match = Tuple[int, int, int, int]  # token start, token end, label index, kb id index
 
@@ -30,6 +36,7 @@ TERM_SUFFIXES = {".jsonl": "jsonl", ".tsv": "tsv", ".txt": "text"}
 FILTERS = ("leftmost_longest", "longest")
 GAZETTEER_MODES = ("features", "fallback", "ents")
 COMPILED_SUFFIX = ".gaz"
+FORMAT_VERSION = 2  # of to_bytes; 1 held byte-string keys
 
 
 class Gazetteer:
@@ -42,77 +49,165 @@ class Gazetteer:
     def __init__(self, tokenizer: Callable, case_sensitive: bool = False):
         self.tokenizer = tokenizer
         self.case_sensitive = case_sensitive
+        self._special_cases = getattr(tokenizer, "rules", None) or {}
+        self._reset()
+
+    def _reset(self) -> None:
         self.labels: List[str] = []
         self.kb_ids: List[str] = [""]
         self._label_index: Dict[str, int] = {}
         self._kb_index: Dict[str, int] = {"": 0}
-        self._automaton = ahocorasick.Automaton(ahocorasick.STORE_INTS)  # " key " -> key id
+        self._words: List[str] = []  # normalized word by word id
+        self._word_ids: Dict[str, int] = {}
+        self._unit_keys = array("i")  # per word id: the key id of the one-token term, or -1
+        self._in_phrases = array("b")  # per word id: 1 if in a multi-token term
+        self._encoder = TokenEncoder(self._word_id)
+        self._automaton = ahocorasick.Automaton(ahocorasick.STORE_INTS)  # multi-token key codes -> key id
         self._key_tokens = array("i")  # tokens per key id
         # Entries as they were added: (key id, label, kb id), compact until compiled.
         self._added = (array("i"), array("i"), array("i"))
         self._entries = None  # compiled: offsets per key id, then labels and kb ids
-        self._norm_cache: Dict[int, str] = {}  # token ORTH -> normalized text
-        self._split_cache: Dict[str, List[str]] = {}  # word -> the tokenizer's tokens, while loading
-        self._special_cases = getattr(tokenizer, "rules", None) or {}
+        self._split_cache: Dict[str, List[str]] = {}  # word -> its normalized tokens, while loading
+        self._loading_tokenizer = None
         self.skipped = 0
 
     def __len__(self) -> int:
         return len(self._key_tokens)
 
     def normalize(self, text: str) -> str:
-        """The matching form of a token: NFKC, casefolded unless case-sensitive,
-        whitespace removed, as UTF-8 bytes in a latin-1 string."""
+        """The matching form of a token: NFKC, casefolded unless case-sensitive, whitespace removed."""
         norm = unicodedata.normalize("NFKC", text)
         if not self.case_sensitive:
             norm = norm.casefold()
-        return "".join(norm.split()).encode("utf8").decode("latin-1")
+        return "".join(norm.split())
 
-    def _term_key(self, term: str) -> str:
-        words = term.split()
-        special_cases = self._special_cases
-        # Words of only letters or only digits are never split by spaCy's rules,
-        # except its special cases; terms with other words go to the tokenizer.
-        if all((w.isalpha() or w.isdigit()) and w not in special_cases for w in words):
-            return self.normalize_words(words)
-        tokens = []
-        for word in words:
-            split = self._split_cache.get(word)
-            if split is None:
-                split = self._split_cache[word] = [t.text for t in self.tokenizer(word)]
-            tokens.extend(split)
-        return " ".join(filter(None, map(self.normalize, tokens)))
+    def _word_id(self, text: str) -> int:
+        """The word id of a doc token's text, -1 if no term has that word."""
+        return self._word_ids.get(self.normalize(text), -1)
 
-    def normalize_words(self, words: List[str]) -> str:
-        """The key of words that are tokens as they are: one normalization call for all."""
-        norm = unicodedata.normalize("NFKC", " ".join(words))
-        if not self.case_sensitive:
-            norm = norm.casefold()
-        return " ".join(norm.split()).encode("utf8").decode("latin-1")
+    def _is_whole(self, word: str) -> bool:
+        """Whether the tokenizer surely leaves a word whole: only digits, or only
+        letters and combining marks, and no special case. spaCy's prefix, suffix
+        and infix rules all need punctuation, a symbol, or a digit beside a letter."""
+        if word in self._special_cases:
+            return False
+        return word.isalpha() or word.isdigit() or all(unicodedata.category(c)[0] in "LM" for c in word)
+
+    def _terms_words(self, terms: List[str]) -> List[List[str]]:
+        """Each term's normalized tokens, for a chunk of terms at once.
+
+        Terms of letters only take one normalization call together; the words
+        of the others are looked up in (or added to) the split cache.
+        """
+        split = [term.split() for term in terms]
+        special_cases = self._special_cases.keys()
+        plain = [(words[0] if len(words) == 1 else "".join(words)).isalpha() and special_cases.isdisjoint(words)
+                 if words else True for words in split]
+        norm = unicodedata.normalize("NFKC", "\n".join(" ".join(w) for w, p in zip(split, plain) if p))
+        normalized = iter((norm if self.case_sensitive else norm.casefold()).split("\n"))
+        cache = self._split_cache
+        self._split_words(word for words, p in zip(split, plain) if not p for word in words if word not in cache)
+        result = []
+        for words, p in zip(split, plain):
+            if p:
+                norm_words = next(normalized).split()
+                if len(norm_words) == len(words):  # else NFKC made or took a space
+                    result.append(norm_words)
+                    continue
+                self._split_words(words)
+            result.append([norm for word in words for norm in cache[word]])
+        return result
+
+    def _split_words(self, words: Iterable[str]) -> None:
+        """Cache the normalized tokens of new words; those that may split go to
+        the tokenizer all in one string.
+
+        spaCy's tokenizer splits text on whitespace before it applies its rules,
+        so the tokens of a space-joined string are those of each word alone.
+        """
+        cache, is_whole, normalize = self._split_cache, self._is_whole, self.normalize
+        to_split = []
+        for word in dict.fromkeys(words):
+            if word in cache:
+                continue
+            if is_whole(word):
+                norm = normalize(word)
+                cache[word] = [norm] if norm else []
+            else:
+                to_split.append(word)
+        if not to_split:
+            return
+        tokenizer = self._term_tokenizer()
+        splits, current = [], []
+        for token in tokenizer(" ".join(to_split)):
+            current.append(token.text)
+            if token.whitespace_:
+                splits.append(current)
+                current = []
+        splits.append(current)
+        if len(splits) != len(to_split):  # a tokenizer that does not split on spaces first
+            splits = [[t.text for t in tokenizer(word)] for word in to_split]
+        cache.update((word, [norm for norm in map(normalize, tokens) if norm]) for word, tokens in zip(to_split, splits))
+
+    def _term_tokenizer(self) -> Callable:
+        """The tokenizer's rules on a vocab of its own: while terms load, lexemes
+        need no attributes and should not fill the pipeline's vocab."""
+        if self._loading_tokenizer is None:
+            tok = self.tokenizer
+            if isinstance(tok, Tokenizer):
+                tok = Tokenizer(
+                    Vocab(), rules=tok.rules, prefix_search=tok.prefix_search, suffix_search=tok.suffix_search,
+                    infix_finditer=tok.infix_finditer, token_match=tok.token_match, url_match=tok.url_match,
+                    faster_heuristics=tok.faster_heuristics,
+                )
+            self._loading_tokenizer = tok
+        return self._loading_tokenizer
+
+    def _word_index(self, word: str) -> int:
+        word_id = self._word_ids.get(word)
+        if word_id is None:
+            word_id = len(self._words)
+            if word_id == MAX_WORDS:
+                raise ValueError(f"Gazetteer full: more than {MAX_WORDS:,} distinct words in its terms.")
+            self._word_ids[word] = word_id
+            self._words.append(word)
+            self._unit_keys.append(-1)
+            self._in_phrases.append(0)
+            self._encoder.clear()  # tokens cached as in no term may be in this one
+        return word_id
+
+    def _key_id(self, words: List[str]) -> int:
+        """The id of the key of these words, a new one if they are new."""
+        get = self._word_ids.get
+        word_ids = [get(word) for word in words]
+        if None in word_ids:
+            word_ids = list(map(self._word_index, words))
+        if len(word_ids) == 1:
+            key_id = self._unit_keys[word_ids[0]]
+            if key_id < 0:
+                key_id = self._unit_keys[word_ids[0]] = len(self._key_tokens)
+                self._key_tokens.append(1)
+            return key_id
+        key = "".join(map(word_code, word_ids))
+        key_id = self._automaton.get(key, -1)
+        if key_id < 0:
+            key_id = len(self._key_tokens)
+            self._automaton.add_word(key, key_id)
+            self._key_tokens.append(len(word_ids))
+            for word_id in word_ids:
+                self._in_phrases[word_id] = 1
+        return key_id
 
     def add(self, term: str, label: str, kb_id: str = "") -> bool:
         """Add one term. RETURNS (bool): False if it normalizes to nothing (skipped)."""
-        if not isinstance(term, str):
-            raise TypeError(
-                f"Gazetteer terms are strings; got {type(term).__name__} {term!r}. "
-                "Token patterns (lists of dicts) are not supported: use spaCy's EntityRuler for those."
-            )
-        if not isinstance(label, str) or not label:
-            raise ValueError(f"Term {term!r} has no label (got {label!r}).")
-        key = self._term_key(term)
-        if not key or "\x00" in key:  # \x00 separates docs in the matching string
-            self.skipped += 1
-            return False
-        spaced = " " + key + " "
-        key_id = self._automaton.get(spaced, -1)
-        if key_id < 0:
-            key_id = len(self._key_tokens)
-            self._automaton.add_word(spaced, key_id)
-            self._key_tokens.append(key.count(" ") + 1)
+        return self._add_all([(term, label, kb_id)]) == 1
+
+    def _add_words(self, words: List[str], label: str, kb_id: str) -> None:
+        key_id = self._key_id(words)
         label_id = self._label_index.get(label)
         if label_id is None:
             label_id = self._label_index[label] = len(self.labels)
             self.labels.append(label)
-        kb_id = str(kb_id or "")
         kb = self._kb_index.get(kb_id)
         if kb is None:
             kb = self._kb_index[kb_id] = len(self.kb_ids)
@@ -121,15 +216,39 @@ class Gazetteer:
         keys.append(key_id)
         labels.append(label_id)
         kbs.append(kb)
-        self._entries = None
-        return True
 
-    def add_patterns(self, patterns: Iterable[dict]) -> None:
-        """Add EntityRuler-style phrase patterns: {"label": ..., "pattern": "...", "id": ...}."""
-        for i, pattern in enumerate(patterns):
-            if not isinstance(pattern, dict) or "pattern" not in pattern or "label" not in pattern:
-                raise ValueError(f"Pattern {i} must be a dict with 'label' and 'pattern', got {pattern!r}.")
-            self.add(pattern["pattern"], pattern["label"], pattern.get("id", ""))
+    def add_patterns(self, patterns: Iterable[dict]) -> int:
+        """Add EntityRuler-style phrase patterns: {"label": ..., "pattern": "...", "id": ...}.
+
+        RETURNS (int): The number of patterns added.
+        """
+        def terms():
+            for i, pattern in enumerate(patterns):
+                if not isinstance(pattern, dict) or "pattern" not in pattern or "label" not in pattern:
+                    raise ValueError(f"Pattern {i} must be a dict with 'label' and 'pattern', got {pattern!r}.")
+                yield pattern["pattern"], pattern["label"], pattern.get("id", "")
+
+        return self._add_all(terms())
+
+    def _add_all(self, terms: Iterable[Tuple[str, str, str]], chunk_size: int = 10_000) -> int:
+        """Add (term, label, kb id) triples a chunk at a time. RETURNS (int): how many were added."""
+        added, terms = 0, iter(terms)
+        with _collector_paused():
+            chunk = list(islice(terms, chunk_size))
+            while chunk:
+                for term, label, _ in chunk:
+                    _check_term(term, label)
+                for (_, label, kb_id), words in zip(chunk, self._terms_words([term for term, _, _ in chunk])):
+                    if words:
+                        self._add_words(words, label, str(kb_id or ""))
+                        added += 1
+                    else:
+                        self.skipped += 1
+                self._entries = None
+                chunk = list(islice(terms, chunk_size))
+        self._split_cache.clear()
+        self._loading_tokenizer = None
+        return added
 
     def load(self, path: Union[str, Path], label: Optional[str] = None) -> int:
         """Add the terms of a file, or of every term file in a directory (streamed).
@@ -156,12 +275,9 @@ class Gazetteer:
         if kind is None:
             raise ValueError(f"Unknown gazetteer file type {path.name!r}: use .jsonl, .tsv, .txt or .gaz.")
         if kind == "text" and not label:
-            raise ValueError(f"Plain-text term list {path} needs a label (config: gazetteer_label).")
+            raise ValueError(f"Plain-text term list {path} needs a label (config: gazetteer_label; bioner gazetteer compile: --label).")
         skipped_before = self.skipped
-        added = 0
-        for term, term_label, kb_id in _read_terms(path, kind, label):
-            added += self.add(term, term_label, kb_id)
-        self._split_cache.clear()
+        added = self._add_all(_read_terms(path, kind, label))
         if self.skipped > skipped_before:
             warnings.warn(f"{path}: skipped {self.skipped - skipped_before} empty terms.")
         return added
@@ -169,7 +285,7 @@ class Gazetteer:
     def _compile(self):
         """Make the automaton and sort the entries by key (duplicates dropped)."""
         if self._entries is None:
-            if self._automaton.kind != ahocorasick.AHOCORASICK:
+            if self._automaton.kind == ahocorasick.TRIE:
                 self._automaton.make_automaton()
             keys, labels, kbs = (numpy.frombuffer(column, dtype=numpy.int32) for column in self._added)
             order = numpy.lexsort((kbs, labels, keys))
@@ -180,23 +296,6 @@ class Gazetteer:
             offsets = numpy.searchsorted(keys, numpy.arange(len(self) + 1))
             self._entries = (offsets, labels, kbs)
         return self._entries
-
-    def _norms(self, doc) -> Tuple[List[str], numpy.ndarray]:
-        """The normalized text of a doc's non-whitespace tokens, and their indices."""
-        cache = self._norm_cache
-        if len(cache) > 1_000_000:
-            cache.clear()
-        arrays = doc.to_array([ORTH, IS_SPACE])
-        index = numpy.nonzero(arrays[:, 1] == 0)[0]
-        orths = arrays[index, 0].tolist()
-        norms = list(map(cache.get, orths))
-        if None in norms:
-            strings = doc.vocab.strings
-            for i, orth in enumerate(orths):
-                if norms[i] is None:
-                    # A token that normalizes to nothing must still hold its place.
-                    norms[i] = cache[orth] = self.normalize(strings[orth]).replace("\x00", "") or "\x01"
-        return norms, index
 
     def span(self, doc, match: Match):
         """The Span of one match row, with its label and KB id."""
@@ -213,95 +312,135 @@ class Gazetteer:
     def match_batch(self, docs) -> List[numpy.ndarray]:
         """`match` for many docs with one pass of the automaton over all of them."""
         docs = list(docs)
-        if not len(self):
+        if not len(self) or not docs:
             return [numpy.zeros((0, 4), dtype=numpy.int64) for _ in docs]
         offsets, entry_labels, entry_kbs = self._compile()
-        # One string for the batch; a "\x00" token between docs stops matches crossing them.
-        words, token_index, doc_ids = [], [], []
-        for i, doc in enumerate(docs):
-            norms, index = self._norms(doc)
-            words.extend(norms)
-            words.append("\x00")
-            token_index.append(numpy.append(index, -1))
-            doc_ids.append(numpy.full(len(index) + 1, i))
-        if not docs:
-            return []
-        lengths = numpy.fromiter(map(len, words), dtype=numpy.int64, count=len(words))
-        token_index = numpy.concatenate(token_index)
-        doc_ids = numpy.concatenate(doc_ids)
-        text = " " + " ".join(words) + " "
-        found = numpy.array(list(self._automaton.iter(text)), dtype=numpy.int64).reshape(-1, 2)
-        # Each word's first character in `text`; a match ends on the space after its last word.
-        starts = numpy.cumsum(lengths + 1) - lengths
-        last = numpy.searchsorted(starts, found[:, 0] - 1, side="right") - 1
-        first = last - numpy.frombuffer(self._key_tokens, dtype=numpy.int32)[found[:, 1]] + 1
+        text, char_tokens, unit_positions, unit_keys = self._encoder.encode(
+            docs, numpy.frombuffer(self._unit_keys, dtype=numpy.int32), numpy.frombuffer(self._in_phrases, dtype=numpy.int8)
+        )
+        # Token positions run through the batch, docs end to end.
+        first, last, key_ids = unit_positions, unit_positions, unit_keys
+        if self._automaton.kind == ahocorasick.AHOCORASICK:
+            ends, phrase_keys = collect(self._automaton.iter(text))
+            phrase_first = char_tokens[ends - CODE_LENGTH * self._key_token_counts()[phrase_keys] + 1]
+            first = numpy.concatenate([first, phrase_first])
+            last = numpy.concatenate([last, char_tokens[ends]])
+            key_ids = numpy.concatenate([key_ids, phrase_keys])
         # One row per (match, entry): an ambiguous term matches once per label and id.
-        counts = offsets[found[:, 1] + 1] - offsets[found[:, 1]]
-        entry = numpy.repeat(offsets[found[:, 1]] - numpy.cumsum(counts) + counts, counts) + numpy.arange(counts.sum())
-        rows = numpy.stack([
-            numpy.repeat(doc_ids[first], counts),
-            numpy.repeat(token_index[first], counts),
-            numpy.repeat(token_index[last] + 1, counts),
-            entry_labels[entry],
-            entry_kbs[entry],
-        ], axis=1)
-        rows = rows[numpy.lexsort(rows.T[::-1])]
-        bounds = numpy.searchsorted(rows[:, 0], numpy.arange(len(docs) + 1))
-        return [rows[bounds[i] : bounds[i + 1], 1:] for i in range(len(docs))]
+        counts = offsets[key_ids + 1] - offsets[key_ids]
+        entry = numpy.repeat(offsets[key_ids] - numpy.cumsum(counts) + counts, counts) + numpy.arange(counts.sum())
+        first, last = numpy.repeat(first, counts), numpy.repeat(last, counts)
+        # Sorted by start, then end; entries of one key are already sorted by label and id.
+        order = numpy.argsort(first * (1 << 24) + (last - first), kind="stable")
+        first, last, entry = first[order], last[order], entry[order]
+        doc_starts = numpy.cumsum([0] + [len(doc) for doc in docs])
+        bounds = numpy.searchsorted(first, doc_starts)
+        rows = numpy.stack([first, last + 1, entry_labels[entry], entry_kbs[entry]], axis=1)
+        return [rows[bounds[i] : bounds[i + 1]] - (doc_starts[i], doc_starts[i], 0, 0) for i in range(len(docs))]
 
-    # Serialization: JSON metadata, one text blob of keys, numpy arrays; no pickle.
+    def _key_token_counts(self) -> numpy.ndarray:
+        return numpy.frombuffer(self._key_tokens, dtype=numpy.int32)
+
+    # Serialization: JSON metadata, text blobs of words and keys, numpy arrays; no pickle.
 
     def to_bytes(self) -> bytes:
         offsets, labels, kbs = self._compile()
-        # Keys are stored sorted: added in that order, trie nodes list their most
-        # common children first, which makes matching after loading faster.
-        items = sorted(self._automaton.items())
-        keys = [key[1:-1] for key, _ in items]
+        # Keys are stored in the order they were first added, so that loading
+        # rebuilds the trie as it was built: nodes of the terms listed first
+        # (in big lists, the common ones) are allocated close together.
+        items = sorted(self._automaton.items(), key=itemgetter(1))
         key_ids = numpy.fromiter((key_id for _, key_id in items), dtype=numpy.int32, count=len(items))
         buffer = io.BytesIO()
-        numpy.savez(buffer, offsets=offsets, labels=labels, kbs=kbs, key_ids=key_ids)
-        meta = {"case_sensitive": self.case_sensitive, "labels": self.labels}
+        numpy.savez(
+            buffer, offsets=offsets, labels=labels, kbs=kbs, phrase_key_ids=key_ids,
+            unit_keys=numpy.frombuffer(self._unit_keys, dtype=numpy.int32),
+            in_phrases=numpy.frombuffer(self._in_phrases, dtype=numpy.int8),
+        )
+        meta = {"format": FORMAT_VERSION, "case_sensitive": self.case_sensitive, "labels": self.labels}
         return srsly.msgpack_dumps({
             "meta": json.dumps(meta),
-            "keys": "\n".join(keys).encode("latin-1"),  # the UTF-8 bytes of the keys
+            "words": "\n".join(self._words).encode("utf8"),
+            "phrase_keys": "\n".join(key for key, _ in items).encode("utf-16-le"),
             "kb_ids": "\n".join(self.kb_ids).encode("utf8"),
             "entries": buffer.getvalue(),
         })
 
     def from_bytes(self, data: bytes, where: str = "bytes") -> "Gazetteer":
+        with _collector_paused():
+            return self._from_bytes(data, where)
+
+    def _from_bytes(self, data: bytes, where: str) -> "Gazetteer":
+        names = ("offsets", "labels", "kbs", "phrase_key_ids", "unit_keys", "in_phrases")
         try:
             message = srsly.msgpack_loads(data)
             meta = json.loads(message["meta"])
-            keys = message["keys"].decode("latin-1").split("\n") if message["keys"] else []
+            if meta.get("format") != FORMAT_VERSION:
+                raise ValueError(f"format {meta.get('format', 1)}, this version reads {FORMAT_VERSION}: recompile the term lists")
+            words = message["words"].decode("utf8").split("\n") if message["words"] else []
+            keys = message["phrase_keys"].decode("utf-16-le").split("\n") if message["phrase_keys"] else []
             kb_ids = message["kb_ids"].decode("utf8").split("\n")
             with numpy.load(io.BytesIO(message["entries"]), allow_pickle=False) as archive:
-                offsets, labels, kbs, key_ids = (archive[k] for k in ("offsets", "labels", "kbs", "key_ids"))
+                offsets, labels, kbs, key_ids, unit_keys, in_phrases = (archive[name] for name in names)
             labels_list, case_sensitive = list(meta["labels"]), bool(meta["case_sensitive"])
         except Exception as err:
             raise ModelFileError(f"Corrupted gazetteer in {where}: {err}") from None
+        key_lengths = numpy.fromiter(map(len, keys), dtype=numpy.int64, count=len(keys))
+        units = unit_keys[unit_keys >= 0]
+        all_keys = numpy.concatenate([units, key_ids]).astype(numpy.int64)
         consistent = (
-            len(offsets) == len(keys) + 1 == len(key_ids) + 1
-            and numpy.array_equal(numpy.sort(key_ids), numpy.arange(len(keys))) and offsets[0] == 0 and (numpy.diff(offsets) >= 0).all()
+            len(words) <= MAX_WORDS and len(unit_keys) == len(in_phrases) == len(words) and len(keys) == len(key_ids)
+            and numpy.array_equal(numpy.sort(all_keys), numpy.arange(len(all_keys)))
+            and (key_lengths >= 2 * CODE_LENGTH).all() and (key_lengths % CODE_LENGTH == 0).all()
+            and len(offsets) == len(all_keys) + 1 and offsets[0] == 0 and (numpy.diff(offsets) >= 0).all()
             and offsets[-1] == len(labels) == len(kbs)
             and (len(labels) == 0 or (0 <= labels.min() and labels.max() < len(labels_list)
                                       and 0 <= kbs.min() and kbs.max() < len(kb_ids)))
         )
         if not consistent:
             raise ModelFileError(f"Corrupted gazetteer in {where}: entries point outside the term table.")
-        self.__init__(self.tokenizer, case_sensitive=case_sensitive)
+        self.case_sensitive = case_sensitive
+        self._reset()
         self.labels = labels_list
         self._label_index = {label: i for i, label in enumerate(self.labels)}
         self.kb_ids = kb_ids
         self._kb_index = {kb: i for i, kb in enumerate(kb_ids)}
+        self._words = words
+        self._word_ids = {word: i for i, word in enumerate(words)}
+        self._unit_keys = array("i", unit_keys.astype(numpy.int32).tobytes())
+        self._in_phrases = array("b", (in_phrases != 0).astype(numpy.int8).tobytes())
         add_word = self._automaton.add_word
         for key, key_id in zip(keys, key_ids.tolist()):
-            add_word(" " + key + " ", key_id)
-        key_tokens = numpy.zeros(len(keys), dtype=numpy.int32)
-        key_tokens[key_ids] = numpy.fromiter((key.count(" ") + 1 for key in keys), dtype=numpy.int32, count=len(keys))
+            add_word(key, key_id)
+        key_tokens = numpy.ones(len(all_keys), dtype=numpy.int32)
+        key_tokens[key_ids] = key_lengths // CODE_LENGTH
         self._key_tokens = array("i", key_tokens.tobytes())
-        key_ids = numpy.repeat(numpy.arange(len(keys), dtype=numpy.int32), numpy.diff(offsets))
+        key_ids = numpy.repeat(numpy.arange(len(all_keys), dtype=numpy.int32), numpy.diff(offsets))
         self._added = tuple(array("i", column.astype(numpy.int32).tobytes()) for column in (key_ids, labels, kbs))
         return self
+
+
+@contextmanager
+def _collector_paused():
+    """Pause the cyclic garbage collector while millions of small acyclic
+    containers are made: its collections would only rescan them (a third of
+    the build time of a 1.2M-term list)."""
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def _check_term(term, label) -> None:
+    if not isinstance(term, str):
+        raise TypeError(
+            f"Gazetteer terms are strings; got {type(term).__name__} {term!r}. "
+            "Token patterns (lists of dicts) are not supported: use spaCy's EntityRuler for those."
+        )
+    if not isinstance(label, str) or not label:
+        raise ValueError(f"Term {term!r} has no label (got {label!r}).")
 
 
 def filter_matches(matches, how: str = "leftmost_longest") -> List[Match]:
@@ -328,13 +467,19 @@ def match_codes(matches, n_tokens: int, n_labels: int) -> numpy.ndarray:
     of one label overlap, the longest one speaks.
     """
     codes = numpy.zeros((n_tokens, n_labels), dtype=numpy.intp)
-    for start, end, label, _ in sorted(numpy.asarray(matches).tolist(), key=lambda m: m[1] - m[0]):
-        if end - start == 1:
-            codes[start, label] = 4
-        else:
-            codes[start, label] = 1
-            codes[start + 1 : end - 1, label] = 2
-            codes[end - 1, label] = 3
+    matches = numpy.asarray(matches, dtype=numpy.int64).reshape(-1, 4)
+    if not len(matches):
+        return codes
+    lengths = matches[:, 1] - matches[:, 0]
+    # Shortest first, so where a token gets several codes of one label the last (longest) is kept.
+    matches, lengths = matches[numpy.argsort(lengths, kind="stable")], numpy.sort(lengths, kind="stable")
+    offset = numpy.arange(lengths.sum()) - numpy.repeat(numpy.cumsum(lengths) - lengths, lengths)
+    length = numpy.repeat(lengths, lengths)
+    values = numpy.where(offset == 0, 1, numpy.where(offset == length - 1, 3, 2))
+    values[length == 1] = 4
+    cells = (numpy.repeat(matches[:, 0], lengths) + offset) * n_labels + numpy.repeat(matches[:, 2], lengths)
+    cells, last_from_end = numpy.unique(cells[::-1], return_index=True)
+    codes.flat[cells] = values[len(values) - 1 - last_from_end]
     return codes
 
 

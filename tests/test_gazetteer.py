@@ -1,6 +1,8 @@
 import numpy
 import pytest
 import spacy
+from hypothesis import given
+from hypothesis import strategies as st
 from spacy.tokens import Doc
 
 from spacy_bioner.gazetteer import Gazetteer, filter_matches, match_codes
@@ -207,3 +209,74 @@ def test_bad_gazetteer_settings():
         nlp.add_pipe("bioner", config={"gazetteer": {"mode": "magic"}})
     with pytest.raises(ValueError, match="Unknown gazetteer settings"):
         nlp.add_pipe("bioner", name="b2", config={"gazetteer": {"colour": "red"}})
+
+
+def test_compile_cli_writes_a_loadable_gazetteer(tmp_path, nlp):
+    from typer.testing import CliRunner
+
+    from spacy_bioner.cli import app
+
+    terms = tmp_path / "places.txt"
+    terms.write_text("New York\nParis\n\n", encoding="utf8")
+    output = tmp_path / "places.gaz"
+    result = CliRunner().invoke(app, ["gazetteer", "compile", str(terms), str(output), "--label", "LOC"])
+    assert result.exit_code == 0, result.output
+    assert "2 terms" in result.output
+    gaz = Gazetteer(nlp.tokenizer)
+    gaz.load(output)
+    assert found(gaz, nlp("From new york to Paris")) == [("new york", "LOC", ""), ("Paris", "LOC", "")]
+    unlabelled = CliRunner().invoke(app, ["gazetteer", "compile", str(terms), str(tmp_path / "x.gaz")])
+    assert unlabelled.exit_code == 1 and "needs a label" in " ".join(unlabelled.output.split())
+    assert not (tmp_path / "x.gaz").exists()
+
+
+def test_word_codes_are_distinct_and_in_disjoint_ranges():
+    from spacy_bioner.token_codes import CODE_LENGTH, MAX_WORDS, word_code
+
+    ids = [0, 1, 63, 64, 4095, 4096, 262_143, 262_144, MAX_WORDS - 1]
+    codes = [word_code(i) for i in ids]
+    assert len(set(codes)) == len(ids) and all(len(c) == CODE_LENGTH for c in codes)
+    for position in range(CODE_LENGTH):  # each position's characters never occur at another position
+        here = {c[position] for c in codes}
+        assert not here & {c[p] for c in codes for p in range(CODE_LENGTH) if p != position}
+    with pytest.raises(ValueError, match="too many distinct words"):
+        word_code(MAX_WORDS)
+
+
+def test_phrase_words_match_alone_and_after_unknown_runs(nlp):
+    gaz = Gazetteer(nlp.tokenizer)
+    gaz.add("New York", "LOC")
+    gaz.add("York", "LOC")
+    gaz.add("new", "ADJ")
+    doc = nlp("brand new the York xx yy New York new")
+    assert found(gaz, doc) == [("new", "ADJ", ""), ("York", "LOC", ""), ("New", "ADJ", ""),
+                               ("New York", "LOC", ""), ("York", "LOC", ""), ("new", "ADJ", "")]
+    # Docs of a batch never match across their border.
+    first, second = nlp("I like New"), nlp("York a lot")
+    assert [len(m) for m in gaz.match_batch([first, nlp(""), second])] == [1, 0, 1]
+
+
+def test_old_format_gazetteer_is_refused(nlp):
+    import json
+
+    import srsly
+
+    gaz = Gazetteer(nlp.tokenizer)
+    gaz.add("Paris", "LOC")
+    message = srsly.msgpack_loads(gaz.to_bytes())
+    message["meta"] = json.dumps({**json.loads(message["meta"]), "format": 1})
+    with pytest.raises(ModelFileError, match="recompile"):
+        Gazetteer(nlp.tokenizer).from_bytes(srsly.msgpack_dumps(message))
+
+
+@given(st.lists(st.tuples(st.integers(0, 9), st.integers(1, 4), st.integers(0, 2)), max_size=12))
+def test_match_codes_agree_with_a_loop(spans):
+    matches = [(start, min(start + length, 10), label, 0) for start, length, label in spans]
+    expected = numpy.zeros((10, 3), dtype=numpy.intp)
+    for start, end, label, _ in sorted(matches, key=lambda m: m[1] - m[0]):
+        if end - start == 1:
+            expected[start, label] = 4
+        else:
+            expected[start, label], expected[end - 1, label] = 1, 3
+            expected[start + 1 : end - 1, label] = 2
+    assert numpy.array_equal(match_codes(matches, 10, 3), expected)

@@ -1,0 +1,102 @@
+"""Does the gazetteer help? Dev F1 with and without public term lists.
+
+Trains bioner twice with `spacy train` on a corpus's train split, once with
+configs/bioner.cfg and once with configs/bioner_gazetteer.cfg and the lists,
+and reports dev P/R/F1 overall, per type, and on entities whose text never
+occurs as an entity in the training data. Figures are printed as JSON too.
+
+Usage: python bench/bench_gazetteer_accuracy.py --corpus conll2003|bc5cdr [--data ../shared/data]
+"""
+import argparse
+import json
+import sys
+import tempfile
+from pathlib import Path
+
+import spacy
+from spacy.tokens import DocBin
+
+from bench_bioner import ROOT, convert, spacy_evaluate_examples, train
+
+CORPORA = {
+    "conll2003": ("conll2003/eng.train", "conll2003/eng.testa"),
+    "bc5cdr": ("bc5cdr/train.tsv", "bc5cdr/devel.tsv"),
+    "ncbi_disease": ("ncbi_disease/train.tsv", "ncbi_disease/devel.tsv"),
+}
+LISTS = {
+    "conll2003": [
+        "geonames/cities15000_latin.tsv", "geonames/countries.tsv", "geonames/continents.tsv", "geonames/us_states.tsv",
+        "countries_mledoze/countries.tsv", "countries_mledoze/demonyms_en.tsv", "countries_mledoze/capitals.tsv",
+        "us_census_1990_names/first_names_female.tsv", "us_census_1990_names/first_names_male.tsv",
+        "companies_us/sec_company_tickers.tsv", "companies_us/sp500_constituents.tsv",
+        "openfootball_clubs/football_clubs.tsv", "world_universities/universities.tsv",
+    ],
+    "bc5cdr": [
+        "drugbank_open_vocabulary/drugbank_vocabulary.tsv", "mesh_diseases/mesh_diseases.tsv",
+        "disease_ontology/doid_current.tsv",
+    ],
+    "ncbi_disease": ["mesh_diseases/mesh_diseases.tsv", "disease_ontology/doid_current.tsv"],
+}
+
+
+def entity_texts(nlp, path: Path) -> set:
+    return {ent.text for doc in DocBin().from_disk(path).get_docs(nlp.vocab) for ent in doc.ents}
+
+
+def prf(tp: int, n_pred: int, n_gold: int) -> dict:
+    p = tp / n_pred if n_pred else 0.0
+    r = tp / n_gold if n_gold else 0.0
+    return {"p": round(100 * p, 2), "r": round(100 * r, 2), "f": round(100 * (2 * p * r / (p + r) if p + r else 0.0), 2)}
+
+
+def score(nlp, dev_path: Path, seen: set) -> dict:
+    """Exact-match scores overall, per type, and on entities unseen in training."""
+    scores = nlp.evaluate(spacy_evaluate_examples(nlp, dev_path))
+    result = {
+        "overall": {key: round(100 * scores[f"ents_{key}"], 2) for key in ("p", "r", "f")},
+        "per_type": {label: {k: round(100 * v, 2) for k, v in s.items()} for label, s in scores["ents_per_type"].items()},
+    }
+    tp = n_pred = n_gold = 0
+    examples = spacy_evaluate_examples(nlp, dev_path)
+    for eg, doc in zip(examples, nlp.pipe(eg.predicted for eg in examples)):
+        gold = {(e.start_char, e.end_char, e.label_) for e in eg.reference.ents if e.text not in seen}
+        pred = {(e.start_char, e.end_char, e.label_) for e in doc.ents if e.text not in seen}
+        tp, n_pred, n_gold = tp + len(gold & pred), n_pred + len(pred), n_gold + len(gold)
+    result["unseen"] = {**prf(tp, n_pred, n_gold), "gold_entities": n_gold}
+    return result
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--corpus", choices=sorted(CORPORA), default="conll2003")
+    parser.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data")
+    parser.add_argument("--eval-frequency", type=int, default=100)
+    args = parser.parse_args()
+    train_file, dev_file = (args.data / name for name in CORPORA[args.corpus])
+    if not train_file.exists():
+        sys.exit(f"No {args.corpus} data under {args.data}: pass --data.")
+    lists = [args.data / "gazetteers" / name for name in LISTS[args.corpus]]
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        train_path, dev_path = convert(train_file, work), convert(dev_file, work)
+        list_dir = work / "lists"
+        list_dir.mkdir()
+        for i, path in enumerate(lists):
+            (list_dir / f"{i:02d}_{path.name}").symlink_to(path)
+        extra = ["--training.eval_frequency", str(args.eval_frequency)]
+        figures = {"corpus": args.corpus, "lists": LISTS[args.corpus]}
+        seconds = train(train_path, dev_path, work / "plain", extra)
+        seen = entity_texts(spacy.blank("en"), train_path)
+        figures["without"] = {"train_seconds": round(seconds, 1), **score(spacy.load(work / "plain" / "model-best"), dev_path, seen)}
+        seconds = train(train_path, dev_path, work / "gaz", [*extra, "--paths.gazetteer", str(list_dir)], config="bioner_gazetteer.cfg")
+        figures["with"] = {"train_seconds": round(seconds, 1), **score(spacy.load(work / "gaz" / "model-best"), dev_path, seen)}
+    for variant in ("without", "with"):
+        f = figures[variant]
+        types = ", ".join(f"{label} {s['f']}" for label, s in sorted(f["per_type"].items()))
+        print(f"{args.corpus} dev, {variant} lists: P {f['overall']['p']} R {f['overall']['r']} F1 {f['overall']['f']}; "
+              f"unseen F1 {f['unseen']['f']} ({f['unseen']['gold_entities']} entities); {types}; train {f['train_seconds']} s")
+    print(json.dumps(figures))
+
+
+if __name__ == "__main__":
+    main()
