@@ -176,46 +176,55 @@ class Gazetteer:
             self._encoder.clear()  # tokens cached as in no term may be in this one
         return word_id
 
-    def _key_id(self, words: List[str]) -> int:
-        """The id of the key of these words, a new one if they are new."""
-        get = self._word_ids.get
-        word_ids = [get(word) for word in words]
-        if None in word_ids:
-            word_ids = list(map(self._word_index, words))
-        if len(word_ids) == 1:
-            key_id = self._unit_keys[word_ids[0]]
-            if key_id < 0:
-                key_id = self._unit_keys[word_ids[0]] = len(self._key_tokens)
-                self._key_tokens.append(1)
-            return key_id
-        key = "".join(map(word_code, word_ids))
-        key_id = self._automaton.get(key, -1)
-        if key_id < 0:
-            key_id = len(self._key_tokens)
-            self._automaton.add_word(key, key_id)
-            self._key_tokens.append(len(word_ids))
-            for word_id in word_ids:
-                self._in_phrases[word_id] = 1
-        return key_id
-
     def add(self, term: str, label: str, kb_id: str = "") -> bool:
         """Add one term. RETURNS (bool): False if it normalizes to nothing (skipped)."""
         return self._add_all([(term, label, kb_id)]) == 1
 
-    def _add_words(self, words: List[str], label: str, kb_id: str) -> None:
-        key_id = self._key_id(words)
-        label_id = self._label_index.get(label)
-        if label_id is None:
-            label_id = self._label_index[label] = len(self.labels)
-            self.labels.append(label)
-        kb = self._kb_index.get(kb_id)
-        if kb is None:
-            kb = self._kb_index[kb_id] = len(self.kb_ids)
-            self.kb_ids.append(kb_id)
-        keys, labels, kbs = self._added
-        keys.append(key_id)
-        labels.append(label_id)
-        kbs.append(kb)
+    def _add_chunk(self, chunk: List[Tuple[str, str, str]], term_words: List[List[str]]) -> int:
+        """Add terms given their normalized tokens. RETURNS (int): how many were added.
+
+        The inner loop of loading millions of terms: names are bound locally.
+        """
+        word_ids, unit_keys, key_tokens = self._word_ids, self._unit_keys, self._key_tokens
+        get_key, add_word, in_phrases = self._automaton.get, self._automaton.add_word, self._in_phrases
+        label_index, kb_index, (keys, labels, kbs) = self._label_index, self._kb_index, self._added
+        added = 0
+        for (_, label, kb_id), words in zip(chunk, term_words):
+            if not words:
+                self.skipped += 1
+                continue
+            ids = [word_ids.get(word) for word in words]
+            if None in ids:
+                ids = list(map(self._word_index, words))
+            if len(ids) == 1:
+                key_id = unit_keys[ids[0]]
+                if key_id < 0:
+                    key_id = unit_keys[ids[0]] = len(key_tokens)
+                    key_tokens.append(1)
+            else:
+                key = "".join(map(word_code, ids))
+                key_id = get_key(key, -1)
+                if key_id < 0:
+                    key_id = len(key_tokens)
+                    add_word(key, key_id)
+                    key_tokens.append(len(ids))
+                    for word_id in ids:
+                        in_phrases[word_id] = 1
+            label_id = label_index.get(label)
+            if label_id is None:
+                label_id = label_index[label] = len(self.labels)
+                self.labels.append(label)
+            kb_id = str(kb_id or "")
+            kb = kb_index.get(kb_id)
+            if kb is None:
+                kb = kb_index[kb_id] = len(self.kb_ids)
+                self.kb_ids.append(kb_id)
+            keys.append(key_id)
+            labels.append(label_id)
+            kbs.append(kb)
+            added += 1
+        self._entries = None
+        return added
 
     def add_patterns(self, patterns: Iterable[dict]) -> int:
         """Add EntityRuler-style phrase patterns: {"label": ..., "pattern": "...", "id": ...}.
@@ -238,13 +247,7 @@ class Gazetteer:
             while chunk:
                 for term, label, _ in chunk:
                     _check_term(term, label)
-                for (_, label, kb_id), words in zip(chunk, self._terms_words([term for term, _, _ in chunk])):
-                    if words:
-                        self._add_words(words, label, str(kb_id or ""))
-                        added += 1
-                    else:
-                        self.skipped += 1
-                self._entries = None
+                added += self._add_chunk(chunk, self._terms_words([term for term, _, _ in chunk]))
                 chunk = list(islice(terms, chunk_size))
         self._split_cache.clear()
         self._loading_tokenizer = None
@@ -489,6 +492,11 @@ def _read_terms(path: Path, kind: str, label: Optional[str]) -> Iterator[Tuple[s
         try:
             for line_no, line in enumerate(lines, 1):
                 line = line.rstrip("\r\n")
+                if kind == "tsv":  # the common case, without a call
+                    fields = line.split("\t")
+                    if len(fields) == 3 and fields[0] and fields[1]:
+                        yield fields
+                        continue
                 if not line.strip():
                     continue
                 yield _parse_line(line, kind, label, path, line_no)
