@@ -15,11 +15,12 @@ from spacy.vocab import Vocab
 
 from . import serialize
 from .decode import viterbi
+from .document import HISTORY_FEATURES, document_features, history_features
 from .features import FeatureExtractor, Lexicon
 from .gazetteer import FILTERS, GAZETTEER_MODES, Gazetteer, filter_matches, match_codes
 from .perceptron import DROPPED, AveragedPerceptron
 from .schemes import TagScheme
-from .templates import DEFAULT_FAMILIES, WORD_ATTRIBUTES, compile_templates, identity_templates, word_attributes
+from .templates import DEFAULT_FAMILIES, DOCUMENT_FAMILY, HISTORY_FAMILY, WORD_ATTRIBUTES, compile_templates, identity_templates, word_attributes
 
 DEFAULT_BIONER_CONFIG = {
     "scheme": "BILOU",
@@ -209,16 +210,29 @@ class BioNER(TrainablePipe):
 
     # Tokens -> features -> scores -> Viterbi
 
+    def _rows(self, doc: Doc) -> numpy.ndarray:
+        return self.lexicon.rows(numpy.ascontiguousarray(doc.to_array(ORTH)), self.vocab.strings)
+
     def _features(self, doc: Doc, matches: numpy.ndarray) -> numpy.ndarray:
-        arrays = doc.to_array([ORTH, SENT_START])
-        rows = self.lexicon.rows(numpy.ascontiguousarray(arrays[:, 0]), self.vocab.strings)
-        sentence = numpy.cumsum(arrays[:, 1].astype(numpy.int64) == 1).astype(numpy.int32)
-        features = self.extractor.extract(rows, self.lexicon.table, sentence)
-        if self.cfg["gazetteer"]["mode"] == "ents" or not self.gazetteer.labels:
-            return features
-        codes = match_codes(matches, len(doc), len(self.gazetteer.labels))
-        ids = self._gazetteer_ids()[numpy.arange(codes.shape[1]), codes]
-        return numpy.ascontiguousarray(numpy.hstack([features, ids]))
+        """Feature ids per token; history columns, if any, come last and empty (DROPPED)."""
+        rows = self._rows(doc)
+        sentence = numpy.cumsum(doc.to_array(SENT_START).astype(numpy.int64) == 1).astype(numpy.int32)
+        columns = [self.extractor.extract(rows, self.lexicon.table, sentence)]
+        if DOCUMENT_FAMILY in self.cfg["features"]:
+            columns.append(document_features(rows, self.lexicon.table, sentence, self.cfg["n_buckets"]))
+        if self.cfg["gazetteer"]["mode"] != "ents" and self.gazetteer.labels:
+            codes = match_codes(matches, len(doc), len(self.gazetteer.labels))
+            columns.append(self._gazetteer_ids()[numpy.arange(codes.shape[1]), codes])
+        if HISTORY_FAMILY in self.cfg["features"]:
+            columns.append(numpy.full((len(doc), len(HISTORY_FEATURES)), DROPPED, dtype=numpy.uint32))
+        return columns[0] if len(columns) == 1 else numpy.ascontiguousarray(numpy.hstack(columns))
+
+    def _add_history(self, doc: Doc, features: numpy.ndarray, first_pass: numpy.ndarray) -> None:
+        """Fill the history columns from a first pass's tags."""
+        types = numpy.where(first_pass == 0, 0, (first_pass - 1) // len(self.scheme.moves) + 1)
+        features[:, -len(HISTORY_FEATURES):] = history_features(
+            self._rows(doc), self.lexicon.table, types, len(self.labels) + 1, self.cfg["n_buckets"]
+        )
 
     def _gazetteer_ids(self) -> numpy.ndarray:
         """Feature id of (gazetteer label, position in the match), DROPPED for no match."""
@@ -270,7 +284,11 @@ class BioNER(TrainablePipe):
         docs = list(docs)
         for doc, matches in zip(docs, self.gazetteer.match_batch(docs)):
             presets = self._presets(doc, matches)
-            tags = self._decode(self._features(doc, matches), self._allowed(doc, presets), averaged=True)
+            features, allowed = self._features(doc, matches), self._allowed(doc, presets)
+            tags = self._decode(features, allowed, averaged=True)
+            if HISTORY_FAMILY in self.cfg["features"]:
+                self._add_history(doc, features, tags)
+                tags = self._decode(features, allowed, averaged=True)
             predictions.append(Prediction(tags, matches, presets))
         return predictions
 
@@ -332,12 +350,16 @@ class BioNER(TrainablePipe):
             matches = self._match_dropout(self.gazetteer.match(doc))
             presets = self._presets(doc, matches)
             features = self._dropout(self._features(doc, matches))
+            allowed = self._allowed(doc, presets)
+            # Half the updates see the first pass's history, half none, as the first pass itself does.
+            if HISTORY_FAMILY in self.cfg["features"] and self._rng.random() < 0.5:
+                self._add_history(doc, features, self._decode(features, allowed, averaged=False))
             gold = known
             if (known < 0).any():
                 free = numpy.zeros(len(doc), dtype=numpy.bool_)
                 gold = self._decode(features, self.scheme.allowed(free, free, known), averaged=False)
             cost_against = known if self.cfg["margin"] > 0 else None
-            guess = self._decode(features, self._allowed(doc, presets), averaged=False, cost_against=cost_against)
+            guess = self._decode(features, allowed, averaged=False, cost_against=cost_against)
             self.model.update(features, gold, guess)
             losses[self.name] += float((gold != guess).sum())
         return losses

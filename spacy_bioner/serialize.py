@@ -11,7 +11,7 @@ import numpy
 import srsly
 
 from .schemes import SCHEMES
-from .templates import FAMILIES
+from .templates import ALL_FAMILIES
 
 CFG_KEYS = {
     "scheme": str,
@@ -51,7 +51,7 @@ def check_cfg(cfg: dict, where: str) -> None:
             raise ModelFileError(f"Bad config in {where}: {key!r} should be a {kind.__name__}, got {cfg.get(key)!r}.")
     if cfg["scheme"] not in SCHEMES:
         raise ModelFileError(f"Bad config in {where}: unknown scheme {cfg['scheme']!r}.")
-    unknown = [f for f in cfg["features"] if f not in FAMILIES]
+    unknown = [f for f in cfg["features"] if f not in ALL_FAMILIES]
     if unknown:
         raise ModelFileError(f"Bad config in {where}: unknown feature families {unknown}.")
     if not all(isinstance(label, str) and label for label in cfg["labels"]):

@@ -98,6 +98,11 @@ FAMILIES: Dict[str, Dict[str, Tuple[Tuple[str, int], ...]]] = {
         "case[-1..+1]": (("case", -1), ("case", 0), ("case", 1)),
     },
 }
+# Features from the whole doc rather than a window, and from a first decoding
+# pass over it (see document.py).
+DOCUMENT_FAMILY = "document"
+HISTORY_FAMILY = "history"
+ALL_FAMILIES = [*FAMILIES, DOCUMENT_FAMILY, HISTORY_FAMILY]
 DEFAULT_FAMILIES = list(FAMILIES)
 
 
@@ -108,7 +113,7 @@ IDENTITY_ATTRIBUTES = {"orth", "lower", *[f"prefix{k}" for k in range(1, 5)], *[
 
 def identity_templates(families: Sequence[str]) -> List[int]:
     """Positions (in `compile_templates` order) of templates that read the word itself."""
-    names = [parts for family in families for parts in FAMILIES[family].values()]
+    names = [parts for family in families if family in FAMILIES for parts in FAMILIES[family].values()]
     return [
         i + 1  # after the bias
         for i, parts in enumerate(names)
@@ -122,11 +127,11 @@ def compile_templates(families: Sequence[str]) -> List[Tuple[int, List[Tuple[int
     The seed is the hash of the template's name, so switching a family off
     leaves every other feature's ids unchanged. A bias template always comes first.
     """
-    unknown = [name for name in families if name not in FAMILIES]
+    unknown = [name for name in families if name not in ALL_FAMILIES]
     if unknown:
-        raise ValueError(f"Unknown feature families {unknown}: choose from {list(FAMILIES)}.")
+        raise ValueError(f"Unknown feature families {unknown}: choose from {ALL_FAMILIES}.")
     templates = [(get_string_id("template=bias"), [])]
-    for family in families:
+    for family in (name for name in families if name in FAMILIES):
         for name, parts in FAMILIES[family].items():
             columns = [(COLUMNS[attribute], offset) for attribute, offset in parts]
             templates.append((get_string_id(f"template={name}"), columns))

@@ -1,11 +1,12 @@
-"""Does the gazetteer help? Dev F1 with and without public term lists.
+"""Dev accuracy per corpus, with and without public term lists.
 
-Trains bioner twice with `spacy train` on a corpus's train split, once with
-configs/bioner.cfg and once with configs/bioner_gazetteer.cfg and the lists,
-and reports dev P/R/F1 overall, per type, and on entities whose text never
-occurs as an entity in the training data. Figures are printed as JSON too.
+Trains bioner with `spacy train` on a corpus's train split with
+configs/bioner.cfg (and, with --lists, again with configs/bioner_gazetteer.cfg
+and the corpus's public term lists), and reports dev P/R/F1 overall, per type,
+and on entities whose text never occurs as an entity in the training data;
+also training time and component tokens/s. Figures are printed as JSON too.
 
-Usage: python bench/bench_gazetteer_accuracy.py --corpus conll2003|bc5cdr [--data ../shared/data]
+Usage: python bench/bench_accuracy.py --corpus conll2003|bc5cdr|ncbi_disease|wnut17 [--lists] [--data ../shared/data]
 """
 import argparse
 import json
@@ -16,12 +17,13 @@ from pathlib import Path
 import spacy
 from spacy.tokens import DocBin
 
-from bench_bioner import ROOT, convert, spacy_evaluate_examples, train
+from bench_bioner import ROOT, convert, gold_token_examples, spacy_evaluate_examples, throughput, train
 
 CORPORA = {
     "conll2003": ("conll2003/eng.train", "conll2003/eng.testa"),
     "bc5cdr": ("bc5cdr/train.tsv", "bc5cdr/devel.tsv"),
     "ncbi_disease": ("ncbi_disease/train.tsv", "ncbi_disease/devel.tsv"),
+    "wnut17": ("wnut17/wnut17train.conll", "wnut17/emerging.dev.conll"),
 }
 LISTS = {
     "conll2003": [
@@ -36,6 +38,11 @@ LISTS = {
         "disease_ontology/doid_current.tsv",
     ],
     "ncbi_disease": ["mesh_diseases/mesh_diseases.tsv", "disease_ontology/doid_current.tsv"],
+    "wnut17": [
+        "geonames/cities15000_latin.tsv", "geonames/countries.tsv", "countries_mledoze/countries.tsv",
+        "us_census_1990_names/first_names_female.tsv", "us_census_1990_names/first_names_male.tsv",
+        "companies_us/sec_company_tickers.tsv",
+    ],
 }
 
 
@@ -70,6 +77,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--corpus", choices=sorted(CORPORA), default="conll2003")
     parser.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data")
+    parser.add_argument("--lists", action="store_true", help="Also train with the corpus's public term lists.")
     parser.add_argument("--eval-frequency", type=int, default=100)
     args = parser.parse_args()
     train_file, dev_file = (args.data / name for name in CORPORA[args.corpus])
@@ -84,17 +92,24 @@ def main() -> None:
         for i, path in enumerate(lists):
             (list_dir / f"{i:02d}_{path.name}").symlink_to(path)
         extra = ["--training.eval_frequency", str(args.eval_frequency)]
-        figures = {"corpus": args.corpus, "lists": LISTS[args.corpus]}
-        seconds = train(train_path, dev_path, work / "plain", extra)
+        figures = {"corpus": args.corpus}
         seen = entity_texts(spacy.blank("en"), train_path)
-        figures["without"] = {"train_seconds": round(seconds, 1), **score(spacy.load(work / "plain" / "model-best"), dev_path, seen)}
-        seconds = train(train_path, dev_path, work / "gaz", [*extra, "--paths.gazetteer", str(list_dir)], config="bioner_gazetteer.cfg")
-        figures["with"] = {"train_seconds": round(seconds, 1), **score(spacy.load(work / "gaz" / "model-best"), dev_path, seen)}
-    for variant in ("without", "with"):
+        runs = [("without", "bioner.cfg", [])]
+        if args.lists:
+            figures["lists"] = LISTS[args.corpus]
+            runs.append(("with", "bioner_gazetteer.cfg", ["--paths.gazetteer", str(list_dir)]))
+        for variant, config, options in runs:
+            seconds = train(train_path, dev_path, work / variant, [*extra, *options], config=config)
+            nlp = spacy.load(work / variant / "model-best")
+            speed = throughput(nlp, gold_token_examples(nlp, dev_path), repeats=3)
+            figures[variant] = {"train_seconds": round(seconds, 1), **score(nlp, dev_path, seen),
+                                "component_tokens_per_s": round(speed["component_tokens_per_s"])}
+    for variant in [v for v in ("without", "with") if v in figures]:
         f = figures[variant]
         types = ", ".join(f"{label} {s['f']}" for label, s in sorted(f["per_type"].items()))
         print(f"{args.corpus} dev, {variant} lists: P {f['overall']['p']} R {f['overall']['r']} F1 {f['overall']['f']}; "
-              f"unseen F1 {f['unseen']['f']} ({f['unseen']['gold_entities']} entities); {types}; train {f['train_seconds']} s")
+              f"unseen F1 {f['unseen']['f']} ({f['unseen']['gold_entities']} entities); {types}; "
+              f"train {f['train_seconds']} s; {f['component_tokens_per_s']:,} tokens/s")
     print(json.dumps(figures))
 
 

@@ -1,0 +1,78 @@
+import numpy
+import spacy
+
+from spacy_bioner.document import DOCUMENT_FEATURES, document_features
+from spacy_bioner.features import Lexicon
+from spacy_bioner.perceptron import DROPPED
+from spacy_bioner.templates import WORD_ATTRIBUTES, word_attributes
+
+from conftest import TRAIN_DATA, train_nlp
+
+
+def features_of(words, sentence_starts=None):
+    nlp = spacy.blank("en")
+    lexicon = Lexicon(word_attributes, len(WORD_ATTRIBUTES))
+    orths = numpy.array([nlp.vocab.strings.add(w) for w in words], dtype=numpy.uint64)
+    rows = lexicon.rows(orths, nlp.vocab.strings)
+    starts = sentence_starts or [0] * len(words)
+    sentence = numpy.cumsum(starts).astype(numpy.int32)
+    return document_features(rows, lexicon.table, sentence, 2**20)
+
+
+def test_first_mentions_have_no_first_mention_context():
+    words = "Mr. Jordan said Jordan left , Jordan".split()
+    out = features_of(words)
+    assert out.shape == (len(words), len(DOCUMENT_FEATURES)) and out.dtype == numpy.uint32
+    first_prev, first_next = out[:, 1], out[:, 2]
+    assert first_prev[1] == DROPPED and first_next[1] == DROPPED  # the first "Jordan"
+    # Later mentions see the words around the first one ("Mr." before, "said" after) ...
+    assert first_prev[3] == first_prev[6] != DROPPED and first_next[3] == first_next[6] != DROPPED
+    # ... and so does a later mention of a word first seen elsewhere: "said" never repeats.
+    assert first_prev[2] == DROPPED
+
+
+def test_case_elsewhere_changes_the_case_feature():
+    # "Apple" capitalized away from a sentence start in one doc, lowercase elsewhere in the other.
+    proper = features_of("We like Apple . Apple rose".split())
+    common = features_of("We like apple . Apple rose".split())
+    assert proper[4, 0] != common[4, 0]
+    # Same own case and same evidence, same feature.
+    assert proper[4, 0] == features_of("They met Apple and Apple".split())[4, 0]
+
+
+def test_document_family_trains_and_round_trips(tmp_path):
+    nlp = train_nlp({"features": ["word", "window", "shape", "document"]})
+    for text, gold in TRAIN_DATA:
+        assert [(e.start_char, e.end_char, e.label_) for e in nlp(text).ents] == gold
+    nlp.to_disk(tmp_path)
+    loaded = spacy.load(tmp_path)
+    assert loaded.get_pipe("bioner").cfg["features"][-1] == "document"
+    assert [e.text for e in loaded(TRAIN_DATA[1][0]).ents] == [e.text for e in nlp(TRAIN_DATA[1][0]).ents]
+
+
+def test_history_gives_the_majority_type_of_other_mentions():
+    from spacy_bioner.document import HISTORY_FEATURES, history_features
+
+    nlp = spacy.blank("en")
+    lexicon = Lexicon(word_attributes, len(WORD_ATTRIBUTES))
+    words = "Jordan met Jordan and Jordan in Amman".split()
+    orths = numpy.array([nlp.vocab.strings.add(w) for w in words], dtype=numpy.uint64)
+    rows = lexicon.rows(orths, nlp.vocab.strings)
+    # First-pass types: 0 = O, 1 = PER, 2 = LOC.
+    out = history_features(rows, lexicon.table, numpy.array([1, 0, 1, 0, 2, 0, 2]), 3, 2**20)
+    assert out.shape == (len(words), len(HISTORY_FEATURES))
+    # Token 4 (LOC) sees two PER mentions; token 0 sees one PER and one LOC: argmax keeps the first, PER.
+    assert out[4, 0] == out[0, 0] == out[2, 0] != DROPPED
+    assert (out[[1, 5, 6]] == DROPPED).all()  # "met", "in", "Amman" have no other mention
+    changed = history_features(rows, lexicon.table, numpy.array([2, 0, 2, 0, 2, 0, 2]), 3, 2**20)
+    assert changed[0, 0] != out[0, 0]
+
+
+def test_history_family_trains_and_round_trips(tmp_path):
+    nlp = train_nlp({"features": ["word", "window", "shape", "document", "history"]})
+    for text, gold in TRAIN_DATA:
+        assert [(e.start_char, e.end_char, e.label_) for e in nlp(text).ents] == gold
+    nlp.to_disk(tmp_path)
+    loaded = spacy.load(tmp_path)
+    docs = [nlp(text) for text, _ in TRAIN_DATA]
+    assert [[e.text for e in d.ents] for d in loaded.pipe(t for t, _ in TRAIN_DATA)] == [[e.text for e in d.ents] for d in docs]
