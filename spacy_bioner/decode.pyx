@@ -16,11 +16,20 @@ import numpy
 cdef int _viterbi(
     const float* emissions, const float* transitions, const uint8_t* allowed,
     const uint8_t* legal, int n, int n_tags, int32_t* out,
-    double* delta, double* next_delta, int32_t* backpointers,
+    double* delta, double* next_delta, int32_t* backpointers, int32_t* predecessors,
 ) noexcept nogil:
-    cdef int i, tag, prev, best_prev
+    cdef int i, tag, prev, best_prev, k
     cdef double best, score
     cdef double* swap
+    # Each tag's legal predecessors, in ascending order: the scheme's
+    # constraints leave a few of them, so the inner loop skips the rest.
+    cdef int32_t* n_predecessors = predecessors + n_tags * n_tags
+    for tag in range(n_tags):
+        n_predecessors[tag] = 0
+        for prev in range(n_tags):
+            if legal[prev * n_tags + tag]:
+                predecessors[tag * n_tags + n_predecessors[tag]] = prev
+                n_predecessors[tag] += 1
     cdef const float* start_scores = transitions + n_tags * n_tags
     cdef const uint8_t* start_legal = legal + n_tags * n_tags
     for tag in range(n_tags):
@@ -33,9 +42,9 @@ cdef int _viterbi(
             best = -INFINITY
             best_prev = -1
             if allowed[i * n_tags + tag]:
-                for prev in range(n_tags):
-                    if delta[prev] == -INFINITY or not legal[prev * n_tags + tag]:
-                        continue
+                for k in range(n_predecessors[tag]):
+                    prev = predecessors[tag * n_tags + k]
+                    # An unreachable prev has delta -inf and never wins.
                     score = delta[prev] + transitions[prev * n_tags + tag]
                     if score > best:  # strict: ties go to the lowest tag id
                         best = score
@@ -90,11 +99,12 @@ def viterbi(
     cdef double* delta = <double*>mem.alloc(n_tags, sizeof(double))
     cdef double* next_delta = <double*>mem.alloc(n_tags, sizeof(double))
     cdef int32_t* backpointers = <int32_t*>mem.alloc(n * n_tags, sizeof(int32_t))
+    cdef int32_t* predecessors = <int32_t*>mem.alloc((n_tags + 1) * n_tags, sizeof(int32_t))
     cdef int status
     with nogil:
         status = _viterbi(
             &emissions[0, 0], &transitions[0, 0], &allowed[0, 0], &legal[0, 0],
-            n, n_tags, &out_view[0], delta, next_delta, backpointers,
+            n, n_tags, &out_view[0], delta, next_delta, backpointers, predecessors,
         )
     if status != 0:
         raise ValueError("No tag sequence satisfies the constraints (conflicting preset entities?)")

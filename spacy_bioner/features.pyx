@@ -9,6 +9,7 @@ across a window by the templates and maps each combination to a weight row.
 from cython.operator cimport dereference as deref
 from libc.stdint cimport int32_t, uint32_t, uint64_t
 from libcpp.unordered_map cimport unordered_map
+from spacy.tokens.doc cimport Doc
 
 import numpy
 
@@ -68,6 +69,15 @@ cdef class Lexicon:
                 out_view[i] = deref(found).second
         return out
 
+    def doc_rows(self, Doc doc):
+        """`rows` of a doc's tokens, read straight from the doc."""
+        cdef Py_ssize_t i
+        orths = numpy.empty(doc.length, dtype=numpy.uint64)
+        cdef uint64_t[::1] orth_view = orths
+        for i in range(doc.length):
+            orth_view[i] = doc.c[i].lex.orth
+        return self.rows(orths, doc.vocab.strings)
+
     cdef int32_t _add(self, uint64_t orth, str text) except -1:
         if self._n_rows == self.table.shape[0]:
             self.table = numpy.concatenate([self.table, numpy.zeros_like(self.table)])
@@ -78,6 +88,18 @@ cdef class Lexicon:
 
     def __reduce__(self):
         return (Lexicon, (self._attributes, self.table.shape[1], self._max_size))
+
+
+def sentence_ids(Doc doc):
+    """The sentence number of each token (int32[n]): a new one at each sentence start."""
+    cdef Py_ssize_t i
+    cdef int32_t sentence = 0
+    out = numpy.empty(doc.length, dtype=numpy.int32)
+    cdef int32_t[::1] out_view = out
+    for i in range(doc.length):
+        sentence += doc.c[i].sent_start == 1
+        out_view[i] = sentence
+    return out
 
 
 cdef class FeatureExtractor:

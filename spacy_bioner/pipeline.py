@@ -3,7 +3,7 @@ from pathlib import Path
 from typing import Callable, Dict, Iterable, List, NamedTuple, Optional, Sequence, Union
 
 import numpy
-from spacy.attrs import IS_SPACE, ORTH, SENT_START
+from spacy.attrs import IS_SPACE, SENT_START
 from spacy.language import Language
 from spacy.pipeline import TrainablePipe
 from spacy.scorer import get_ner_prf
@@ -16,7 +16,7 @@ from spacy.vocab import Vocab
 from . import serialize
 from .decode import viterbi
 from .document import HISTORY_FEATURES, document_features, history_features
-from .features import FeatureExtractor, Lexicon
+from .features import FeatureExtractor, Lexicon, sentence_ids
 from .gazetteer import FILTERS, GAZETTEER_MODES, Gazetteer, filter_matches, match_codes
 from .perceptron import DROPPED, AveragedPerceptron
 from .schemes import TagScheme
@@ -210,13 +210,10 @@ class BioNER(TrainablePipe):
 
     # Tokens -> features -> scores -> Viterbi
 
-    def _rows(self, doc: Doc) -> numpy.ndarray:
-        return self.lexicon.rows(numpy.ascontiguousarray(doc.to_array(ORTH)), self.vocab.strings)
-
     def _features(self, doc: Doc, matches: numpy.ndarray) -> numpy.ndarray:
         """Feature ids per token; history columns, if any, come last and empty (DROPPED)."""
-        rows = self._rows(doc)
-        sentence = numpy.cumsum(doc.to_array(SENT_START).astype(numpy.int64) == 1).astype(numpy.int32)
+        rows = self.lexicon.doc_rows(doc)
+        sentence = sentence_ids(doc)
         columns = [self.extractor.extract(rows, self.lexicon.table, sentence)]
         if DOCUMENT_FAMILY in self.cfg["features"]:
             columns.append(document_features(rows, self.lexicon.table, sentence, self.cfg["n_buckets"]))
@@ -229,9 +226,9 @@ class BioNER(TrainablePipe):
 
     def _add_history(self, doc: Doc, features: numpy.ndarray, first_pass: numpy.ndarray) -> None:
         """Fill the history columns from a first pass's tags."""
-        types = numpy.where(first_pass == 0, 0, (first_pass - 1) // len(self.scheme.moves) + 1)
+        types = numpy.where(first_pass == 0, 0, (first_pass - 1) // len(self.scheme.moves) + 1).astype(numpy.int64)
         features[:, -len(HISTORY_FEATURES):] = history_features(
-            self._rows(doc), self.lexicon.table, types, len(self.labels) + 1, self.cfg["n_buckets"]
+            self.lexicon.doc_rows(doc), self.lexicon.table, types, len(self.labels) + 1, self.cfg["n_buckets"]
         )
 
     def _gazetteer_ids(self) -> numpy.ndarray:
@@ -285,10 +282,14 @@ class BioNER(TrainablePipe):
         for doc, matches in zip(docs, self.gazetteer.match_batch(docs)):
             presets = self._presets(doc, matches)
             features, allowed = self._features(doc, matches), self._allowed(doc, presets)
-            tags = self._decode(features, allowed, averaged=True)
+            scores = self.model.scores(features, averaged=True)
+            tags = viterbi(scores, self.model.transitions(averaged=True), allowed, self._legal)
             if HISTORY_FAMILY in self.cfg["features"]:
+                # The first pass saw no history features, so the second pass's
+                # scores are the first's plus the weights of those alone.
                 self._add_history(doc, features, tags)
-                tags = self._decode(features, allowed, averaged=True)
+                scores += self.model.scores(numpy.ascontiguousarray(features[:, -len(HISTORY_FEATURES):]), averaged=True)
+                tags = viterbi(scores, self.model.transitions(averaged=True), allowed, self._legal)
             predictions.append(Prediction(tags, matches, presets))
         return predictions
 

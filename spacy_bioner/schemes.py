@@ -98,22 +98,28 @@ class TagScheme:
         >>> TagScheme("BIO", ["PER"]).to_spans([1, 2, 0, 1])
         [(0, 2, 0), (3, 4, 0)]
         """
-        tags = list(tags)
+        tags = numpy.asarray(list(tags) if not isinstance(tags, numpy.ndarray) else tags, dtype=numpy.int64)
+        tagged = numpy.flatnonzero(tags)  # only entity tokens need a look: most are O
+        moves = [self.moves[m] for m in ((tags[tagged] - 1) % len(self.moves)).tolist()]
         spans: List[Span] = []
         start = label = None
-        for i, tag in enumerate(tags):
-            move = self.move(tag)
-            continues = move in "IL" and start is not None and self.label_of(tag) == label
+        last = -2
+        for i, move, tag_label in zip(tagged.tolist(), moves, ((tags[tagged] - 1) // len(self.moves)).tolist()):
+            if start is not None and i != last + 1:  # an O in between closed it
+                spans.append((start, last + 1, label))
+                start = None
+            continues = move in "IL" and start is not None and tag_label == label
             if start is not None and not continues:
                 spans.append((start, i, label))
                 start = None
-            if move != "O" and start is None:  # an orphan I/L is read as a start
-                start, label = i, self.label_of(tag)
+            if start is None:  # an orphan I/L is read as a start
+                start, label = i, tag_label
             if move in "LU":
                 spans.append((start, i + 1, label))
                 start = None
+            last = i
         if start is not None:
-            spans.append((start, len(tags), label))
+            spans.append((start, last + 1, label))
         return spans
 
     def from_spans(self, spans: Iterable[Span], length: int) -> numpy.ndarray:

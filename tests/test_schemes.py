@@ -91,3 +91,30 @@ def test_allowed_masks(name):
     if name == "BILOU":
         # whitespace right before a sentence start: nothing may open, stay open or end there
         assert allowed[1].tolist() == [1, 0, 0, 0, 0]
+
+
+def _spans_token_by_token(scheme, tags):
+    """The reading of any tag sequence, one token at a time (the reference for to_spans)."""
+    spans, start, label = [], None, None
+    for i, tag in enumerate(tags):
+        move = scheme.move(tag)
+        continues = move in "IL" and start is not None and scheme.label_of(tag) == label
+        if start is not None and not continues:
+            spans.append((start, i, label))
+            start = None
+        if move != "O" and start is None:
+            start, label = i, scheme.label_of(tag)
+        if move in "LU":
+            spans.append((start, i + 1, label))
+            start = None
+    if start is not None:
+        spans.append((start, len(tags), label))
+    return spans
+
+
+@pytest.mark.parametrize("name", ["BIO", "BILOU"])
+@given(data=st.data())
+def test_to_spans_reads_any_sequence_like_the_reference(name, data):
+    scheme = TagScheme(name, ["A", "B", "C"])
+    tags = data.draw(st.lists(st.integers(0, scheme.n_tags - 1), max_size=20))
+    assert scheme.to_spans(tags) == _spans_token_by_token(scheme, tags)

@@ -1,0 +1,140 @@
+# cython: language_level=3
+"""Document-level features: what the other mentions of a word in the same doc say.
+
+A word's own context can leave its type open ("Jordan" opening a sentence);
+its other mentions in the document often settle it. For each token, from the
+other tokens with the same lowercase form (Ratinov & Roth's context
+aggregation, in fixed width):
+- `doc_case`: whether the word is lowercase elsewhere, and whether it is
+  capitalized elsewhere away from a sentence start, with the token's own case;
+- `first_prev`, `first_next`: the words around the word's first mention, for
+  its later mentions (first mentions in news carry the fullest context).
+
+And, in a second decoding pass, what the first pass made of the other mentions
+(Ratinov & Roth's two-stage prediction aggregation):
+- `history`, `history+case`: the entity type (or O) most of the word's other
+  mentions got, alone and with the token's own case.
+"""
+from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
+from libcpp.unordered_map cimport unordered_map
+from libcpp.vector cimport vector
+
+import numpy
+from spacy.strings import get_string_id
+
+from .perceptron import DROPPED
+from .templates import COLUMNS
+
+DOCUMENT_FEATURES = ("doc_case", "first_prev", "first_next")
+HISTORY_FEATURES = ("history", "history+case")
+_SEEDS = [get_string_id(f"template={name}") for name in DOCUMENT_FEATURES]
+_HISTORY_SEEDS = [get_string_id(f"template={name}") for name in HISTORY_FEATURES]
+cdef uint64_t _LOWER = get_string_id("case=lower")
+cdef uint64_t _TITLE = get_string_id("case=title")
+cdef uint64_t _UPPER = get_string_id("case=upper")
+cdef uint64_t _PADDING = 0x9E3779B97F4A7C15ULL
+cdef uint32_t _DROPPED = DROPPED
+cdef int _LOWER_COLUMN = COLUMNS["lower"]
+cdef int _CASE_COLUMN = COLUMNS["case"]
+
+
+cdef inline uint64_t _mix(uint64_t h) noexcept nogil:
+    # splitmix64's finalizer, as in features.pyx.
+    h ^= h >> 30
+    h *= 0xbf58476d1ce4e5b9ULL
+    h ^= h >> 27
+    h *= 0x94d049bb133111ebULL
+    h ^= h >> 31
+    return h
+
+
+cdef int _mentions(const int32_t[::1] rows, const uint64_t[:, ::1] table, int32_t* group) except -1:
+    """A group id per token (tokens with the same lowercase form share one); RETURNS the number of groups."""
+    cdef unordered_map[uint64_t, int32_t] groups
+    cdef Py_ssize_t i
+    cdef uint64_t lower
+    for i in range(rows.shape[0]):
+        lower = table[rows[i], _LOWER_COLUMN]
+        if groups.count(lower) == 0:
+            groups[lower] = <int32_t>groups.size()
+        group[i] = groups[lower]
+    return <int>groups.size()
+
+
+def document_features(const int32_t[::1] rows, const uint64_t[:, ::1] table, const int32_t[::1] sentence, uint64_t n_buckets):
+    """The document features of every token of one doc.
+
+    rows (int32[n]): Each token's row in the lexicon table.
+    table (uint64[rows, attributes]): The lexicon table.
+    sentence (int32[n]): Sentence number of each token.
+    RETURNS (uint32[n, len(DOCUMENT_FEATURES)]): Feature ids, DROPPED where a token has none.
+    """
+    cdef Py_ssize_t i, n = rows.shape[0], at
+    out = numpy.full((n, len(DOCUMENT_FEATURES)), DROPPED, dtype=numpy.uint32)
+    if n == 0:
+        return out
+    cdef uint32_t[:, ::1] out_view = out
+    cdef vector[int32_t] group = vector[int32_t](n)
+    cdef int n_groups = _mentions(rows, table, group.data())
+    cdef vector[int32_t] lowercase = vector[int32_t](n_groups), capitalized = vector[int32_t](n_groups)
+    cdef vector[int64_t] first = vector[int64_t](n_groups, -1)
+    cdef vector[int32_t] is_lower = vector[int32_t](n), is_capitalized = vector[int32_t](n)
+    cdef uint64_t case, code, value
+    cdef uint64_t seed_case = _SEEDS[0], seed_prev = _SEEDS[1], seed_next = _SEEDS[2]
+    for i in range(n):
+        case = table[rows[i], _CASE_COLUMN]
+        is_lower[i] = case == _LOWER
+        # Capitalized where no sentence starts: evidence of a name.
+        is_capitalized[i] = (case == _TITLE or case == _UPPER) and i > 0 and sentence[i - 1] == sentence[i]
+        lowercase[group[i]] += is_lower[i]
+        capitalized[group[i]] += is_capitalized[i]
+        if first[group[i]] < 0:
+            first[group[i]] = i
+    for i in range(n):
+        case = table[rows[i], _CASE_COLUMN]
+        code = 1 + (lowercase[group[i]] - is_lower[i] > 0) + 2 * (capitalized[group[i]] - is_capitalized[i] > 0)
+        out_view[i, 0] = <uint32_t>(_mix(_mix(seed_case ^ code) ^ case) % n_buckets)
+        at = first[group[i]]
+        if at == i:
+            continue  # a first mention: its own window already says this
+        value = table[rows[at - 1], _LOWER_COLUMN] if at > 0 and sentence[at - 1] == sentence[at] else _PADDING
+        out_view[i, 1] = <uint32_t>(_mix(seed_prev ^ value) % n_buckets)
+        value = table[rows[at + 1], _LOWER_COLUMN] if at + 1 < n and sentence[at + 1] == sentence[at] else _PADDING
+        out_view[i, 2] = <uint32_t>(_mix(seed_next ^ value) % n_buckets)
+    return out
+
+
+def history_features(const int32_t[::1] rows, const uint64_t[:, ::1] table, const int64_t[::1] types, int n_types, uint64_t n_buckets):
+    """The history features of every token of one doc, from a first pass's tags.
+
+    types (int64[n]): Each token's entity type in the first pass: 0 for O, else label + 1.
+    n_types (int): Labels + 1.
+    RETURNS (uint32[n, len(HISTORY_FEATURES)]): Feature ids, DROPPED where a word has no other mention.
+    """
+    cdef Py_ssize_t i, n = rows.shape[0]
+    cdef int t, best, best_count, count, total
+    out = numpy.full((n, len(HISTORY_FEATURES)), DROPPED, dtype=numpy.uint32)
+    if n == 0:
+        return out
+    cdef uint32_t[:, ::1] out_view = out
+    cdef vector[int32_t] group = vector[int32_t](n)
+    cdef int n_groups = _mentions(rows, table, group.data())
+    cdef vector[int32_t] counts = vector[int32_t](n_groups * n_types)
+    cdef uint64_t majority, seed = _HISTORY_SEEDS[0], seed_case = _HISTORY_SEEDS[1]
+    for i in range(n):
+        if not 0 <= types[i] < n_types:
+            raise ValueError(f"type {types[i]} of token {i} outside 0..{n_types - 1}")
+        counts[group[i] * n_types + types[i]] += 1
+    for i in range(n):
+        best, best_count, total = 0, -1, 0
+        for t in range(n_types):
+            count = counts[group[i] * n_types + t] - (t == types[i])
+            total += count
+            if count > best_count:
+                best, best_count = t, count
+        if total == 0:
+            continue
+        majority = 1 + best
+        out_view[i, 0] = <uint32_t>(_mix(seed ^ majority) % n_buckets)
+        out_view[i, 1] = <uint32_t>(_mix(_mix(seed_case ^ majority) ^ table[rows[i], _CASE_COLUMN]) % n_buckets)
+    return out
