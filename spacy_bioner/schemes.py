@@ -28,6 +28,12 @@ class TagScheme:
         self.moves = "BI" if name == "BIO" else "BILU"
         self.tags = ["O"] + [f"{m}-{label}" for label in self.labels for m in self.moves]
         self.tag_ids = {tag: i for i, tag in enumerate(self.tags)}
+        # Per-tag masks, made once: decoding asks for them for every doc.
+        tag_moves = [tag[0] for tag in self.tags]
+        self._closing = numpy.array([self.name == "BIO" or m in "OLU" for m in tag_moves])
+        self._opening = numpy.array([m in "BU" for m in tag_moves])
+        self._continuing = numpy.array([m in "IL" for m in tag_moves])
+        self._bounds = numpy.array([m in ("B" if name == "BIO" else "BUL") for m in tag_moves])
 
     @property
     def n_tags(self) -> int:
@@ -66,17 +72,15 @@ class TagScheme:
 
     def closing(self) -> numpy.ndarray:
         """bool (n_tags,): tags after which a sequence (or a sentence) may end."""
-        if self.name == "BIO":
-            return numpy.ones(self.n_tags, dtype=numpy.bool_)
-        return numpy.array([self.move(t) in "OLU" for t in range(self.n_tags)])
+        return self._closing
 
     def opening(self) -> numpy.ndarray:
         """bool (n_tags,): tags that start an entity."""
-        return numpy.array([self.move(t) in "BU" for t in range(self.n_tags)])
+        return self._opening
 
     def continuing(self) -> numpy.ndarray:
         """bool (n_tags,): tags that need a predecessor of the same entity."""
-        return numpy.array([self.move(t) in "IL" for t in range(self.n_tags)])
+        return self._continuing
 
     def is_valid(self, tags: Sequence[int], sent_starts: Optional[Sequence[bool]] = None) -> bool:
         """Whether a tag sequence is well formed (and keeps entities inside sentences)."""
@@ -187,9 +191,7 @@ class TagScheme:
         allowed[starts] &= ~self.continuing()
         ends = numpy.append(starts[1:], True)
         allowed[ends] &= self.closing()
-        edges = "B" if self.name == "BIO" else "BUL"
-        bounds = numpy.array([self.move(t) in edges for t in range(self.n_tags)])
-        allowed[is_space] &= ~bounds  # nothing starts (or, in BILOU, ends) on whitespace
+        allowed[is_space] &= ~self._bounds  # nothing starts (or, in BILOU, ends) on whitespace
         if closed_before is not None:
             allowed[closed_before] &= ~self.continuing()
         is_forced = forced >= 0

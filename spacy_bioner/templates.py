@@ -103,7 +103,7 @@ FAMILIES: Dict[str, Dict[str, Tuple[Tuple[str, int], ...]]] = {
 DOCUMENT_FAMILY = "document"
 HISTORY_FAMILY = "history"
 ALL_FAMILIES = [*FAMILIES, DOCUMENT_FAMILY, HISTORY_FAMILY]
-DEFAULT_FAMILIES = list(FAMILIES)
+DEFAULT_FAMILIES = list(ALL_FAMILIES)
 
 
 # Attributes that name the word itself; dropping them in training makes the
