@@ -19,6 +19,8 @@ from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
 from libcpp.unordered_map cimport unordered_map
 from libcpp.vector cimport vector
 
+from .hashing cimport mix as _mix
+
 import numpy
 from spacy.strings import get_string_id
 
@@ -36,16 +38,6 @@ cdef uint64_t _PADDING = 0x9E3779B97F4A7C15ULL
 cdef uint32_t _DROPPED = DROPPED
 cdef int _LOWER_COLUMN = COLUMNS["lower"]
 cdef int _CASE_COLUMN = COLUMNS["case"]
-
-
-cdef inline uint64_t _mix(uint64_t h) noexcept nogil:
-    # splitmix64's finalizer, as in features.pyx.
-    h ^= h >> 30
-    h *= 0xbf58476d1ce4e5b9ULL
-    h ^= h >> 27
-    h *= 0x94d049bb133111ebULL
-    h ^= h >> 31
-    return h
 
 
 cdef int _mentions(const int32_t[::1] rows, const uint64_t[:, ::1] table, int32_t* group) except -1:
@@ -113,13 +105,12 @@ def history_features(const int32_t[::1] rows, const uint64_t[:, ::1] table, cons
     """
     cdef Py_ssize_t i, n = rows.shape[0]
     cdef int t, best, best_count, count, total
-    out = numpy.full((n, len(HISTORY_FEATURES)), DROPPED, dtype=numpy.uint32)
     if n == 0:
-        return out
-    cdef uint32_t[:, ::1] out_view = out
+        return numpy.zeros((0, len(HISTORY_FEATURES)), dtype=numpy.uint32)
     cdef vector[int32_t] group = vector[int32_t](n)
-    cdef int n_groups = _mentions(rows, table, group.data())
-    cdef vector[int32_t] counts = vector[int32_t](n_groups * n_types)
+    cdef vector[int32_t] counts = vector[int32_t](_mentions(rows, table, group.data()) * n_types)
+    out = numpy.full((n, len(HISTORY_FEATURES)), DROPPED, dtype=numpy.uint32)
+    cdef uint32_t[:, ::1] out_view = out
     cdef uint64_t majority, seed = _HISTORY_SEEDS[0], seed_case = _HISTORY_SEEDS[1]
     for i in range(n):
         if not 0 <= types[i] < n_types:

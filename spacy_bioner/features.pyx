@@ -11,17 +11,9 @@ from libc.stdint cimport int32_t, uint32_t, uint64_t
 from libcpp.unordered_map cimport unordered_map
 from spacy.tokens.doc cimport Doc
 
+from .hashing cimport mix as _mix
+
 import numpy
-
-
-cdef inline uint64_t _mix(uint64_t h) noexcept nogil:
-    # splitmix64's finalizer: every input bit reaches every output bit.
-    h ^= h >> 30
-    h *= 0xbf58476d1ce4e5b9ULL
-    h ^= h >> 27
-    h *= 0x94d049bb133111ebULL
-    h ^= h >> 31
-    return h
 
 
 cdef class Lexicon:
