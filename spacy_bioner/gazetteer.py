@@ -406,9 +406,9 @@ class Gazetteer:
         self.labels = labels_list
         self._label_index = {label: i for i, label in enumerate(self.labels)}
         self.kb_ids = kb_ids
-        self._kb_index = {kb: i for i, kb in enumerate(kb_ids)}
+        self._kb_index = dict(zip(kb_ids, range(len(kb_ids))))
         self._words = words
-        self._word_ids = {word: i for i, word in enumerate(words)}
+        self._word_ids = dict(zip(words, range(len(words))))
         self._unit_keys = array("i", unit_keys.astype(numpy.int32).tobytes())
         self._in_phrases = array("b", (in_phrases != 0).astype(numpy.int8).tobytes())
         add_word = self._automaton.add_word
