@@ -1,6 +1,6 @@
 """The `bioner` component: hashed features -> averaged perceptron -> constrained Viterbi -> Doc.ents."""
 from pathlib import Path
-from typing import Callable, Dict, Iterable, List, NamedTuple, Optional, Sequence, Union
+from typing import Callable, Dict, Iterable, List, NamedTuple, Optional, Sequence, Tuple, Union
 
 import numpy
 from spacy.attrs import IS_SPACE, SENT_START
@@ -210,8 +210,11 @@ class BioNER(TrainablePipe):
 
     # Tokens -> features -> scores -> Viterbi
 
-    def _features(self, doc: Doc, matches: numpy.ndarray) -> numpy.ndarray:
-        """Feature ids per token; history columns, if any, come last and empty (DROPPED)."""
+    def _features(self, doc: Doc, matches: numpy.ndarray) -> Tuple[numpy.ndarray, numpy.ndarray]:
+        """Feature ids per token, and each token's lexicon row (for `_add_history`).
+
+        History columns, if any, come last and empty (DROPPED).
+        """
         rows = self.lexicon.doc_rows(doc)
         sentence = sentence_ids(doc)
         columns = [self.extractor.extract(rows, self.lexicon.table, sentence)]
@@ -222,13 +225,13 @@ class BioNER(TrainablePipe):
             columns.append(self._gazetteer_ids()[numpy.arange(codes.shape[1]), codes])
         if HISTORY_FAMILY in self.cfg["features"]:
             columns.append(numpy.full((len(doc), len(HISTORY_FEATURES)), DROPPED, dtype=numpy.uint32))
-        return columns[0] if len(columns) == 1 else numpy.ascontiguousarray(numpy.hstack(columns))
+        return (columns[0] if len(columns) == 1 else numpy.ascontiguousarray(numpy.hstack(columns))), rows
 
-    def _add_history(self, doc: Doc, features: numpy.ndarray, first_pass: numpy.ndarray) -> None:
+    def _add_history(self, rows: numpy.ndarray, features: numpy.ndarray, first_pass: numpy.ndarray) -> None:
         """Fill the history columns from a first pass's tags."""
         types = numpy.where(first_pass == 0, 0, (first_pass - 1) // len(self.scheme.moves) + 1).astype(numpy.int64)
         features[:, -len(HISTORY_FEATURES):] = history_features(
-            self.lexicon.doc_rows(doc), self.lexicon.table, types, len(self.labels) + 1, self.cfg["n_buckets"]
+            rows, self.lexicon.table, types, len(self.labels) + 1, self.cfg["n_buckets"]
         )
 
     def _gazetteer_ids(self) -> numpy.ndarray:
@@ -281,13 +284,13 @@ class BioNER(TrainablePipe):
         docs = list(docs)
         for doc, matches in zip(docs, self.gazetteer.match_batch(docs)):
             presets = self._presets(doc, matches)
-            features, allowed = self._features(doc, matches), self._allowed(doc, presets)
+            (features, rows), allowed = self._features(doc, matches), self._allowed(doc, presets)
             scores = self.model.scores(features, averaged=True)
             tags = viterbi(scores, self.model.transitions(averaged=True), allowed, self._legal)
             if HISTORY_FAMILY in self.cfg["features"]:
                 # The first pass saw no history features, so the second pass's
                 # scores are the first's plus the weights of those alone.
-                self._add_history(doc, features, tags)
+                self._add_history(rows, features, tags)
                 scores += self.model.scores(numpy.ascontiguousarray(features[:, -len(HISTORY_FEATURES):]), averaged=True)
                 tags = viterbi(scores, self.model.transitions(averaged=True), allowed, self._legal)
             predictions.append(Prediction(tags, matches, presets))
@@ -350,11 +353,12 @@ class BioNER(TrainablePipe):
                 continue
             matches = self._match_dropout(self.gazetteer.match(doc))
             presets = self._presets(doc, matches)
-            features = self._dropout(self._features(doc, matches))
+            features, rows = self._features(doc, matches)
+            features = self._dropout(features)
             allowed = self._allowed(doc, presets)
             # Half the updates see the first pass's history, half none, as the first pass itself does.
             if HISTORY_FAMILY in self.cfg["features"] and self._rng.random() < 0.5:
-                self._add_history(doc, features, self._decode(features, allowed, averaged=False))
+                self._add_history(rows, features, self._decode(features, allowed, averaged=False))
             gold = known
             if (known < 0).any():
                 free = numpy.zeros(len(doc), dtype=numpy.bool_)
