@@ -25,11 +25,12 @@ import numpy
 cdef enum:
     BASE = 64
     FIRST_DIGIT = 0x100  # digit d at position p is chr(FIRST_DIGIT + BASE * p + d)
+    SEPARATOR_CHAR = 1  # a token in no multi-token term, and the break between docs
     UNKNOWN = -1  # cached word id of a token in no term
     SPACE = -2  # of a whitespace token
 
 CODE_LENGTH = 4
-SEPARATOR = "\x01"
+SEPARATOR = chr(SEPARATOR_CHAR)
 MAX_WORDS = BASE ** CODE_LENGTH
 _DIGITS = tuple(tuple(chr(FIRST_DIGIT + BASE * p + d) for d in range(BASE)) for p in range(CODE_LENGTH))
 
@@ -129,12 +130,12 @@ cdef class TokenEncoder:
                     char_view[length + 3] = FIRST_DIGIT + 3 * BASE + (word & 63)
                     token_view[length] = token_view[length + 1] = token_view[length + 2] = token_view[length + 3] = offset + i
                     length += 4
-                elif not length or char_view[length - 1] != 1:  # one separator holds a run
-                    char_view[length] = 1
+                elif not length or char_view[length - 1] != SEPARATOR_CHAR:  # one separator holds a run
+                    char_view[length] = SEPARATOR_CHAR
                     token_view[length] = offset + i
                     length += 1
             offset += doc.length
-            char_view[length] = 1
+            char_view[length] = SEPARATOR_CHAR
             token_view[length] = offset
             length += 1
         text = chars[:length].tobytes().decode("utf-16-le")
