@@ -1,11 +1,16 @@
-"""The gazetteer at scale, against spaCy's PhraseMatcher in the same run.
+"""The gazetteer at scale, against spaCy's PhraseMatcher in the same run; and over-trust.
 
-Builds both from the same term list (default: GeoNames cities500, all names,
-1.2M terms), matches the same pre-tokenized CoNLL-2003 train+dev documents,
-and prints build time, RSS growth, match throughput and the ratios; also the
-time to load our saved gazetteer. Figures are printed as JSON too.
+Scale: builds both from the same term list (default: GeoNames cities500, all
+names, 1.2M terms), matches the same pre-tokenized CoNLL-2003 train+dev
+documents, and prints build time, RSS growth, match throughput and the ratios;
+also the time to load our saved gazetteer.
 
-Usage: python bench/bench_gazetteer.py [--terms FILE] [--data ../shared/data] [--no-phrasematcher]
+Over-trust: on each split of the seed toy corpus, trains the default config
+with `spacy train` without and with the toy's own location list (in
+`features` mode, match dropout as configured) and prints test F1 of both: the
+list must not cost accuracy. Figures are printed as JSON too.
+
+Usage: python bench/bench_gazetteer.py [--terms FILE] [--data ../shared/data] [--no-phrasematcher] [--no-seed-toy]
 """
 import argparse
 import gc
@@ -13,6 +18,7 @@ import json
 import os
 import statistics
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -22,7 +28,10 @@ from spacy.tokens import Doc
 
 from spacy_bioner.gazetteer import Gazetteer
 
-ROOT = Path(__file__).resolve().parent.parent
+from bench_bioner import ROOT, convert, f1, spacy_evaluate_examples, train
+
+# The seed toy's location gazetteer (shared/data/seed_toy/README.md): single lowercase tokens.
+SEED_TOY_LOCATIONS = ["paris", "lima", "oslo", "london", "new", "york", "san", "diego"]
 
 
 def rss_mb() -> float:
@@ -103,11 +112,36 @@ def phrasematcher(nlp, terms_path, docs):
     return {"build_s": build, "rss_growth_mb": growth, "tokens_per_s": rate, "matches": n_matches}
 
 
+def seed_toy_overtrust(data: Path) -> dict:
+    """Test F1 on each seed toy split, trained on its train file without and with the toy's list."""
+    result = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        terms = work / "toy_locations.txt"
+        terms.write_text("\n".join(SEED_TOY_LOCATIONS) + "\n", encoding="utf8")
+        for split in ("gaz", "nogaz"):
+            train_path = convert(data / "seed_toy" / f"train_{split}.conll", work)
+            test_path = convert(data / "seed_toy" / f"test_{split}.conll", work)
+            runs = {
+                "without_list": ("bioner.cfg", []),
+                "with_list": ("bioner_gazetteer.cfg", ["--paths.gazetteer", str(terms),
+                                                       "--initialize.components.bioner.gazetteer_label", "LOC"]),
+            }
+            for variant, (config, options) in runs.items():
+                out = work / f"{split}_{variant}"
+                # model-last, trained on train only: the toy has no dev split.
+                train(train_path, train_path, out, ["--training.eval_frequency", "20", *options], config=config)
+                nlp = spacy.load(out / "model-last")
+                result[f"{split}_test_f1_{variant}"] = f1(nlp, spacy_evaluate_examples(nlp, test_path))
+    return result
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data")
     parser.add_argument("--terms", type=Path, default=None)
     parser.add_argument("--no-phrasematcher", action="store_true")
+    parser.add_argument("--no-seed-toy", action="store_true", help="Skip the over-trust runs on the seed toy.")
     args = parser.parse_args()
     terms = args.terms or args.data / "gazetteers" / "geonames_cities500_allnames" / "cities500_allnames.tsv"
     if not terms.exists():
@@ -131,6 +165,11 @@ def main() -> None:
         }
         r = figures["ratios"]
         print(f"ratios bioner/PhraseMatcher: build {r['build']:.3f}, RSS growth {r['rss_growth']:.3f}, throughput {r['throughput']:.2f}x")
+    if not args.no_seed_toy:
+        toy = figures["seed_toy"] = seed_toy_overtrust(args.data)
+        for split in ("gaz", "nogaz"):
+            print(f"seed toy test_{split}.conll F1: without the location list {toy[f'{split}_test_f1_without_list']}, "
+                  f"with it {toy[f'{split}_test_f1_with_list']}")
     print(json.dumps(figures))
 
 

@@ -28,7 +28,7 @@ from spacy.tokens import Span
 from spacy.vocab import Vocab
 
 from .serialize import ModelFileError
-from .token_codes import CODE_LENGTH, MAX_WORDS, TokenEncoder, collect, word_code
+from .token_codes import CODE_LENGTH, MAX_WORDS, TokenEncoder, add_terms, collect
 
 Match = Tuple[int, int, int, int]  # token start, token end, label index, kb id index
 
@@ -163,66 +163,16 @@ class Gazetteer:
             self._loading_tokenizer = tok
         return self._loading_tokenizer
 
-    def _word_index(self, word: str) -> int:
-        word_id = self._word_ids.get(word)
-        if word_id is None:
-            word_id = len(self._words)
-            if word_id == MAX_WORDS:
-                raise ValueError(f"Gazetteer full: more than {MAX_WORDS:,} distinct words in its terms.")
-            self._word_ids[word] = word_id
-            self._words.append(word)
-            self._unit_keys.append(-1)
-            self._in_phrases.append(0)
-            self._encoder.clear()  # tokens cached as in no term may be in this one
-        return word_id
-
     def add(self, term: str, label: str, kb_id: str = "") -> bool:
         """Add one term. RETURNS (bool): False if it normalizes to nothing (skipped)."""
         return self._add_all([(term, label, kb_id)]) == 1
 
     def _add_chunk(self, chunk: List[Tuple[str, str, str]], term_words: List[List[str]]) -> int:
-        """Add terms given their normalized tokens. RETURNS (int): how many were added.
-
-        The inner loop of loading millions of terms: names are bound locally.
-        """
-        word_ids, unit_keys, key_tokens = self._word_ids, self._unit_keys, self._key_tokens
-        get_key, add_word, in_phrases = self._automaton.get, self._automaton.add_word, self._in_phrases
-        label_index, kb_index, (keys, labels, kbs) = self._label_index, self._kb_index, self._added
-        added = 0
-        for (_, label, kb_id), words in zip(chunk, term_words):
-            if not words:
-                self.skipped += 1
-                continue
-            ids = [word_ids.get(word) for word in words]
-            if None in ids:
-                ids = list(map(self._word_index, words))
-            if len(ids) == 1:
-                key_id = unit_keys[ids[0]]
-                if key_id < 0:
-                    key_id = unit_keys[ids[0]] = len(key_tokens)
-                    key_tokens.append(1)
-            else:
-                key = "".join(map(word_code, ids))
-                key_id = get_key(key, -1)
-                if key_id < 0:
-                    key_id = len(key_tokens)
-                    add_word(key, key_id)
-                    key_tokens.append(len(ids))
-                    for word_id in ids:
-                        in_phrases[word_id] = 1
-            label_id = label_index.get(label)
-            if label_id is None:
-                label_id = label_index[label] = len(self.labels)
-                self.labels.append(label)
-            kb_id = str(kb_id or "")
-            kb = kb_index.get(kb_id)
-            if kb is None:
-                kb = kb_index[kb_id] = len(self.kb_ids)
-                self.kb_ids.append(kb_id)
-            keys.append(key_id)
-            labels.append(label_id)
-            kbs.append(kb)
-            added += 1
+        """Add terms given their normalized tokens. RETURNS (int): how many were added."""
+        added, skipped, new_words = add_terms(self, chunk, term_words)
+        self.skipped += skipped
+        if new_words:
+            self._encoder.clear()  # tokens cached as in no term may be in one now
         self._entries = None
         return added
 

@@ -13,14 +13,20 @@ Only multi-token terms go to the automaton. A one-token term is found by its
 word id here, and a token whose word is in no multi-token term is written as
 one SEPARATOR character: that halves the automaton's work and its size.
 """
+from cpython.array cimport array
 from cython.operator cimport dereference as deref
 from libc.stdint cimport int8_t, int32_t, int64_t, uint16_t, uint64_t
+from libcpp.vector cimport vector
 from libcpp.unordered_map cimport unordered_map
 from spacy.attrs cimport IS_SPACE
 from spacy.lexeme cimport Lexeme
 from spacy.tokens.doc cimport Doc
 
 import numpy
+
+cdef extern from "Python.h":
+    object PyUnicode_FromKindAndData(int kind, const void* buffer, Py_ssize_t size)
+    int PyUnicode_2BYTE_KIND
 
 cdef enum:
     BASE = 64
@@ -41,6 +47,96 @@ def word_code(int64_t word_id) -> str:
         raise ValueError(f"Gazetteer word id {word_id} outside 0..{MAX_WORDS - 1}: too many distinct words.")
     return (_DIGITS[0][word_id >> 18] + _DIGITS[1][(word_id >> 12) & 63]
             + _DIGITS[2][(word_id >> 6) & 63] + _DIGITS[3][word_id & 63])
+
+
+cdef inline void _write_code(uint16_t* out, int64_t word) noexcept nogil:
+    out[0] = FIRST_DIGIT + (word >> 18)
+    out[1] = FIRST_DIGIT + BASE + ((word >> 12) & 63)
+    out[2] = FIRST_DIGIT + 2 * BASE + ((word >> 6) & 63)
+    out[3] = FIRST_DIGIT + 3 * BASE + (word & 63)
+
+
+def add_terms(gazetteer, list terms, list term_words):
+    """Add terms to a gazetteer's tables, given each term's normalized words:
+    the inner loop of loading millions of terms.
+
+    New words get the next word id; a one-token term keys on its word, a
+    longer one on its words' codes in the automaton; each (key, label, KB id)
+    is appended to the entries.
+    terms (List[Tuple[str, str, str]]): (term, label, KB id) triples.
+    term_words (List[List[str]]): The normalized words of each term; empty to skip it.
+    RETURNS (Tuple[int, int, bool]): Terms added, terms skipped, whether any word was new.
+    """
+    cdef dict word_ids = gazetteer._word_ids, label_index = gazetteer._label_index, kb_index = gazetteer._kb_index
+    cdef list words = gazetteer._words, labels = gazetteer.labels, kb_ids = gazetteer.kb_ids
+    cdef array unit_keys = gazetteer._unit_keys, in_phrases = gazetteer._in_phrases, key_tokens = gazetteer._key_tokens
+    cdef array entry_keys = gazetteer._added[0], entry_labels = gazetteer._added[1], entry_kbs = gazetteer._added[2]
+    get_key, add_key = gazetteer._automaton.get, gazetteer._automaton.add_word
+    cdef Py_ssize_t added = 0, skipped = 0, i, n
+    cdef int64_t word_id
+    cdef int key_id, label_id, kb
+    cdef bint new_words = False
+    cdef list term_words_i
+    cdef vector[int64_t] ids
+    cdef vector[uint16_t] key
+    for term, term_words_i in zip(terms, term_words):
+        n = len(term_words_i)
+        if n == 0:
+            skipped += 1
+            continue
+        ids.clear()
+        for word in term_words_i:
+            found = word_ids.get(word)
+            if found is None:
+                word_id = len(words)
+                if word_id == MAX_WORDS:
+                    raise ValueError(f"Gazetteer full: more than {MAX_WORDS:,} distinct words in its terms.")
+                word_ids[word] = word_id
+                words.append(word)
+                unit_keys.append(-1)
+                in_phrases.append(0)
+                new_words = True
+            else:
+                word_id = found
+            ids.push_back(word_id)
+        if n == 1:
+            key_id = unit_keys.data.as_ints[ids[0]]
+            if key_id < 0:
+                key_id = unit_keys.data.as_ints[ids[0]] = len(key_tokens)
+                key_tokens.append(1)
+        else:
+            key.resize(CODE_LENGTH * n)
+            for i in range(n):
+                _write_code(&key[CODE_LENGTH * i], ids[i])
+            text = PyUnicode_FromKindAndData(PyUnicode_2BYTE_KIND, key.data(), key.size())
+            key_id = get_key(text, -1)
+            if key_id < 0:
+                key_id = len(key_tokens)
+                add_key(text, key_id)
+                key_tokens.append(n)
+                for i in range(n):
+                    in_phrases.data.as_schars[ids[i]] = 1
+        label = term[1]
+        found = label_index.get(label)
+        if found is None:
+            label_id = label_index[label] = len(labels)
+            labels.append(label)
+        else:
+            label_id = found
+        kb_id = term[2]
+        if type(kb_id) is not str:
+            kb_id = str(kb_id or "")
+        found = kb_index.get(kb_id)
+        if found is None:
+            kb = kb_index[kb_id] = len(kb_ids)
+            kb_ids.append(kb_id)
+        else:
+            kb = found
+        entry_keys.append(key_id)
+        entry_labels.append(label_id)
+        entry_kbs.append(kb)
+        added += 1
+    return added, skipped, new_words
 
 
 def collect(matches):
@@ -124,10 +220,7 @@ cdef class TokenEncoder:
                     unit_match_view[n_units] = unit_keys[word]
                     n_units += 1
                 if word >= 0 and in_phrases[word]:
-                    char_view[length] = FIRST_DIGIT + (word >> 18)
-                    char_view[length + 1] = FIRST_DIGIT + BASE + ((word >> 12) & 63)
-                    char_view[length + 2] = FIRST_DIGIT + 2 * BASE + ((word >> 6) & 63)
-                    char_view[length + 3] = FIRST_DIGIT + 3 * BASE + (word & 63)
+                    _write_code(&char_view[length], word)
                     token_view[length] = token_view[length + 1] = token_view[length + 2] = token_view[length + 3] = offset + i
                     length += 4
                 elif not length or char_view[length - 1] != SEPARATOR_CHAR:  # one separator holds a run
