@@ -10,8 +10,13 @@ whitespace separates its tokens in the text.
 """
 import gc
 import io
-from contextlib import contextmanager
 import json
+import multiprocessing
+import os
+import sys
+import threading
+from collections import deque
+from contextlib import contextmanager
 import unicodedata
 import warnings
 from array import array
@@ -190,18 +195,46 @@ class Gazetteer:
         return self._add_all(terms())
 
     def _add_all(self, terms: Iterable[Tuple[str, str, str]], chunk_size: int = 10_000) -> int:
-        """Add (term, label, kb id) triples a chunk at a time. RETURNS (int): how many were added."""
-        added, terms = 0, iter(terms)
+        """Add (term, label, kb id) triples a chunk at a time. RETURNS (int): how many were added.
+
+        Splitting and normalizing terms takes about as long as adding them, so
+        for long sources a helper process splits the next chunks while this
+        one adds the current chunk.
+        """
+        added, chunks = 0, _checked_chunks(terms, chunk_size)
         with _collector_paused():
-            chunk = list(islice(terms, chunk_size))
-            while chunk:
-                for term, label, _ in chunk:
-                    _check_term(term, label)
-                added += self._add_chunk(chunk, self._terms_words([term for term, _, _ in chunk]))
-                chunk = list(islice(terms, chunk_size))
+            first = next(chunks, [])
+            added += self._add_chunk(first, self._terms_words([term for term, _, _ in first]))
+            if len(first) == chunk_size:
+                with self._chunk_splitter() as split:
+                    for chunk, term_words in split(chunks):
+                        added += self._add_chunk(chunk, term_words)
         self._split_cache.clear()
         self._loading_tokenizer = None
         return added
+
+    @contextmanager
+    def _chunk_splitter(self):
+        """A function from chunks to (chunk, each term's normalized words), run
+        by a forked helper process where forking is safe, else by this one."""
+        if not _can_fork_helper():
+            yield lambda chunks: ((chunk, self._terms_words([term for term, _, _ in chunk])) for chunk in chunks)
+            return
+        helper = multiprocessing.get_context("fork").Pool(1, _start_splitter, (self._term_tokenizer(), self.case_sensitive))
+        with helper as pool:
+
+            def split(chunks):
+                pending = deque()
+                for chunk in chunks:
+                    pending.append((chunk, pool.apply_async(_split_terms, ([term for term, _, _ in chunk],))))
+                    if len(pending) > _CHUNKS_AHEAD:
+                        chunk, result = pending.popleft()
+                        yield chunk, result.get()
+                while pending:
+                    chunk, result = pending.popleft()
+                    yield chunk, result.get()
+
+            yield split
 
     def load(self, path: Union[str, Path], label: Optional[str] = None) -> int:
         """Add the terms of a file, or of every term file in a directory (streamed).
@@ -370,6 +403,41 @@ class Gazetteer:
         key_ids = numpy.repeat(numpy.arange(len(all_keys), dtype=numpy.int32), numpy.diff(offsets))
         self._added = tuple(array("i", column.astype(numpy.int32).tobytes()) for column in (key_ids, labels, kbs))
         return self
+
+
+_CHUNKS_AHEAD = 2  # chunks the splitter process may work ahead: bounds memory on long sources
+_splitter: Optional[Gazetteer] = None  # in the helper process: a gazetteer that only splits terms
+
+
+def _can_fork_helper() -> bool:
+    """Fork only where it is cheap and safe: Linux, two cores or more, no other
+    threads (a lock held by one would stay held in the child), not a daemon
+    process (which may not have children)."""
+    return (
+        sys.platform == "linux" and (os.cpu_count() or 1) > 1 and threading.active_count() == 1
+        and not multiprocessing.current_process().daemon
+    )
+
+
+def _start_splitter(tokenizer: Callable, case_sensitive: bool) -> None:
+    global _splitter
+    _splitter = Gazetteer(tokenizer, case_sensitive=case_sensitive)
+
+
+def _split_terms(terms: List[str]) -> List[List[str]]:
+    with _collector_paused():
+        return _splitter._terms_words(terms)
+
+
+def _checked_chunks(terms: Iterable[Tuple[str, str, str]], size: int) -> Iterator[List[Tuple[str, str, str]]]:
+    terms = iter(terms)
+    chunk = list(islice(terms, size))
+    while chunk:
+        if not all(type(term) is str and type(label) is str and label for term, label, _ in chunk):
+            for term, label, _ in chunk:
+                _check_term(term, label)
+        yield chunk
+        chunk = list(islice(terms, size))
 
 
 @contextmanager

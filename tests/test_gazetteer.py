@@ -1,3 +1,6 @@
+import os
+import sys
+
 import numpy
 import pytest
 import spacy
@@ -282,3 +285,21 @@ def test_match_codes_agree_with_a_loop(spans):
             expected[start, label], expected[end - 1, label] = 1, 3
             expected[start + 1 : end - 1, label] = 2
     assert numpy.array_equal(match_codes(matches, 10, 3), expected)
+
+
+def test_loading_with_a_helper_process_gives_the_same_gazetteer(nlp, monkeypatch):
+    from spacy_bioner import gazetteer as gazetteer_module
+
+    terms = [(f"Saint-{name} de {i % 7}", "LOC", f"Q{i}") for i, name in enumerate(["Denis", "Étienne", "O'Brien"] * 20)]
+    terms += [(f"town{i}", "LOC", "") for i in range(40)] + [("  ", "LOC", "")]
+    with_helper = Gazetteer(nlp.tokenizer)
+    assert gazetteer_module._can_fork_helper() == (sys.platform == "linux" and (os.cpu_count() or 1) > 1)
+    assert with_helper._add_all(terms, chunk_size=7) == len(terms) - 1
+    monkeypatch.setattr(gazetteer_module, "_can_fork_helper", lambda: False)
+    in_process = Gazetteer(nlp.tokenizer)
+    assert in_process._add_all(terms, chunk_size=7) == len(terms) - 1
+    assert with_helper.to_bytes() == in_process.to_bytes()
+    assert with_helper.skipped == in_process.skipped == 1
+    assert found(with_helper, nlp("From Saint-Denis de 0 to town3")) == [
+        ("Saint-Denis de 0", "LOC", kb_id) for kb_id in ("Q0", "Q21", "Q42")  # one name, three places
+    ] + [("town3", "LOC", "")]
