@@ -17,6 +17,7 @@ from . import serialize
 from .decode import viterbi
 from .document import HISTORY_FEATURES, document_features, history_features
 from .features import FeatureExtractor, Lexicon, sentence_ids
+from .gold import gold_tags
 from .gazetteer import FILTERS, GAZETTEER_MODES, Gazetteer, filter_matches, match_codes
 from .perceptron import DROPPED, AveragedPerceptron
 from .schemes import TagScheme
@@ -348,7 +349,7 @@ class BioNER(TrainablePipe):
             doc = example.predicted
             if len(doc) == 0:
                 continue
-            known = self.scheme.from_biluo(example.get_aligned_ner())
+            known = gold_tags(example, self.scheme)
             if (known < 0).all():
                 continue
             matches = self._match_dropout(self.gazetteer.match(doc))

@@ -1,0 +1,61 @@
+import numpy
+import pytest
+import spacy
+from spacy.tokens import Doc
+from spacy.training import Example
+
+from spacy_bioner.gold import gold_tags
+from spacy_bioner.schemes import TagScheme
+
+
+@pytest.fixture
+def nlp():
+    return spacy.blank("en")
+
+
+def reference_doc(nlp, words, ents, spaces=None):
+    return Doc(nlp.vocab, words=words, spaces=spaces, ents=ents)
+
+
+CASES = [
+    # every token annotated
+    (["Alice", "Smith", "met", "Bob", "in", "New", "York", "."], ["B-PER", "I-PER", "O", "B-PER", "O", "B-LOC", "I-LOC", "O"]),
+    # missing annotation on some tokens
+    (["Alice", "Smith", "met", "Bob", "today"], ["B-PER", "I-PER", None, "B-PER", None]),
+    # a whitespace token without annotation is outside
+    (["Paris", "\n", "is", "big"], ["B-LOC", None, "O", None]),
+    # nothing annotated
+    (["just", "words"], [None, None]),
+]
+
+
+@pytest.mark.parametrize("scheme_name", ["BIO", "BILOU"])
+@pytest.mark.parametrize("words,ents", CASES)
+def test_identity_alignment_reads_the_same_tags_as_spacy(nlp, scheme_name, words, ents):
+    scheme = TagScheme(scheme_name, ["PER", "LOC"])
+    reference = reference_doc(nlp, words, ents)
+    example = Example(Doc(nlp.vocab, words=words), reference)
+    expected = scheme.from_biluo(example.get_aligned_ner())
+    assert gold_tags(example, scheme).tolist() == expected.tolist()
+
+
+def test_other_tokenization_falls_back_to_spacy_alignment(nlp):
+    scheme = TagScheme("BILOU", ["LOC"])
+    reference = reference_doc(nlp, ["New", "York", "-based"], ["B-LOC", "I-LOC", "O"], spaces=[True, False, False])
+    example = Example(Doc(nlp.vocab, words=["New", "York", "-", "based"], spaces=[True, False, False, False]), reference)
+    assert [t.text for t in example.predicted] != [t.text for t in reference]
+    assert gold_tags(example, scheme).tolist() == scheme.from_biluo(example.get_aligned_ner()).tolist()
+
+
+def test_unknown_gold_label_is_an_error(nlp):
+    scheme = TagScheme("BILOU", ["PER"])
+    reference = reference_doc(nlp, ["Paris"], ["B-LOC"])
+    with pytest.raises(ValueError, match="'LOC' is not among"):
+        gold_tags(Example(Doc(nlp.vocab, words=["Paris"]), reference), scheme)
+
+
+def test_reference_without_entity_annotation_is_all_missing(nlp):
+    scheme = TagScheme("BIO", ["PER"])
+    example = Example(Doc(nlp.vocab, words=["a", "b"]), Doc(nlp.vocab, words=["a", "b"]))
+    assert gold_tags(example, scheme).tolist() == [-1, -1]
+    assert numpy.array_equal(scheme.from_biluo(example.get_aligned_ner()), [-1, -1])
