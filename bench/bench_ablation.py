@@ -1,11 +1,11 @@
-"""What each feature family adds: CoNLL-2003 dev F1 with one family switched off.
+"""What each feature family adds: dev F1 with one family switched off (CoNLL-2003 by default).
 
 In-process training (the same updates `spacy train` makes, batches of 8 docs,
 shuffled with a fixed seed), the default config and then the default minus
 each family, all for the same number of epochs; dev F1 after the last epoch
 and the best epoch's. Figures are printed as JSON too.
 
-Usage: python bench/bench_ablation.py [--data ../shared/data] [--epochs 20] [--families word,document]
+Usage: python bench/bench_ablation.py [--corpus conll2003] [--data ../shared/data] [--epochs 20] [--families word,document]
 """
 import argparse
 import json
@@ -18,6 +18,7 @@ from pathlib import Path
 import spacy
 from spacy.training import Corpus
 
+from bench_accuracy import CORPORA
 from bench_bioner import ROOT, convert
 from spacy_bioner.pipeline import DEFAULT_BIONER_CONFIG
 
@@ -41,19 +42,20 @@ def run(features, train_path: Path, dev_path: Path, epochs: int) -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--corpus", choices=sorted(CORPORA), default="conll2003")
     parser.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data")
     parser.add_argument("--epochs", type=int, default=20)
     parser.add_argument("--families", default=None, help="Comma-separated families to ablate (default: all).")
     args = parser.parse_args()
-    if not (args.data / "conll2003" / "eng.train").exists():
-        sys.exit(f"No CoNLL-2003 data under {args.data}: pass --data.")
+    train_file, dev_file = (args.data / name for name in CORPORA[args.corpus])
+    if not train_file.exists():
+        sys.exit(f"No {args.corpus} data under {args.data}: pass --data.")
     default = list(DEFAULT_BIONER_CONFIG["features"])
     ablate = args.families.split(",") if args.families else default
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
-        train_path = convert(args.data / "conll2003" / "eng.train", work)
-        dev_path = convert(args.data / "conll2003" / "eng.testa", work)
-        figures = {"epochs": args.epochs, "default": run(default, train_path, dev_path, args.epochs)}
+        train_path, dev_path = convert(train_file, work), convert(dev_file, work)
+        figures = {"corpus": args.corpus, "epochs": args.epochs, "default": run(default, train_path, dev_path, args.epochs)}
         print(f"default {default}: {figures['default']}", flush=True)
         for family in ablate:
             figures[f"-{family}"] = result = run([f for f in default if f != family], train_path, dev_path, args.epochs)
