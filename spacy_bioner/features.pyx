@@ -7,8 +7,10 @@ new word, not once per token. `FeatureExtractor` combines attribute hashes
 across a window by the templates and maps each combination to a weight row.
 """
 from cython.operator cimport dereference as deref
-from libc.stdint cimport int32_t, uint32_t, uint64_t
+from libc.stdint cimport int32_t, uint8_t, uint32_t, uint64_t
 from libcpp.unordered_map cimport unordered_map
+from spacy.attrs cimport IS_SPACE
+from spacy.lexeme cimport Lexeme
 from spacy.tokens.doc cimport Doc
 
 from .hashing cimport mix as _mix
@@ -61,14 +63,20 @@ cdef class Lexicon:
                 out_view[i] = deref(found).second
         return out
 
-    def doc_rows(self, Doc doc):
-        """`rows` of a doc's tokens, read straight from the doc."""
-        cdef Py_ssize_t i
-        orths = numpy.empty(doc.length, dtype=numpy.uint64)
+    def batch_rows(self, docs):
+        """`rows` of the tokens of docs laid end to end, read straight from the docs."""
+        cdef Doc doc
+        cdef Py_ssize_t i, n = 0
+        for doc in docs:
+            n += doc.length
+        orths = numpy.empty(n, dtype=numpy.uint64)
         cdef uint64_t[::1] orth_view = orths
-        for i in range(doc.length):
-            orth_view[i] = doc.c[i].lex.orth
-        return self.rows(orths, doc.vocab.strings)
+        n = 0
+        for doc in docs:
+            for i in range(doc.length):
+                orth_view[n + i] = doc.c[i].lex.orth
+            n += doc.length
+        return self.rows(orths, docs[0].vocab.strings if len(docs) else None)
 
     cdef int32_t _add(self, uint64_t orth, str text) except -1:
         if self._n_rows == self.table.shape[0]:
@@ -82,16 +90,38 @@ cdef class Lexicon:
         return (Lexicon, (self._attributes, self.table.shape[1], self._max_size))
 
 
-def sentence_ids(Doc doc):
-    """The sentence number of each token (int32[n]): a new one at each sentence start."""
-    cdef Py_ssize_t i
+def batch_layout(docs):
+    """Where each doc's tokens lie when docs are laid end to end, and what the
+    decoder needs of each token, read straight from the docs.
+
+    RETURNS (Tuple[ndarray, ndarray, ndarray, ndarray]): int64 offsets of the
+        docs (n_docs + 1); int32 sentence number of each token, a new one at
+        each sentence start and each doc start, so no window crosses a doc;
+        bool sentence starts (the first token of each doc included); bool
+        whitespace tokens.
+    """
+    cdef Doc doc
+    cdef Py_ssize_t i, d = 0, n = 0
     cdef int32_t sentence = 0
-    out = numpy.empty(doc.length, dtype=numpy.int32)
-    cdef int32_t[::1] out_view = out
-    for i in range(doc.length):
-        sentence += doc.c[i].sent_start == 1
-        out_view[i] = sentence
-    return out
+    offsets = numpy.zeros(len(docs) + 1, dtype=numpy.int64)
+    for doc in docs:
+        n += doc.length
+        d += 1
+        offsets[d] = n
+    sentences = numpy.empty(n, dtype=numpy.int32)
+    starts = numpy.empty(n, dtype=numpy.bool_)
+    spaces = numpy.empty(n, dtype=numpy.bool_)
+    cdef int32_t[::1] sentence_view = sentences
+    cdef uint8_t[::1] start_view = starts.view(numpy.uint8), space_view = spaces.view(numpy.uint8)
+    n = 0
+    for doc in docs:
+        for i in range(doc.length):
+            start_view[n + i] = i == 0 or doc.c[i].sent_start == 1
+            sentence += start_view[n + i]
+            sentence_view[n + i] = sentence
+            space_view[n + i] = Lexeme.c_check_flag(doc.c[i].lex, IS_SPACE)
+        n += doc.length
+    return offsets, sentences, starts, spaces
 
 
 cdef class FeatureExtractor:

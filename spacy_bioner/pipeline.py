@@ -16,12 +16,14 @@ from spacy.vocab import Vocab
 from . import serialize
 from .decode import viterbi
 from .document import HISTORY_FEATURES, document_features, history_features
-from .features import FeatureExtractor, Lexicon, sentence_ids
+from .features import FeatureExtractor, Lexicon, batch_layout
 from .gold import gold_tags
 from .gazetteer import FILTERS, GAZETTEER_MODES, Gazetteer, filter_matches, match_codes
 from .perceptron import DROPPED, AveragedPerceptron
 from .schemes import TagScheme
 from .templates import DEFAULT_FAMILIES, DOCUMENT_FAMILY, HISTORY_FAMILY, WORD_ATTRIBUTES, compile_templates, identity_templates, word_attributes
+
+TOKENS_PER_PASS = 2**15  # predict tags docs in groups of about this many tokens
 
 DEFAULT_BIONER_CONFIG = {
     "scheme": "BILOU",
@@ -209,31 +211,38 @@ class BioNER(TrainablePipe):
         for label in found:
             self.add_label(label)
 
-    # Tokens -> features -> scores -> Viterbi
+    # Tokens -> features -> scores -> Viterbi, a batch of docs laid end to end
 
-    def _features(self, doc: Doc, matches: numpy.ndarray) -> Tuple[numpy.ndarray, numpy.ndarray]:
-        """Feature ids per token, and each token's lexicon row (for `_add_history`).
+    def _layout(self, docs: List[Doc]) -> "Layout":
+        offsets, sentence, sent_starts, is_space = batch_layout(docs)
+        return Layout(offsets, self.lexicon.batch_rows(docs), sentence, sent_starts, is_space)
 
-        History columns, if any, come last and empty (DROPPED).
-        """
-        rows = self.lexicon.doc_rows(doc)
-        sentence = sentence_ids(doc)
+    def _features(self, layout: "Layout", matches: List[numpy.ndarray]) -> numpy.ndarray:
+        """Feature ids per token of the batch; history columns, if any, come last and empty (DROPPED)."""
+        rows, sentence, offsets = layout.rows, layout.sentence, layout.offsets
         columns = [self.extractor.extract(rows, self.lexicon.table, sentence)]
         if DOCUMENT_FAMILY in self.cfg["features"]:
-            columns.append(document_features(rows, self.lexicon.table, sentence, self.cfg["n_buckets"]))
+            columns.append(numpy.concatenate([
+                document_features(rows[start:end], self.lexicon.table, sentence[start:end], self.cfg["n_buckets"])
+                for start, end in zip(offsets[:-1].tolist(), offsets[1:].tolist())
+            ]))
         if self.cfg["gazetteer"]["mode"] != "ents" and self.gazetteer.labels:
-            codes = match_codes(matches, len(doc), len(self.gazetteer.labels))
+            batch_matches = numpy.concatenate(
+                [doc_matches + (start, start, 0, 0) for doc_matches, start in zip(matches, offsets.tolist())]
+            )
+            codes = match_codes(batch_matches, len(rows), len(self.gazetteer.labels))
             columns.append(self._gazetteer_ids()[numpy.arange(codes.shape[1]), codes])
         if HISTORY_FAMILY in self.cfg["features"]:
-            columns.append(numpy.full((len(doc), len(HISTORY_FEATURES)), DROPPED, dtype=numpy.uint32))
-        return (columns[0] if len(columns) == 1 else numpy.ascontiguousarray(numpy.hstack(columns))), rows
+            columns.append(numpy.full((len(rows), len(HISTORY_FEATURES)), DROPPED, dtype=numpy.uint32))
+        return columns[0] if len(columns) == 1 else numpy.ascontiguousarray(numpy.hstack(columns))
 
-    def _add_history(self, rows: numpy.ndarray, features: numpy.ndarray, first_pass: numpy.ndarray) -> None:
-        """Fill the history columns from a first pass's tags."""
+    def _history(self, layout: "Layout", first_pass: numpy.ndarray) -> numpy.ndarray:
+        """The history features of every token, from a first pass's tags."""
         types = numpy.where(first_pass == 0, 0, (first_pass - 1) // len(self.scheme.moves) + 1).astype(numpy.int64)
-        features[:, -len(HISTORY_FEATURES):] = history_features(
-            rows, self.lexicon.table, types, len(self.labels) + 1, self.cfg["n_buckets"]
-        )
+        return numpy.concatenate([
+            history_features(layout.rows[start:end], self.lexicon.table, types[start:end], len(self.labels) + 1, self.cfg["n_buckets"])
+            for start, end in zip(layout.offsets[:-1].tolist(), layout.offsets[1:].tolist())
+        ])
 
     def _gazetteer_ids(self) -> numpy.ndarray:
         """Feature id of (gazetteer label, position in the match), DROPPED for no match."""
@@ -256,75 +265,102 @@ class BioNER(TrainablePipe):
                     presets.append(self.gazetteer.span(doc, (start, end, label, kb)))
         return sorted(presets, key=lambda span: span.start)
 
-    def _allowed(self, doc: Doc, presets: List[Span]) -> numpy.ndarray:
-        arrays = doc.to_array([SENT_START, IS_SPACE])
-        forced = numpy.full(len(doc), -1, dtype=numpy.int32)
+    def _allowed(self, layout: "Layout", presets: List[List[Span]]) -> numpy.ndarray:
+        """Which tag each token of the batch may take (sentence and doc edges, whitespace, presets)."""
+        forced = numpy.full(len(layout.rows), -1, dtype=numpy.int32)
+        ends = numpy.zeros(len(layout.rows), dtype=numpy.bool_)
         labels = {label: i for i, label in enumerate(self.labels)}
-        for ent in presets:
-            if ent.label_ in labels:
-                forced[ent.start : ent.end] = self.scheme.from_spans([(0, len(ent), labels[ent.label_])], len(ent))
-            else:  # a label we cannot tag: keep its tokens out of our entities
-                forced[ent.start : ent.end] = 0
-        ends = numpy.zeros(len(doc), dtype=numpy.bool_)
-        ends[[ent.end for ent in presets if ent.end < len(doc)]] = True
-        return self.scheme.allowed(arrays[:, 0] == 1, arrays[:, 1].astype(bool), forced, closed_before=ends)
+        for doc_presets, offset in zip(presets, layout.offsets.tolist()):
+            for ent in doc_presets:
+                start, end = offset + ent.start, offset + ent.end
+                if ent.label_ in labels:
+                    forced[start:end] = self.scheme.from_spans([(0, len(ent), labels[ent.label_])], len(ent))
+                else:  # a label we cannot tag: keep its tokens out of our entities
+                    forced[start:end] = 0
+                if end < len(ends):
+                    ends[end] = True
+        return self.scheme.allowed(layout.sent_starts, layout.is_space, forced, closed_before=ends)
 
-    def _decode(self, features, allowed, averaged: bool, cost_against=None) -> numpy.ndarray:
-        scores = self.model.scores(features, averaged=averaged)
-        if cost_against is not None:
-            # Cost-augmented decoding: every wrong tag gets a head start of `margin`,
-            # so training goes on until the gold wins by that much per token.
-            known = numpy.nonzero(cost_against >= 0)[0]
-            scores[known] += self.cfg["margin"]
-            scores[known, cost_against[known]] -= self.cfg["margin"]
-        return viterbi(scores, self.model.transitions(averaged=averaged), allowed, self._legal)
+    def _decode(self, scores, allowed, offsets, averaged: bool) -> numpy.ndarray:
+        """The best tags of each doc of the batch, docs laid end to end."""
+        transitions = self.model.transitions(averaged=averaged)
+        tags = numpy.empty(len(scores), dtype=numpy.int32)
+        for start, end in zip(offsets[:-1].tolist(), offsets[1:].tolist()):
+            tags[start:end] = viterbi(scores[start:end], transitions, allowed[start:end], self._legal)
+        return tags
+
+    def _with_cost(self, scores: numpy.ndarray, against: numpy.ndarray) -> numpy.ndarray:
+        """Cost-augmented scores: every wrong tag gets a head start of `margin`,
+        so training goes on until the gold wins by that much per token."""
+        known = numpy.nonzero(against >= 0)[0]
+        scores[known] += self.cfg["margin"]
+        scores[known, against[known]] -= self.cfg["margin"]
+        return scores
 
     def predict(self, docs: Iterable[Doc]) -> List["Prediction"]:
-        """Gazetteer matches, preset entities and tag ids (averaged weights) for each doc."""
-        predictions = []
-        docs = list(docs)
-        for doc, matches in zip(docs, self.gazetteer.match_batch(docs)):
-            presets = self._presets(doc, matches)
-            (features, rows), allowed = self._features(doc, matches), self._allowed(doc, presets)
-            scores = self.model.scores(features, averaged=True)
-            tags = viterbi(scores, self.model.transitions(averaged=True), allowed, self._legal)
-            if HISTORY_FAMILY in self.cfg["features"]:
-                # The first pass saw no history features, so the second pass's
-                # scores are the first's plus the weights of those alone.
-                self._add_history(rows, features, tags)
-                scores += self.model.scores(numpy.ascontiguousarray(features[:, -len(HISTORY_FEATURES):]), averaged=True)
-                tags = viterbi(scores, self.model.transitions(averaged=True), allowed, self._legal)
-            predictions.append(Prediction(tags, matches, presets))
-        return predictions
+        """Gazetteer matches, preset entities and tag ids (averaged weights) for each doc.
+
+        Docs are tagged together, laid end to end, in groups of about
+        TOKENS_PER_PASS tokens: per-doc overhead is paid once per group, and
+        the group's arrays stay a few megabytes whatever the batch size.
+        """
+        predictions, group, n_tokens = [], [], 0
+        for doc in docs:
+            group.append(doc)
+            n_tokens += len(doc)
+            if n_tokens >= TOKENS_PER_PASS:
+                predictions.extend(self._predict_group(group))
+                group, n_tokens = [], 0
+        return predictions + self._predict_group(group) if group else predictions
+
+    def _predict_group(self, docs: List[Doc]) -> List["Prediction"]:
+        matches = self.gazetteer.match_batch(docs)
+        presets = [self._presets(doc, doc_matches) for doc, doc_matches in zip(docs, matches)]
+        layout = self._layout(docs)
+        features, allowed = self._features(layout, matches), self._allowed(layout, presets)
+        scores = self.model.scores(features, averaged=True)
+        tags = self._decode(scores, allowed, layout.offsets, averaged=True)
+        if HISTORY_FAMILY in self.cfg["features"]:
+            # The first pass saw no history features, so the second pass's
+            # scores are the first's plus the weights of those alone.
+            scores += self.model.scores(self._history(layout, tags), averaged=True)
+            tags = self._decode(scores, allowed, layout.offsets, averaged=True)
+        offsets = layout.offsets.tolist()
+        return [Prediction(tags[offsets[i] : offsets[i + 1]], matches[i], presets[i]) for i in range(len(docs))]
 
     def set_annotations(self, docs: Iterable[Doc], predictions: List["Prediction"]) -> None:
         """Write entities to `doc.ents` (presets kept as they were) and all matches to `doc.spans`."""
         settings = self.cfg["gazetteer"]
-        labels, gazetteer_labels = self.labels, self.gazetteer.labels
+        label_ids = [self.vocab.strings.add(label) for label in self.labels]
         for doc, (tags, matches, presets) in zip(docs, predictions):
-            taken = numpy.zeros(len(doc), dtype=numpy.bool_)
-            for ent in presets:
-                taken[ent.start : ent.end] = True
-            matches = matches.tolist()
-            by_span = {}
-            for match in matches:
-                by_span.setdefault((match[0], match[1], gazetteer_labels[match[2]]), match)
-            found = []
-            for start, end, label in self.scheme.to_spans(tags):
-                if not taken[start]:
-                    match = by_span.get((start, end, labels[label]))
-                    kb_id = self.gazetteer.kb_ids[match[3]] if match else ""
-                    found.append(Span(doc, start, end, label=labels[label], kb_id=kb_id))
-                    taken[start:end] = True
+            # Presets were forced in the trellis: the tags repeat those with our labels.
+            in_presets = {i for ent in presets for i in range(ent.start, ent.end)}
+            kb_ids = self._kb_ids_by_span(matches) if len(matches) else {}
+            found = [
+                Span(doc, start, end, label=label_ids[label], kb_id=kb_ids.get((start, end, label), 0))
+                for start, end, label in self.scheme.to_spans(tags)
+                if start not in in_presets
+            ]
             if settings["mode"] == "fallback":
+                taken = in_presets.union(*(range(ent.start, ent.end) for ent in found))
                 for match in filter_matches(matches, settings["filter"]):
-                    if not taken[match[0] : match[1]].any():
+                    if taken.isdisjoint(range(match[0], match[1])):
                         found.append(self.gazetteer.span(doc, match))
-            doc.set_ents(sorted(presets + found, key=lambda span: span.start), default="outside")
+            doc.set_ents(sorted(presets + found, key=lambda span: span.start) if presets or found else [], default="outside")
             if self.gazetteer.labels:
                 doc.spans[settings["spans_key"]] = SpanGroup(
-                    doc, name=settings["spans_key"], spans=[self.gazetteer.span(doc, m) for m in matches]
+                    doc, name=settings["spans_key"], spans=[self.gazetteer.span(doc, m) for m in matches.tolist()]
                 )
+
+    def _kb_ids_by_span(self, matches: numpy.ndarray) -> Dict[Tuple[int, int, int], int]:
+        """(start, end, our label index) -> KB id hash of the first match with that span and label."""
+        ours = {label: i for i, label in enumerate(self.labels)}
+        by_span = {}
+        for start, end, label, kb in matches.tolist():
+            label = ours.get(self.gazetteer.labels[label])
+            if label is not None and (start, end, label) not in by_span:
+                by_span[(start, end, label)] = self.vocab.strings.add(self.gazetteer.kb_ids[kb])
+        return by_span
 
     # Training
 
@@ -353,19 +389,21 @@ class BioNER(TrainablePipe):
             if (known < 0).all():
                 continue
             matches = self._match_dropout(self.gazetteer.match(doc))
-            presets = self._presets(doc, matches)
-            features, rows = self._features(doc, matches)
-            features = self._dropout(features)
-            allowed = self._allowed(doc, presets)
+            layout = self._layout([doc])
+            features = self._dropout(self._features(layout, [matches]))
+            allowed = self._allowed(layout, [self._presets(doc, matches)])
             # Half the updates see the first pass's history, half none, as the first pass itself does.
             if HISTORY_FAMILY in self.cfg["features"] and self._rng.random() < 0.5:
-                self._add_history(rows, features, self._decode(features, allowed, averaged=False))
+                first_pass = self._decode(self.model.scores(features, averaged=False), allowed, layout.offsets, averaged=False)
+                features[:, -len(HISTORY_FEATURES):] = self._history(layout, first_pass)
+            scores = self.model.scores(features, averaged=False)
             gold = known
             if (known < 0).any():
                 free = numpy.zeros(len(doc), dtype=numpy.bool_)
-                gold = self._decode(features, self.scheme.allowed(free, free, known), averaged=False)
-            cost_against = known if self.cfg["margin"] > 0 else None
-            guess = self._decode(features, allowed, averaged=False, cost_against=cost_against)
+                gold = self._decode(scores, self.scheme.allowed(free, free, known), layout.offsets, averaged=False)
+            if self.cfg["margin"] > 0:
+                scores = self._with_cost(scores, known)
+            guess = self._decode(scores, allowed, layout.offsets, averaged=False)
             self.model.update(features, gold, guess)
             losses[self.name] += float((gold != guess).sum())
         return losses
@@ -439,6 +477,16 @@ class BioNER(TrainablePipe):
 
     def __reduce__(self):
         return (_unpickle_bioner, (self.vocab, self.name, self.gazetteer.tokenizer, self.scorer, self.to_bytes()))
+
+
+class Layout(NamedTuple):
+    """A batch of docs laid end to end (see features.batch_layout)."""
+
+    offsets: numpy.ndarray  # int64, n_docs + 1
+    rows: numpy.ndarray  # int32 lexicon row of each token
+    sentence: numpy.ndarray  # int32 sentence number of each token
+    sent_starts: numpy.ndarray  # bool
+    is_space: numpy.ndarray  # bool
 
 
 class Prediction(NamedTuple):

@@ -200,7 +200,7 @@ def test_gazetteer_runs_on_training_docs_with_dropout():
         nlp.update(examples)
     doc = Doc(nlp.vocab, words=["Paris"])
     matches = ner.gazetteer.match(doc)
-    features, _ = ner._features(doc, matches)
+    features = ner._features(ner._layout([doc]), [matches])
     gazetteer_ids = ner._gazetteer_ids()
     gazetteer_ids = gazetteer_ids[gazetteer_ids != 0xFFFFFFFF]
     assert len(matches) == 1 and numpy.isin(gazetteer_ids, features[0]).any()  # the match is a feature at inference

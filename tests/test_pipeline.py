@@ -221,3 +221,22 @@ def test_score_reports_ents_f(trained_nlp):
     scores = trained_nlp.evaluate(make_examples(trained_nlp))
     assert scores["ents_f"] == 1.0
     assert set(scores["ents_per_type"]) == {"PER", "LOC", "ORG"}
+
+
+@pytest.mark.parametrize("tokens_per_pass", [1, 7, 2**15])
+def test_docs_tagged_together_are_tagged_as_alone(trained_nlp, monkeypatch, tokens_per_pass):
+    from spacy_bioner import pipeline
+
+    monkeypatch.setattr(pipeline, "TOKENS_PER_PASS", tokens_per_pass)
+    ner = trained_nlp.get_pipe("bioner")
+    texts = TEXTS + ["", "  \n ", "Paris", "Alice Smith lives in Paris . Bob works at Acme Corp"]
+    docs = [trained_nlp.make_doc(text) for text in texts]
+    docs[-1][5].is_sent_start = True  # a sentence start inside a doc
+    preset = trained_nlp.make_doc("Carol Jones met Alice Smith")
+    preset.set_ents([preset.char_span(0, 11, label="ORG")])
+    docs.append(preset)
+    together = [ents(doc) for doc in ner.pipe([doc.copy() for doc in docs], batch_size=len(docs))]
+    alone = [ents(ner(doc.copy())) for doc in docs]
+    assert together == alone
+    assert together[-1][0] == (0, 11, "ORG")
+    assert any(together)
