@@ -21,7 +21,7 @@ from .gold import gold_tags
 from .gazetteer import FILTERS, GAZETTEER_MODES, Gazetteer, filter_matches, match_codes
 from .perceptron import DROPPED, AveragedPerceptron
 from .schemes import TagScheme
-from .templates import DEFAULT_FAMILIES, DOCUMENT_FAMILY, HISTORY_FAMILY, WORD_ATTRIBUTES, compile_templates, identity_templates, word_attributes
+from .templates import TEMPLATES_VERSION, DEFAULT_FAMILIES, DOCUMENT_FAMILY, HISTORY_FAMILY, WORD_ATTRIBUTES, compile_templates, identity_templates, word_attributes
 
 TOKENS_PER_PASS = 2**15  # predict tags docs in groups of about this many tokens
 
@@ -136,6 +136,7 @@ class BioNER(TrainablePipe):
             "seed": int(seed),
             "gazetteer": _gazetteer_settings(gazetteer),
             "labels": [],
+            "templates_version": TEMPLATES_VERSION,
         }
         self._build()
         # Terms are split by the pipeline's own tokenizer, so they align with its tokens.

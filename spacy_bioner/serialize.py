@@ -11,7 +11,7 @@ import numpy
 import srsly
 
 from .schemes import SCHEMES
-from .templates import ALL_FAMILIES
+from .templates import ALL_FAMILIES, TEMPLATES_VERSION
 
 CFG_KEYS = {
     "scheme": str,
@@ -22,6 +22,7 @@ CFG_KEYS = {
     "seed": int,
     "gazetteer": dict,
     "labels": list,
+    "templates_version": int,
 }
 
 
@@ -46,6 +47,11 @@ def read_cfg(path: Path) -> dict:
 def check_cfg(cfg: dict, where: str) -> None:
     if not isinstance(cfg, dict):
         raise ModelFileError(f"Bad config in {where}: expected a JSON object, got {type(cfg).__name__}.")
+    if cfg.get("templates_version") != TEMPLATES_VERSION:
+        raise ModelFileError(
+            f"Model in {where} was trained with feature templates version {cfg.get('templates_version', 1)}; "
+            f"this spacy-bioner uses version {TEMPLATES_VERSION}: retrain it (or use the version that trained it)."
+        )
     for key, kind in CFG_KEYS.items():
         if not isinstance(cfg.get(key), kind):
             raise ModelFileError(f"Bad config in {where}: {key!r} should be a {kind.__name__}, got {cfg.get(key)!r}.")

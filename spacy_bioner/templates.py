@@ -41,13 +41,17 @@ def _length(text: str) -> str:
     return str(min(len(text), 8))
 
 
+# Saved weights are indexed by hashed template ids: bump this when a template
+# or word attribute changes, so an older model is refused, not misread.
+TEMPLATES_VERSION = 2  # 2: affixes of length 1-6 (were 1-4)
+
 WORD_ATTRIBUTES: List[Tuple[str, Callable[[str], str]]] = [
     ("orth", lambda text: text),
     ("lower", str.lower),
     ("shape", word_shape),
     ("short_shape", _short_shape),
-    *[(f"prefix{k}", lambda text, k=k: text[:k].lower()) for k in range(1, 5)],
-    *[(f"suffix{k}", lambda text, k=k: text[-k:].lower()) for k in range(1, 5)],
+    *[(f"prefix{k}", lambda text, k=k: text[:k].lower()) for k in range(1, 7)],
+    *[(f"suffix{k}", lambda text, k=k: text[-k:].lower()) for k in range(1, 7)],
     ("case", _case),
     ("characters", _characters),
     ("length", _length),
@@ -80,8 +84,8 @@ FAMILIES: Dict[str, Dict[str, Tuple[Tuple[str, int], ...]]] = {
         "short_shape[-1..+1]": (("short_shape", -1), ("short_shape", 0), ("short_shape", 1)),
     },
     "affixes": {
-        **{f"prefix{k}[0]": ((f"prefix{k}", 0),) for k in range(1, 5)},
-        **{f"suffix{k}[0]": ((f"suffix{k}", 0),) for k in range(1, 5)},
+        **{f"prefix{k}[0]": ((f"prefix{k}", 0),) for k in range(1, 7)},
+        **{f"suffix{k}[0]": ((f"suffix{k}", 0),) for k in range(1, 7)},
     },
     "flags": {
         "case[-1]": (("case", -1),),
@@ -108,7 +112,7 @@ DEFAULT_FAMILIES = list(ALL_FAMILIES)
 
 # Attributes that name the word itself; dropping them in training makes the
 # tagger learn from context and shape too, which is what unseen words have.
-IDENTITY_ATTRIBUTES = {"orth", "lower", *[f"prefix{k}" for k in range(1, 5)], *[f"suffix{k}" for k in range(1, 5)]}
+IDENTITY_ATTRIBUTES = {"orth", "lower", *[f"prefix{k}" for k in range(1, 7)], *[f"suffix{k}" for k in range(1, 7)]}
 
 
 def identity_templates(families: Sequence[str]) -> List[int]:

@@ -1,3 +1,4 @@
+import json
 import subprocess
 import sys
 
@@ -240,3 +241,13 @@ def test_docs_tagged_together_are_tagged_as_alone(trained_nlp, monkeypatch, toke
     assert together == alone
     assert together[-1][0] == (0, 11, "ORG")
     assert any(together)
+
+
+def test_model_with_other_feature_templates_is_refused(trained_nlp, tmp_path):
+    trained_nlp.to_disk(tmp_path)
+    cfg_path = tmp_path / "bioner" / "cfg"
+    cfg = json.loads(cfg_path.read_text())
+    del cfg["templates_version"]  # as written before templates were versioned
+    cfg_path.write_text(json.dumps(cfg))
+    with pytest.raises(ModelFileError, match="feature templates version 1.*retrain"):
+        spacy.load(tmp_path)
