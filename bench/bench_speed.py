@@ -1,0 +1,159 @@
+"""Tagging speed and memory of bioner against spaCy's own ner, in one run.
+
+Trains bioner (default config, `spacy train` on eng.train, model-best on
+eng.testa; wall time reported) and spaCy's CNN ner (`spacy init config -p ner
+-o efficiency`, trained here for a few hundred steps: its speed does not
+depend on its accuracy). Then, on the same eng.testa docs, one thread:
+tokens/s of the components alone (`nlp.pipe` over pre-tokenized Docs, batch
+1000: bioner; spaCy's tok2vec + ner) and end to end from raw text (blank English tokenizer + the component),
+medians and min-max of the repetitions, and the ratios bioner / spaCy. Also
+model size on disk, RSS while tagging, RSS over a long stream of short docs,
+one long document (time, RSS growth), and nlp.pipe with n_process=2 against
+one process. Figures are printed as JSON too.
+
+Usage: python bench/bench_speed.py [--data ../shared/data] [--repeats 5] [--stream-docs 1000000] [--long-tokens 1000000]
+"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import spacy
+from spacy.tokens import Doc
+
+from bench_bioner import ROOT, convert, gold_token_examples, train
+
+
+def rss_mb() -> float:
+    with open("/proc/self/statm") as statm:
+        return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+
+
+def rates(run, n_tokens: int, repeats: int) -> dict:
+    seconds = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        run()
+        seconds.append(time.perf_counter() - start)
+    per_s = sorted(n_tokens / s for s in seconds)
+    return {"median": statistics.median(per_s), "min": per_s[0], "max": per_s[-1]}
+
+
+def throughput(nlp, docs, texts, repeats: int) -> dict:
+    """Tokens/s of the pipeline's components over pre-tokenized docs (for spaCy's
+    ner that includes the tok2vec it listens to), and from raw text."""
+    n_tokens = sum(len(doc) for doc in docs)
+    batches = [[doc.copy() for doc in docs] for _ in range(repeats)]  # fresh docs each repetition
+    component = rates(lambda: [None for _ in nlp.pipe(batches.pop(), batch_size=1000)], n_tokens, repeats)
+    raw_text = rates(lambda: [None for _ in nlp.pipe(texts, batch_size=1000)], n_tokens, repeats)
+    return {"component": component, "raw_text": raw_text}
+
+
+def train_spacy_ner(train_path: Path, dev_path: Path, work: Path, steps: int) -> Path:
+    config = work / "spacy_ner.cfg"
+    subprocess.run([sys.executable, "-m", "spacy", "init", "config", str(config), "-p", "ner", "-o", "efficiency", "-F"],
+                   check=True, capture_output=True)
+    subprocess.run(
+        [sys.executable, "-m", "spacy", "train", str(config), "--paths.train", str(train_path), "--paths.dev", str(dev_path),
+         "--output", str(work / "spacy_ner"), "--training.max_steps", str(steps), "--training.eval_frequency", str(steps)],
+        check=True, capture_output=True,
+    )
+    return work / "spacy_ner" / "model-last"
+
+
+def long_document(nlp, docs, n_tokens: int) -> dict:
+    """One doc of about n_tokens tokens (dev docs repeated): time and RSS growth of tagging it."""
+    parts, total = [], 0
+    while total < n_tokens:
+        for doc in docs:
+            parts.append(doc)
+            total += len(doc)
+            if total >= n_tokens:
+                break
+    doc = Doc.from_docs(parts, ensure_whitespace=True)
+    before = rss_mb()
+    start = time.perf_counter()
+    nlp.get_pipe("bioner")(doc)
+    return {"tokens": len(doc), "seconds": time.perf_counter() - start, "rss_growth_mb": rss_mb() - before}
+
+
+def stream(nlp, texts, n_docs: int) -> dict:
+    """RSS before, midway and after tagging n_docs short docs from raw text."""
+    def docs():
+        for i in range(n_docs):
+            yield texts[i % len(texts)]
+    marks, start = {}, time.perf_counter()
+    for i, _ in enumerate(nlp.pipe(docs(), batch_size=1000)):
+        if i in (n_docs // 10, n_docs // 2, n_docs - 1):
+            marks[f"rss_mb_after_{i + 1}_docs"] = rss_mb()
+    return {"docs": n_docs, "seconds": time.perf_counter() - start, **marks}
+
+
+def multiprocess(nlp, texts, n_docs: int, repeats: int) -> dict:
+    texts = [texts[i % len(texts)] for i in range(n_docs)]
+    n_tokens = sum(len(nlp.make_doc(text)) for text in texts)
+    one = rates(lambda: [None for _ in nlp.pipe(texts, batch_size=1000)], n_tokens, repeats)
+    two = rates(lambda: [None for _ in nlp.pipe(texts, batch_size=1000, n_process=2)], n_tokens, repeats)
+    return {"docs": n_docs, "one_process": one, "two_processes": two, "ratio": two["median"] / one["median"]}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data")
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--spacy-steps", type=int, default=300)
+    parser.add_argument("--stream-docs", type=int, default=1_000_000)
+    parser.add_argument("--long-tokens", type=int, default=1_000_000)
+    args = parser.parse_args()
+    if not (args.data / "conll2003" / "eng.train").exists():
+        sys.exit(f"No CoNLL-2003 data under {args.data}: pass --data.")
+    figures = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        train_path = convert(args.data / "conll2003" / "eng.train", work)
+        dev_path = convert(args.data / "conll2003" / "eng.testa", work)
+        figures["bioner_train_seconds"] = train(train_path, dev_path, work / "bioner", ["--training.eval_frequency", "100"])
+        model = work / "bioner" / "model-best"
+        figures["bioner_model_mb"] = sum(p.stat().st_size for p in model.rglob("*") if p.is_file()) / 2**20
+        spacy_model = train_spacy_ner(train_path, dev_path, work, args.spacy_steps)
+        nlp = spacy.load(model)
+        examples = gold_token_examples(nlp, dev_path)
+        docs, texts = [eg.predicted for eg in examples], [eg.reference.text for eg in examples]
+        figures["tokens"] = sum(len(doc) for doc in docs)
+        figures["bioner"] = throughput(nlp, docs, texts, args.repeats)
+        figures["bioner_rss_mb_after_tagging"] = rss_mb()
+        spacy_nlp = spacy.load(spacy_model)
+        spacy_docs = [Doc(spacy_nlp.vocab, words=[t.text for t in doc], spaces=[bool(t.whitespace_) for t in doc]) for doc in docs]
+        figures["spacy_ner"] = throughput(spacy_nlp, spacy_docs, texts, args.repeats)
+        del spacy_nlp, spacy_docs
+        figures["ratios"] = {
+            way: figures["bioner"][way]["median"] / figures["spacy_ner"][way]["median"] for way in ("component", "raw_text")
+        }
+        sentences = [part for text in texts for part in text.split(" . ") if part]  # short docs
+        figures["n_process"] = multiprocess(nlp, sentences, 20_000, max(3, args.repeats // 2))
+        figures["long_document"] = long_document(nlp, docs, args.long_tokens)
+        figures["stream"] = stream(nlp, sentences, args.stream_docs)
+    b, s, r = figures["bioner"], figures["spacy_ner"], figures["ratios"]
+    print(f"CoNLL-2003 eng.testa, {figures['tokens']:,} tokens, one thread; medians of {args.repeats} (min-max); "
+          "component = bioner vs spaCy's tok2vec + ner over Docs")
+    for way in ("component", "raw_text"):
+        print(f"  {way:9}: bioner {b[way]['median']:,.0f} ({b[way]['min']:,.0f}-{b[way]['max']:,.0f}) tokens/s, "
+              f"spaCy ner {s[way]['median']:,.0f} ({s[way]['min']:,.0f}-{s[way]['max']:,.0f}); ratio {r[way]:.1f}x")
+    print(f"bioner training (spacy train, eng.train, default config): {figures['bioner_train_seconds']:.1f} s; "
+          f"model-best {figures['bioner_model_mb']:.1f} MB; RSS after tagging {figures['bioner_rss_mb_after_tagging']:.0f} MB")
+    m = figures["n_process"]
+    print(f"n_process=2 on {m['docs']:,} sentences: {m['two_processes']['median']:,.0f} vs {m['one_process']['median']:,.0f} tokens/s, {m['ratio']:.2f}x")
+    d = figures["long_document"]
+    print(f"one {d['tokens']:,}-token doc: {d['seconds']:.2f} s, RSS +{d['rss_growth_mb']:.0f} MB")
+    print(f"stream of {figures['stream']['docs']:,} short docs: " + ", ".join(
+        f"{k} {v:.0f}" for k, v in figures["stream"].items() if k.startswith("rss")))
+    print(json.dumps(figures))
+
+
+if __name__ == "__main__":
+    main()
