@@ -78,7 +78,7 @@ def main() -> None:
     parser.add_argument("--corpus", choices=sorted(CORPORA), default="conll2003")
     parser.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data")
     parser.add_argument("--lists", action="store_true", help="Also train with the corpus's public term lists.")
-    parser.add_argument("--eval-frequency", type=int, default=100)
+    parser.add_argument("--eval-frequency", type=int, default=200)
     args = parser.parse_args()
     train_file, dev_file = (args.data / name for name in CORPORA[args.corpus])
     if not train_file.exists():

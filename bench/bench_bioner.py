@@ -96,7 +96,7 @@ def f1(nlp, examples) -> float:
 def conll(data: Path, work: Path, repeats: int) -> dict:
     train_path = convert(data / "conll2003" / "eng.train", work)
     dev_path = convert(data / "conll2003" / "eng.testa", work)
-    seconds = train(train_path, dev_path, work / "conll", ["--training.eval_frequency", "100"])
+    seconds = train(train_path, dev_path, work / "conll", ["--training.eval_frequency", "200"])
     nlp = spacy.load(work / "conll" / "model-best")
     gold = gold_token_examples(nlp, dev_path)
     result = {
