@@ -14,6 +14,10 @@ And, in a second decoding pass, what the first pass made of the other mentions
 (Ratinov & Roth's two-stage prediction aggregation):
 - `history`, `history+case`: the entity type (or O) most of the word's other
   mentions got, alone and with the token's own case.
+
+For the mentions of a short form defined in the doc ("atrial fibrillation (AF)",
+see abbreviations.py): the long form's head word and its last three letters,
+and in the second pass the type the first pass gave that head.
 """
 from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
 from libcpp.unordered_map cimport unordered_map
@@ -29,8 +33,11 @@ from .templates import COLUMNS
 
 DOCUMENT_FEATURES = ("doc_case", "first_prev", "first_next")
 HISTORY_FEATURES = ("history", "history+case")
+ABBREVIATION_FEATURES = ("abbreviation_head", "abbreviation_head_suffix")
+ABBREVIATION_HISTORY_FEATURES = ("abbreviation_history",)
 _SEEDS = [get_string_id(f"template={name}") for name in DOCUMENT_FEATURES]
 _HISTORY_SEEDS = [get_string_id(f"template={name}") for name in HISTORY_FEATURES]
+_ABBREVIATION_SEEDS = [get_string_id(f"template={name}") for name in ABBREVIATION_FEATURES + ABBREVIATION_HISTORY_FEATURES]
 cdef uint64_t _LOWER = get_string_id("case=lower")
 cdef uint64_t _TITLE = get_string_id("case=title")
 cdef uint64_t _UPPER = get_string_id("case=upper")
@@ -38,6 +45,7 @@ cdef uint64_t _PADDING = 0x9E3779B97F4A7C15ULL
 cdef uint32_t _DROPPED = DROPPED
 cdef int _LOWER_COLUMN = COLUMNS["lower"]
 cdef int _CASE_COLUMN = COLUMNS["case"]
+cdef int _SUFFIX3_COLUMN = COLUMNS["suffix3"]
 
 
 cdef int _mentions(const int32_t[::1] rows, const uint64_t[:, ::1] table, int32_t* group) except -1:
@@ -128,4 +136,37 @@ def history_features(const int32_t[::1] rows, const uint64_t[:, ::1] table, cons
         majority = 1 + best
         out_view[i, 0] = <uint32_t>(_mix(seed ^ majority) % n_buckets)
         out_view[i, 1] = <uint32_t>(_mix(_mix(seed_case ^ majority) ^ table[rows[i], _CASE_COLUMN]) % n_buckets)
+    return out
+
+
+def abbreviation_features(const int32_t[::1] rows, const uint64_t[:, ::1] table, const int64_t[::1] heads, uint64_t n_buckets):
+    """The long form's head word, and its last three letters, for every mention of a defined short form.
+
+    heads (int64[n]): Each token's long-form head token, -1 if it is no defined short form.
+    RETURNS (uint32[n, len(ABBREVIATION_FEATURES)]): Feature ids, DROPPED for other tokens.
+    """
+    cdef Py_ssize_t i, n = rows.shape[0]
+    out = numpy.full((n, len(ABBREVIATION_FEATURES)), DROPPED, dtype=numpy.uint32)
+    cdef uint32_t[:, ::1] out_view = out
+    cdef uint64_t seed_head = _ABBREVIATION_SEEDS[0], seed_suffix = _ABBREVIATION_SEEDS[1]
+    for i in range(n):
+        if heads[i] >= 0:
+            out_view[i, 0] = <uint32_t>(_mix(seed_head ^ table[rows[heads[i]], _LOWER_COLUMN]) % n_buckets)
+            out_view[i, 1] = <uint32_t>(_mix(seed_suffix ^ table[rows[heads[i]], _SUFFIX3_COLUMN]) % n_buckets)
+    return out
+
+
+def abbreviation_history(const int64_t[::1] heads, const int64_t[::1] types, uint64_t n_buckets):
+    """The first pass's entity type of the long form's head, for every mention of a defined short form.
+
+    types (int64[n]): Each token's entity type in the first pass: 0 for O, else label + 1.
+    RETURNS (uint32[n, 1]): Feature ids, DROPPED for other tokens.
+    """
+    cdef Py_ssize_t i, n = heads.shape[0]
+    out = numpy.full((n, 1), DROPPED, dtype=numpy.uint32)
+    cdef uint32_t[:, ::1] out_view = out
+    cdef uint64_t seed = _ABBREVIATION_SEEDS[2]
+    for i in range(n):
+        if heads[i] >= 0:
+            out_view[i, 0] = <uint32_t>(_mix(seed ^ <uint64_t>(1 + types[heads[i]])) % n_buckets)
     return out

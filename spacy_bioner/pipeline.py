@@ -15,13 +15,17 @@ from spacy.vocab import Vocab
 
 from . import serialize
 from .decode import viterbi
-from .document import HISTORY_FEATURES, document_features, history_features
+from .abbreviations import definitions, mentions
+from .document import (
+    ABBREVIATION_HISTORY_FEATURES, HISTORY_FEATURES, abbreviation_features, abbreviation_history, document_features,
+    history_features,
+)
 from .features import FeatureExtractor, Lexicon, batch_layout
 from .gold import gold_tags
 from .gazetteer import FILTERS, GAZETTEER_MODES, Gazetteer, filter_matches, match_codes
 from .perceptron import DROPPED, AveragedPerceptron
 from .schemes import TagScheme
-from .templates import TEMPLATES_VERSION, DEFAULT_FAMILIES, DOCUMENT_FAMILY, HISTORY_FAMILY, WORD_ATTRIBUTES, compile_templates, identity_templates, word_attributes
+from .templates import TEMPLATES_VERSION, ABBREVIATION_FAMILY, DEFAULT_FAMILIES, DOCUMENT_FAMILY, HISTORY_FAMILY, WORD_ATTRIBUTES, compile_templates, identity_templates, word_attributes
 
 TOKENS_PER_PASS = 2**15  # predict tags docs in groups of about this many tokens
 
@@ -151,6 +155,10 @@ class BioNER(TrainablePipe):
         self._identity = numpy.array(identity_templates(cfg["features"]), dtype=numpy.intp)
         self._rng = numpy.random.default_rng(cfg["seed"])
         self._legal = self.scheme.transitions().astype(numpy.uint8)
+        # Columns filled from the first pass: history, and that of abbreviations with it.
+        self._n_history = 0
+        if HISTORY_FAMILY in cfg["features"]:
+            self._n_history = len(HISTORY_FEATURES) + len(ABBREVIATION_HISTORY_FEATURES) * (ABBREVIATION_FAMILY in cfg["features"])
 
     def add_patterns(self, patterns: Iterable[dict]) -> None:
         """Add EntityRuler-style phrase patterns to the gazetteer ({"label", "pattern", "id"})."""
@@ -216,7 +224,13 @@ class BioNER(TrainablePipe):
 
     def _layout(self, docs: List[Doc]) -> "Layout":
         offsets, sentence, sent_starts, is_space = batch_layout(docs)
-        return Layout(offsets, self.lexicon.batch_rows(docs), sentence, sent_starts, is_space)
+        heads = None
+        if ABBREVIATION_FAMILY in self.cfg["features"]:
+            heads = numpy.concatenate([numpy.zeros(0, dtype=numpy.int64)] + [
+                numpy.where(doc_heads >= 0, doc_heads + offset, -1)
+                for doc, offset in zip(docs, offsets.tolist()) for doc_heads in [mentions(doc, definitions(doc))]
+            ])
+        return Layout(offsets, self.lexicon.batch_rows(docs), sentence, sent_starts, is_space, heads)
 
     def _features(self, layout: "Layout", matches: List[numpy.ndarray]) -> numpy.ndarray:
         """Feature ids per token of the batch; history columns, if any, come last and empty (DROPPED)."""
@@ -233,17 +247,22 @@ class BioNER(TrainablePipe):
             )
             codes = match_codes(batch_matches, len(rows), len(self.gazetteer.labels))
             columns.append(self._gazetteer_ids()[numpy.arange(codes.shape[1]), codes])
-        if HISTORY_FAMILY in self.cfg["features"]:
-            columns.append(numpy.full((len(rows), len(HISTORY_FEATURES)), DROPPED, dtype=numpy.uint32))
+        if layout.abbreviation_heads is not None:
+            columns.append(abbreviation_features(rows, self.lexicon.table, layout.abbreviation_heads, self.cfg["n_buckets"]))
+        if self._n_history:
+            columns.append(numpy.full((len(rows), self._n_history), DROPPED, dtype=numpy.uint32))
         return columns[0] if len(columns) == 1 else numpy.ascontiguousarray(numpy.hstack(columns))
 
     def _history(self, layout: "Layout", first_pass: numpy.ndarray) -> numpy.ndarray:
         """The history features of every token, from a first pass's tags."""
         types = numpy.where(first_pass == 0, 0, (first_pass - 1) // len(self.scheme.moves) + 1).astype(numpy.int64)
-        return numpy.concatenate([
+        history = numpy.concatenate([
             history_features(layout.rows[start:end], self.lexicon.table, types[start:end], len(self.labels) + 1, self.cfg["n_buckets"])
             for start, end in zip(layout.offsets[:-1].tolist(), layout.offsets[1:].tolist())
         ])
+        if layout.abbreviation_heads is None:
+            return history
+        return numpy.ascontiguousarray(numpy.hstack([history, abbreviation_history(layout.abbreviation_heads, types, self.cfg["n_buckets"])]))
 
     def _gazetteer_ids(self) -> numpy.ndarray:
         """Feature id of (gazetteer label, position in the match), DROPPED for no match."""
@@ -396,7 +415,7 @@ class BioNER(TrainablePipe):
             # Half the updates see the first pass's history, half none, as the first pass itself does.
             if HISTORY_FAMILY in self.cfg["features"] and self._rng.random() < 0.5:
                 first_pass = self._decode(self.model.scores(features, averaged=False), allowed, layout.offsets, averaged=False)
-                features[:, -len(HISTORY_FEATURES):] = self._history(layout, first_pass)
+                features[:, -self._n_history:] = self._history(layout, first_pass)
             scores = self.model.scores(features, averaged=False)
             gold = known
             if (known < 0).any():
@@ -488,6 +507,7 @@ class Layout(NamedTuple):
     sentence: numpy.ndarray  # int32 sentence number of each token
     sent_starts: numpy.ndarray  # bool
     is_space: numpy.ndarray  # bool
+    abbreviation_heads: Optional[numpy.ndarray]  # int64 long-form head of each defined short form's mention, else -1
 
 
 class Prediction(NamedTuple):

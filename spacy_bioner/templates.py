@@ -106,8 +106,10 @@ FAMILIES: Dict[str, Dict[str, Tuple[Tuple[str, int], ...]]] = {
 # pass over it (see document.py).
 DOCUMENT_FAMILY = "document"
 HISTORY_FAMILY = "history"
-ALL_FAMILIES = [*FAMILIES, DOCUMENT_FAMILY, HISTORY_FAMILY]
-DEFAULT_FAMILIES = list(ALL_FAMILIES)
+# Short forms defined in the doc read their long form (see abbreviations.py).
+ABBREVIATION_FAMILY = "abbreviations"
+ALL_FAMILIES = [*FAMILIES, DOCUMENT_FAMILY, HISTORY_FAMILY, ABBREVIATION_FAMILY]
+DEFAULT_FAMILIES = [family for family in ALL_FAMILIES if family != ABBREVIATION_FAMILY]
 
 
 # Attributes that name the word itself; dropping them in training makes the

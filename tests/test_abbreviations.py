@@ -1,0 +1,65 @@
+import numpy
+import pytest
+import spacy
+from spacy.tokens import Doc
+
+from spacy_bioner.abbreviations import definitions, long_form, mentions
+from spacy_bioner.document import abbreviation_features, abbreviation_history
+from spacy_bioner.features import Lexicon
+from spacy_bioner.perceptron import DROPPED
+from spacy_bioner.templates import WORD_ATTRIBUTES, word_attributes
+
+from conftest import train_nlp
+
+WORDS = "Patients with atrial fibrillation ( AF ) and streptozotocin ( STZ ) diabetes . AF was common ; the ( WHO ) said".split()
+
+
+@pytest.mark.parametrize("short,words,expected", [
+    ("AF", ["with", "atrial", "fibrillation"], 2),
+    ("PD", ["in", "Parkinson", "'", "s", "disease"], 4),
+    ("NTG", ["of", "nitroglycerin"], 1),  # letters inside one word
+    ("OAB", ["with", "overactive", "bladder"], 2),
+    ("WHO", ["the"], 0),
+    ("XY", ["plain", "words"], 0),
+])
+def test_long_form(short, words, expected):
+    assert long_form(short, words) == expected
+
+
+def test_definitions_and_their_mentions():
+    doc = Doc(spacy.blank("en").vocab, words=WORDS)
+    found = definitions(doc)
+    assert {doc.vocab.strings[orth]: doc[start:end].text for orth, (start, end) in found.items()} == {
+        "AF": "atrial fibrillation", "STZ": "streptozotocin"}
+    heads = mentions(doc, found)
+    assert {WORDS[i]: int(heads[i]) for i in numpy.flatnonzero(heads >= 0)} == {"AF": 3, "STZ": 8}
+    assert (heads[[i for i, w in enumerate(WORDS) if w == "AF"]] == 3).all()  # the definition and the later use
+    assert (heads[[i for i, w in enumerate(WORDS) if w not in ("AF", "STZ")]] == -1).all()
+    assert mentions(Doc(doc.vocab, words=["no", "parenthesis"]), definitions(Doc(doc.vocab, words=["no"]))).tolist() == [-1, -1]
+
+
+def test_mentions_read_the_long_form_head():
+    nlp = spacy.blank("en")
+    lexicon = Lexicon(word_attributes, len(WORD_ATTRIBUTES))
+    words = ["fibrillation", "AF", "x", "AF", "arrhythmia", "AA"]
+    rows = lexicon.rows(numpy.array([nlp.vocab.strings.add(w) for w in words], dtype=numpy.uint64), nlp.vocab.strings)
+    heads = numpy.array([-1, 0, -1, 0, -1, 4])
+    out = abbreviation_features(rows, lexicon.table, heads, 2**20)
+    assert (out[[0, 2, 4]] == DROPPED).all()
+    assert (out[1] == out[3]).all() and (out[1] != out[5]).all() and (out[1] != DROPPED).all()
+    history = abbreviation_history(heads, numpy.array([2, 0, 0, 0, 1, 0]), 2**20)
+    assert history[1, 0] == history[3, 0] != history[5, 0] and history[0, 0] == DROPPED
+
+
+def test_abbreviations_family_trains_and_round_trips(tmp_path):
+    data = [
+        ("Patients with atrial fibrillation ( AF ) improved .", [(14, 33, "DIS"), (36, 38, "DIS")]),
+        ("Both AF and diabetes were seen .", [(5, 7, "DIS"), (12, 20, "DIS")]),
+        ("Nothing to see .", []),
+    ]
+    nlp = train_nlp({"features": ["word", "window", "shape", "history", "abbreviations"]}, data=data)
+    for text, gold in data:
+        assert [(e.start_char, e.end_char, e.label_) for e in nlp(text).ents] == gold
+    nlp.to_disk(tmp_path)
+    loaded = spacy.load(tmp_path)
+    assert [[e.text for e in d.ents] for d in loaded.pipe(t for t, _ in data)] == [[e.text for e in nlp(t).ents] for t, _ in data]
