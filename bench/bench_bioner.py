@@ -26,7 +26,9 @@ from spacy.training import Corpus, Example
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def convert(source: Path, out_dir: Path, n_sents: int = 10) -> Path:
+def convert(source: Path, out_dir: Path, n_sents: int = 1) -> Path:
+    """`spacy convert` as the project does it: documents kept whole where the file
+    marks them (-DOCSTART-), else one sentence per doc (see project.yml)."""
     normalized = out_dir / (source.name + ".iob")
     subprocess.run([sys.executable, str(ROOT / "scripts" / "normalize_conll.py"), str(source), str(normalized)], check=True)
     subprocess.run(
