@@ -31,12 +31,14 @@ cdef class Lexicon:
     cdef public object table
     cdef int _n_rows
     cdef int _max_size
+    cdef readonly int generation  # counts restarts: row ids of one generation mean nothing in another
 
     def __init__(self, attributes, int n_attributes, int max_size=1_000_000):
         self._attributes = attributes
         self._max_size = max_size
         self.table = numpy.zeros((1024, n_attributes), dtype=numpy.uint64)
         self._n_rows = 0
+        self.generation = 0
 
     def __len__(self):
         return self._n_rows
@@ -53,6 +55,7 @@ cdef class Lexicon:
         if self._n_rows + n > self._max_size:
             self._rows.clear()
             self._n_rows = 0
+            self.generation += 1
         out = numpy.empty(n, dtype=numpy.int32)
         cdef int32_t[::1] out_view = out
         for i in range(n):

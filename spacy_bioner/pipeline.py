@@ -21,6 +21,7 @@ from .document import (
     history_features,
 )
 from .features import FeatureExtractor, Lexicon, batch_layout
+from .word_scores import WordScores, single_word_templates
 from .gold import gold_tags
 from .gazetteer import FILTERS, GAZETTEER_MODES, Gazetteer, filter_matches, match_codes
 from .perceptron import DROPPED, AveragedPerceptron
@@ -149,7 +150,11 @@ class BioNER(TrainablePipe):
     def _build(self) -> None:
         cfg = self.cfg
         self.scheme = TagScheme(cfg["scheme"], cfg["labels"])
-        self.extractor = FeatureExtractor(compile_templates(cfg["features"]), cfg["n_buckets"])
+        templates = compile_templates(cfg["features"])
+        self.extractor = FeatureExtractor(templates, cfg["n_buckets"])
+        # Prediction scores single-word templates from a per-word cache and hashes only the others.
+        self._word_scores = WordScores(single_word_templates(templates), cfg["n_buckets"])
+        self._joint_extractor = FeatureExtractor([t for t in templates if len(t[1]) > 1], cfg["n_buckets"])
         self.lexicon = Lexicon(word_attributes, len(WORD_ATTRIBUTES))
         self.model = AveragedPerceptron(cfg["n_buckets"], self.scheme.n_tags)
         self._identity = numpy.array(identity_templates(cfg["features"]), dtype=numpy.intp)
@@ -232,10 +237,14 @@ class BioNER(TrainablePipe):
             ])
         return Layout(offsets, self.lexicon.batch_rows(docs), sentence, sent_starts, is_space, heads)
 
-    def _features(self, layout: "Layout", matches: List[numpy.ndarray]) -> numpy.ndarray:
-        """Feature ids per token of the batch; history columns, if any, come last and empty (DROPPED)."""
+    def _features(self, layout: "Layout", matches: List[numpy.ndarray], joint_only: bool = False) -> numpy.ndarray:
+        """Feature ids per token of the batch; history columns, if any, come last and empty (DROPPED).
+
+        joint_only: leave out the single-word templates (scored by `_word_scores`).
+        """
         rows, sentence, offsets = layout.rows, layout.sentence, layout.offsets
-        columns = [self.extractor.extract(rows, self.lexicon.table, sentence)]
+        extractor = self._joint_extractor if joint_only else self.extractor
+        columns = [extractor.extract(rows, self.lexicon.table, sentence)]
         if DOCUMENT_FAMILY in self.cfg["features"]:
             columns.append(numpy.concatenate([
                 document_features(rows[start:end], self.lexicon.table, sentence[start:end], self.cfg["n_buckets"])
@@ -337,8 +346,10 @@ class BioNER(TrainablePipe):
         matches = self.gazetteer.match_batch(docs)
         presets = [self._presets(doc, doc_matches) for doc, doc_matches in zip(docs, matches)]
         layout = self._layout(docs)
-        features, allowed = self._features(layout, matches), self._allowed(layout, presets)
-        scores = self.model.scores(features, averaged=True)
+        features, allowed = self._features(layout, matches, joint_only=True), self._allowed(layout, presets)
+        emission, _ = self.model.averages()
+        scores = self._word_scores.scores(layout.rows, self.lexicon.table, layout.sentence, emission, self.lexicon.generation)
+        scores += self.model.scores(features, averaged=True)
         tags = self._decode(scores, allowed, layout.offsets, averaged=True)
         if HISTORY_FAMILY in self.cfg["features"]:
             # The first pass saw no history features, so the second pass's

@@ -1,0 +1,135 @@
+# cython: language_level=3
+"""Emission scores of the templates that read a single word, cached per word.
+
+Most templates read one attribute of one token of the window ("suffix3[0]",
+"lower[-1]"). With fixed weights, what such a template adds to a token's tag
+scores depends only on the word at that offset, so for each lexicon row the
+sums over the templates of each offset are kept (one vector per offset), and
+a token's score from all of them is one vector per offset: five additions
+instead of some thirty hashed lookups. Templates that join two or more
+tokens are still hashed per token (FeatureExtractor). For prediction with
+the averaged weights only: training changes the weights every step.
+"""
+from libc.stdint cimport int32_t, uint8_t, uint64_t
+from libc.string cimport memset
+
+from .hashing cimport mix as _mix
+
+import numpy
+
+cdef uint64_t _PADDING = 0x9E3779B97F4A7C15ULL  # FeatureExtractor's value outside the sentence, times 2 or 3
+
+
+def single_word_templates(templates):
+    """The templates that read at most one token (the bias reads none)."""
+    return [(seed, parts) for seed, parts in templates if len(parts) <= 1]
+
+
+cdef class WordScores:
+    """Cached per-offset score vectors of single-word templates.
+
+    templates (List[Tuple[int, List[Tuple[int, int]]]]): Seeds and (column,
+        offset) parts, as FeatureExtractor takes them, at most one part each.
+    n_buckets (int): Rows of the hashed weight table.
+    """
+    cdef uint64_t[::1] _bias_seeds
+    cdef uint64_t[::1] _seeds
+    cdef int32_t[::1] _columns
+    cdef int32_t[::1] _slots  # each template's offset, as an index into the offsets
+    cdef readonly int min_offset, n_offsets
+    cdef uint64_t n_buckets
+    cdef object _weights, _cache, _filled, _fixed  # fixed: the bias, then each offset's padding vector
+    cdef int _generation
+    cdef object _templates
+
+    def __init__(self, templates, uint64_t n_buckets):
+        if any(len(parts) > 1 for _, parts in templates):
+            raise ValueError("WordScores takes templates that read one token at most")
+        words = [(seed, parts[0]) for seed, parts in templates if parts]
+        offsets = [offset for _, (_, offset) in words] or [0]
+        self.min_offset = min(offsets)
+        self.n_offsets = max(offsets) - self.min_offset + 1
+        self._bias_seeds = numpy.array([seed for seed, parts in templates if not parts], dtype=numpy.uint64)
+        self._seeds = numpy.array([seed for seed, _ in words], dtype=numpy.uint64)
+        self._columns = numpy.array([column for _, (column, _) in words], dtype=numpy.int32)
+        self._slots = numpy.array([offset - self.min_offset for _, (_, offset) in words], dtype=numpy.int32)
+        self.n_buckets = n_buckets
+        self._weights = None
+        self._templates = templates
+
+    def _reset(self, weights, int generation, Py_ssize_t n_rows):
+        cdef int n_tags = weights.shape[1]
+        cdef const float[:, ::1] w = weights
+        cdef Py_ssize_t j, slot, tag
+        cdef uint64_t row
+        self._weights, self._generation = weights, generation
+        self._cache = numpy.zeros((max(n_rows, 1024), self.n_offsets, n_tags), dtype=numpy.float32)
+        self._filled = numpy.zeros(self._cache.shape[0], dtype=numpy.uint8)
+        fixed = numpy.zeros((1 + self.n_offsets, n_tags), dtype=numpy.float32)
+        cdef float[:, ::1] f = fixed
+        for j in range(self._bias_seeds.shape[0]):
+            row = self._bias_seeds[j] % self.n_buckets
+            for tag in range(n_tags):
+                f[0, tag] += w[row, tag]
+        for j in range(self._seeds.shape[0]):
+            slot = self._slots[j]
+            row = _mix(self._seeds[j] ^ (_PADDING * <uint64_t>(2 + (slot + self.min_offset > 0)))) % self.n_buckets
+            for tag in range(n_tags):
+                f[1 + slot, tag] += w[row, tag]
+        self._fixed = fixed
+
+    def scores(self, const int32_t[::1] rows, const uint64_t[:, ::1] table, const int32_t[::1] sentence,
+               weights, int generation):
+        """The single-word templates' scores of every token: float32[n, n_tags].
+
+        rows, table, sentence: as FeatureExtractor.extract takes them.
+        weights (float32[n_buckets, n_tags]): The (averaged) emission weights;
+            a new array, or a new lexicon generation, empties the cache.
+        generation (int): The lexicon's generation.
+        """
+        cdef Py_ssize_t n = rows.shape[0], max_row = 1 + (int(numpy.asarray(rows).max()) if n else 0)
+        if weights is not self._weights or generation != self._generation:
+            self._reset(weights, generation, max_row)
+        if max_row > self._cache.shape[0]:
+            grown = max(max_row, 2 * self._cache.shape[0])
+            self._cache = numpy.concatenate([self._cache, numpy.zeros((grown - self._cache.shape[0],) + self._cache.shape[1:], dtype=numpy.float32)])
+            self._filled = numpy.concatenate([self._filled, numpy.zeros(grown - self._filled.shape[0], dtype=numpy.uint8)])
+        cdef const float[:, ::1] w = weights
+        cdef float[:, :, ::1] cache = self._cache
+        cdef uint8_t[::1] filled = self._filled
+        cdef const float[:, ::1] fixed = self._fixed
+        cdef int n_tags = w.shape[1]
+        out = numpy.empty((n, n_tags), dtype=numpy.float32)
+        cdef float[:, ::1] out_view = out
+        cdef Py_ssize_t i, j, slot, at, tag
+        cdef int32_t row
+        cdef const float* vector
+        with nogil:
+            for i in range(n):
+                for tag in range(n_tags):
+                    out_view[i, tag] = fixed[0, tag]
+                for slot in range(self.n_offsets):
+                    at = i + slot + self.min_offset
+                    if at < 0 or at >= n or sentence[at] != sentence[i]:
+                        vector = &fixed[1 + slot, 0]
+                    else:
+                        row = rows[at]
+                        if not filled[row]:
+                            self._fill(row, table, w, cache)
+                            filled[row] = 1
+                        vector = &cache[row, slot, 0]
+                    for tag in range(n_tags):
+                        out_view[i, tag] += vector[tag]
+        return out
+
+    cdef void _fill(self, int32_t row, const uint64_t[:, ::1] table, const float[:, ::1] w, float[:, :, ::1] cache) noexcept nogil:
+        cdef Py_ssize_t j, tag, slot
+        cdef uint64_t bucket
+        for j in range(self._seeds.shape[0]):
+            slot = self._slots[j]
+            bucket = _mix(self._seeds[j] ^ table[row, self._columns[j]]) % self.n_buckets
+            for tag in range(w.shape[1]):
+                cache[row, slot, tag] += w[bucket, tag]
+
+    def __reduce__(self):
+        return (WordScores, (self._templates, self.n_buckets))  # a copy starts with an empty cache

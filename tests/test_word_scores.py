@@ -1,0 +1,64 @@
+import numpy
+import pytest
+import spacy
+from spacy.tokens import Doc
+
+from spacy_bioner.features import FeatureExtractor, Lexicon, batch_layout
+from spacy_bioner.perceptron import AveragedPerceptron
+from spacy_bioner.templates import DEFAULT_FAMILIES, WORD_ATTRIBUTES, compile_templates, word_attributes
+from spacy_bioner.word_scores import WordScores, single_word_templates
+
+from conftest import TRAIN_DATA, make_examples
+
+
+def reference_and_cached(lexicon, docs, weights, word_scores, joint, full):
+    _, sentence, _, _ = batch_layout(docs)
+    rows = lexicon.batch_rows(docs)
+    model = AveragedPerceptron(weights.shape[0], weights.shape[1])
+    model.load_averages(weights, numpy.zeros((weights.shape[1] + 1, weights.shape[1]), dtype=numpy.float32))
+    emission, _ = model.averages()
+    reference = model.scores(full.extract(rows, lexicon.table, sentence))
+    cached = word_scores.scores(rows, lexicon.table, sentence, emission, lexicon.generation)
+    cached += model.scores(joint.extract(rows, lexicon.table, sentence))
+    return reference, cached
+
+
+@pytest.mark.parametrize("max_rows", [1_000_000, 5])  # 5: the lexicon restarts, and the cache with it
+def test_cached_scores_equal_hashed_features(max_rows):
+    nlp = spacy.blank("en")
+    templates = compile_templates(DEFAULT_FAMILIES)
+    n_buckets = 97  # few buckets: many collisions, which the cache must add up like the features do
+    word_scores = WordScores(single_word_templates(templates), n_buckets)
+    joint = FeatureExtractor([t for t in templates if len(t[1]) > 1], n_buckets)
+    full = FeatureExtractor(templates, n_buckets)
+    lexicon = Lexicon(word_attributes, len(WORD_ATTRIBUTES), max_size=max_rows)
+    weights = numpy.random.default_rng(0).normal(size=(n_buckets, 5)).astype(numpy.float32)
+    for words, starts in [
+        ("Alice met Bob in Paris".split(), None),
+        ("Paris is big . Bob left".split(), [True, False, False, False, True, False]),
+        (["Bob"], None),
+    ]:
+        docs = [Doc(nlp.vocab, words=words, sent_starts=starts), Doc(nlp.vocab, words=["Alice", "and", "Bob"])]
+        reference, cached = reference_and_cached(lexicon, docs, weights, word_scores, joint, full)
+        assert numpy.allclose(reference, cached, rtol=1e-5, atol=1e-4)
+    # New weights (a new averages array) empty the cache.
+    reference, cached = reference_and_cached(lexicon, docs, weights * 2, word_scores, joint, full)
+    assert numpy.allclose(reference, cached, rtol=1e-5, atol=1e-4)
+
+
+def test_prediction_with_the_cache_equals_the_training_path(trained_nlp):
+    ner = trained_nlp.get_pipe("bioner")
+    docs = [trained_nlp.make_doc(text) for text, _ in TRAIN_DATA] + [trained_nlp.make_doc("Carol Smith flew to Berlin")]
+    layout = ner._layout(docs)
+    matches = ner.gazetteer.match_batch(docs)
+    emission, _ = ner.model.averages()
+    full = ner.model.scores(ner._features(layout, matches), averaged=True)
+    cached = ner._word_scores.scores(layout.rows, ner.lexicon.table, layout.sentence, emission, ner.lexicon.generation)
+    cached += ner.model.scores(ner._features(layout, matches, joint_only=True), averaged=True)
+    assert numpy.allclose(full, cached, rtol=1e-5, atol=1e-4)
+    trained_nlp.update(make_examples(trained_nlp))  # new weights: the cache must not serve the old ones
+    emission, _ = ner.model.averages()
+    full = ner.model.scores(ner._features(layout, matches), averaged=True)
+    cached = ner._word_scores.scores(layout.rows, ner.lexicon.table, layout.sentence, emission, ner.lexicon.generation)
+    cached += ner.model.scores(ner._features(layout, matches, joint_only=True), averaged=True)
+    assert numpy.allclose(full, cached, rtol=1e-5, atol=1e-4)
