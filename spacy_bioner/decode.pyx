@@ -8,21 +8,15 @@ cell is never entered, so an invalid sequence cannot come out.
 """
 from cymem.cymem cimport Pool
 from libc.math cimport INFINITY
-from libc.stdint cimport int32_t, uint8_t
+from libc.stdint cimport int32_t, int64_t, uint8_t
 
 import numpy
 
 
-cdef int _viterbi(
-    const float* emissions, const float* transitions, const uint8_t* allowed,
-    const uint8_t* legal, int n, int n_tags, int32_t* out,
-    double* delta, double* next_delta, int32_t* backpointers, int32_t* predecessors,
-) noexcept nogil:
-    cdef int i, tag, prev, best_prev, k
-    cdef double best, score
-    cdef double* swap
-    # Each tag's legal predecessors, in ascending order: the scheme's
-    # constraints leave a few of them, so the inner loop skips the rest.
+cdef void _list_predecessors(const uint8_t* legal, int n_tags, int32_t* predecessors) noexcept nogil:
+    """Each tag's legal predecessors, in ascending order, then their counts: the
+    scheme's constraints leave a few of them, so the inner loop skips the rest."""
+    cdef int tag, prev
     cdef int32_t* n_predecessors = predecessors + n_tags * n_tags
     for tag in range(n_tags):
         n_predecessors[tag] = 0
@@ -30,6 +24,17 @@ cdef int _viterbi(
             if legal[prev * n_tags + tag]:
                 predecessors[tag * n_tags + n_predecessors[tag]] = prev
                 n_predecessors[tag] += 1
+
+
+cdef int _viterbi(
+    const float* emissions, const float* transitions, const uint8_t* allowed,
+    const uint8_t* legal, int n, int n_tags, int32_t* out,
+    double* delta, double* next_delta, int32_t* backpointers, const int32_t* predecessors,
+) noexcept nogil:
+    cdef int i, tag, prev, best_prev, k
+    cdef double best, score
+    cdef double* swap
+    cdef const int32_t* n_predecessors = predecessors + n_tags * n_tags
     cdef const float* start_scores = transitions + n_tags * n_tags
     cdef const uint8_t* start_legal = legal + n_tags * n_tags
     for tag in range(n_tags):
@@ -74,13 +79,16 @@ def viterbi(
     const float[:, ::1] transitions,
     const uint8_t[:, ::1] allowed,
     const uint8_t[:, ::1] legal,
+    const int64_t[::1] offsets=None,
 ):
-    """The best tag sequence that every mask allows.
+    """The best tag sequence that every mask allows, for each sequence of a batch.
 
     emissions (float32[n, T]): Per-token tag scores.
     transitions (float32[T + 1, T]): Tag bigram scores; the last row scores the start.
     allowed (uint8[n, T]): 1 where a token may take a tag.
     legal (uint8[T + 1, T]): 1 where a tag may follow another (last row: the start).
+    offsets (Optional[int64[n_sequences + 1]]): Where each sequence starts when
+        several are laid end to end; None for one sequence.
     RETURNS (int32[n]): The tag ids.
     """
     cdef int n = emissions.shape[0]
@@ -91,6 +99,10 @@ def viterbi(
         raise ValueError(f"transitions have shape {(transitions.shape[0], transitions.shape[1])}, expected {(n_tags + 1, n_tags)}")
     if legal.shape[0] != n_tags + 1 or legal.shape[1] != n_tags:
         raise ValueError(f"legal has shape {(legal.shape[0], legal.shape[1])}, expected {(n_tags + 1, n_tags)}")
+    if offsets is None:
+        offsets = numpy.array([0, n], dtype=numpy.int64)
+    if offsets.shape[0] < 1 or offsets[0] != 0 or offsets[offsets.shape[0] - 1] != n or (numpy.diff(offsets) < 0).any():
+        raise ValueError(f"offsets must rise from 0 to {n}")
     out = numpy.zeros(n, dtype=numpy.int32)
     if n == 0:
         return out
@@ -100,12 +112,20 @@ def viterbi(
     cdef double* next_delta = <double*>mem.alloc(n_tags, sizeof(double))
     cdef int32_t* backpointers = <int32_t*>mem.alloc(n * n_tags, sizeof(int32_t))
     cdef int32_t* predecessors = <int32_t*>mem.alloc((n_tags + 1) * n_tags, sizeof(int32_t))
-    cdef int status
+    cdef int status = 0
+    cdef Py_ssize_t s, start, length
     with nogil:
-        status = _viterbi(
-            &emissions[0, 0], &transitions[0, 0], &allowed[0, 0], &legal[0, 0],
-            n, n_tags, &out_view[0], delta, next_delta, backpointers, predecessors,
-        )
+        _list_predecessors(&legal[0, 0], n_tags, predecessors)
+        for s in range(offsets.shape[0] - 1):
+            start, length = offsets[s], offsets[s + 1] - offsets[s]
+            if length == 0:
+                continue
+            status = _viterbi(
+                &emissions[start, 0], &transitions[0, 0], &allowed[start, 0], &legal[0, 0],
+                length, n_tags, &out_view[start], delta, next_delta, backpointers, predecessors,
+            )
+            if status != 0:
+                break
     if status != 0:
         raise ValueError("No tag sequence satisfies the constraints (conflicting preset entities?)")
     return out

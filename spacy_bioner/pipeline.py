@@ -312,11 +312,7 @@ class BioNER(TrainablePipe):
 
     def _decode(self, scores, allowed, offsets, averaged: bool) -> numpy.ndarray:
         """The best tags of each doc of the batch, docs laid end to end."""
-        transitions = self.model.transitions(averaged=averaged)
-        tags = numpy.empty(len(scores), dtype=numpy.int32)
-        for start, end in zip(offsets[:-1].tolist(), offsets[1:].tolist()):
-            tags[start:end] = viterbi(scores[start:end], transitions, allowed[start:end], self._legal)
-        return tags
+        return viterbi(scores, self.model.transitions(averaged=averaged), allowed, self._legal, offsets)
 
     def _with_cost(self, scores: numpy.ndarray, against: numpy.ndarray) -> numpy.ndarray:
         """Cost-augmented scores: every wrong tag gets a head start of `margin`,

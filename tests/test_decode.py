@@ -85,3 +85,30 @@ def test_viterbi_reports_infeasible_constraints():
             allowed,
             scheme.transitions().astype(numpy.uint8),
         )
+
+
+@settings(max_examples=50, deadline=None)
+@given(lengths=st.lists(st.integers(0, 6), min_size=1, max_size=6), seed=st.integers(0, 2**31))
+def test_sequences_laid_end_to_end_decode_as_alone(lengths, seed):
+    rng = numpy.random.default_rng(seed)
+    scheme = TagScheme("BILOU", ["A", "B"])
+    n_tags, n = scheme.n_tags, sum(lengths)
+    emissions = rng.normal(size=(n, n_tags)).astype(numpy.float32)
+    transitions = rng.normal(size=(n_tags + 1, n_tags)).astype(numpy.float32)
+    offsets = numpy.cumsum([0] + lengths).astype(numpy.int64)
+    allowed = numpy.concatenate([
+        scheme.allowed(numpy.zeros(k, bool), numpy.zeros(k, bool), numpy.full(k, -1, numpy.int32)) for k in lengths
+    ]).reshape(n, n_tags)
+    legal = scheme.transitions().astype(numpy.uint8)
+    together = viterbi(emissions, transitions, allowed, legal, offsets)
+    alone = [viterbi(emissions[a:b], transitions, allowed[a:b], legal) for a, b in zip(offsets[:-1], offsets[1:])]
+    assert together.tolist() == [tag for tags in alone for tag in tags.tolist()]
+
+
+def test_offsets_must_cover_the_sequence():
+    scheme = TagScheme("BIO", ["A"])
+    emissions = numpy.zeros((3, scheme.n_tags), dtype=numpy.float32)
+    transitions = numpy.zeros((scheme.n_tags + 1, scheme.n_tags), dtype=numpy.float32)
+    allowed = numpy.ones((3, scheme.n_tags), dtype=numpy.uint8)
+    with pytest.raises(ValueError, match="offsets must rise from 0 to 3"):
+        viterbi(emissions, transitions, allowed, scheme.transitions().astype(numpy.uint8), numpy.array([0, 2], dtype=numpy.int64))
