@@ -61,19 +61,36 @@ cdef int _mentions(const int32_t[::1] rows, const uint64_t[:, ::1] table, int32_
     return <int>groups.size()
 
 
-def document_features(const int32_t[::1] rows, const uint64_t[:, ::1] table, const int32_t[::1] sentence, uint64_t n_buckets):
-    """The document features of every token of one doc.
+def _each_doc(offsets, Py_ssize_t n):
+    """The (start, end) of each doc of a batch; the whole batch when offsets is None."""
+    if offsets is None:
+        return [(0, n)]
+    bounds = numpy.asarray(offsets, dtype=numpy.int64).tolist()
+    if not bounds or bounds[0] != 0 or bounds[len(bounds) - 1] != n or bounds != sorted(bounds):
+        raise ValueError(f"offsets must rise from 0 to {n}")
+    return list(zip(bounds, bounds[1:]))
+
+
+def document_features(const int32_t[::1] rows, const uint64_t[:, ::1] table, const int32_t[::1] sentence, uint64_t n_buckets, offsets=None):
+    """The document features of every token of one doc, or of docs laid end to end.
 
     rows (int32[n]): Each token's row in the lexicon table.
     table (uint64[rows, attributes]): The lexicon table.
     sentence (int32[n]): Sentence number of each token.
+    offsets (Optional[int64[n_docs + 1]]): Where each doc starts; None for one doc.
     RETURNS (uint32[n, len(DOCUMENT_FEATURES)]): Feature ids, DROPPED where a token has none.
     """
-    cdef Py_ssize_t i, n = rows.shape[0], at
-    out = numpy.full((n, len(DOCUMENT_FEATURES)), DROPPED, dtype=numpy.uint32)
-    if n == 0:
-        return out
+    out = numpy.full((rows.shape[0], len(DOCUMENT_FEATURES)), DROPPED, dtype=numpy.uint32)
     cdef uint32_t[:, ::1] out_view = out
+    for start, end in _each_doc(offsets, rows.shape[0]):
+        if end > start:
+            _document_features(rows[start:end], table, sentence[start:end], n_buckets, out_view[start:end])
+    return out
+
+
+cdef void _document_features(const int32_t[::1] rows, const uint64_t[:, ::1] table, const int32_t[::1] sentence,
+                             uint64_t n_buckets, uint32_t[:, ::1] out_view):
+    cdef Py_ssize_t i, n = rows.shape[0], at
     cdef vector[int32_t] group = vector[int32_t](n)
     cdef int n_groups = _mentions(rows, table, group.data())
     cdef vector[int32_t] lowercase = vector[int32_t](n_groups), capitalized = vector[int32_t](n_groups)
@@ -101,24 +118,31 @@ def document_features(const int32_t[::1] rows, const uint64_t[:, ::1] table, con
         out_view[i, 1] = <uint32_t>(_mix(seed_prev ^ value) % n_buckets)
         value = table[rows[at + 1], _LOWER_COLUMN] if at + 1 < n and sentence[at + 1] == sentence[at] else _PADDING
         out_view[i, 2] = <uint32_t>(_mix(seed_next ^ value) % n_buckets)
-    return out
 
 
-def history_features(const int32_t[::1] rows, const uint64_t[:, ::1] table, const int64_t[::1] types, int n_types, uint64_t n_buckets):
-    """The history features of every token of one doc, from a first pass's tags.
+def history_features(const int32_t[::1] rows, const uint64_t[:, ::1] table, const int64_t[::1] types, int n_types,
+                     uint64_t n_buckets, offsets=None):
+    """The history features of every token of one doc (or docs laid end to end), from a first pass's tags.
 
     types (int64[n]): Each token's entity type in the first pass: 0 for O, else label + 1.
     n_types (int): Labels + 1.
+    offsets (Optional[int64[n_docs + 1]]): Where each doc starts; None for one doc.
     RETURNS (uint32[n, len(HISTORY_FEATURES)]): Feature ids, DROPPED where a word has no other mention.
     """
+    out = numpy.full((rows.shape[0], len(HISTORY_FEATURES)), DROPPED, dtype=numpy.uint32)
+    cdef uint32_t[:, ::1] out_view = out
+    for start, end in _each_doc(offsets, rows.shape[0]):
+        if end > start:
+            _history_features(rows[start:end], table, types[start:end], n_types, n_buckets, out_view[start:end])
+    return out
+
+
+cdef int _history_features(const int32_t[::1] rows, const uint64_t[:, ::1] table, const int64_t[::1] types, int n_types,
+                           uint64_t n_buckets, uint32_t[:, ::1] out_view) except -1:
     cdef Py_ssize_t i, n = rows.shape[0]
     cdef int t, best, best_count, count, total
-    if n == 0:
-        return numpy.zeros((0, len(HISTORY_FEATURES)), dtype=numpy.uint32)
     cdef vector[int32_t] group = vector[int32_t](n)
     cdef vector[int32_t] counts = vector[int32_t](_mentions(rows, table, group.data()) * n_types)
-    out = numpy.full((n, len(HISTORY_FEATURES)), DROPPED, dtype=numpy.uint32)
-    cdef uint32_t[:, ::1] out_view = out
     cdef uint64_t majority, seed = _HISTORY_SEEDS[0], seed_case = _HISTORY_SEEDS[1]
     for i in range(n):
         if not 0 <= types[i] < n_types:
@@ -136,7 +160,7 @@ def history_features(const int32_t[::1] rows, const uint64_t[:, ::1] table, cons
         majority = 1 + best
         out_view[i, 0] = <uint32_t>(_mix(seed ^ majority) % n_buckets)
         out_view[i, 1] = <uint32_t>(_mix(_mix(seed_case ^ majority) ^ table[rows[i], _CASE_COLUMN]) % n_buckets)
-    return out
+    return 0
 
 
 def abbreviation_features(const int32_t[::1] rows, const uint64_t[:, ::1] table, const int64_t[::1] heads, uint64_t n_buckets):

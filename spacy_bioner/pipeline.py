@@ -246,10 +246,7 @@ class BioNER(TrainablePipe):
         extractor = self._joint_extractor if joint_only else self.extractor
         columns = [extractor.extract(rows, self.lexicon.table, sentence)]
         if DOCUMENT_FAMILY in self.cfg["features"]:
-            columns.append(numpy.concatenate([
-                document_features(rows[start:end], self.lexicon.table, sentence[start:end], self.cfg["n_buckets"])
-                for start, end in zip(offsets[:-1].tolist(), offsets[1:].tolist())
-            ]))
+            columns.append(document_features(rows, self.lexicon.table, sentence, self.cfg["n_buckets"], offsets))
         if self.cfg["gazetteer"]["mode"] != "ents" and self.gazetteer.labels:
             batch_matches = numpy.concatenate(
                 [doc_matches + (start, start, 0, 0) for doc_matches, start in zip(matches, offsets.tolist())]
@@ -265,10 +262,9 @@ class BioNER(TrainablePipe):
     def _history(self, layout: "Layout", first_pass: numpy.ndarray) -> numpy.ndarray:
         """The history features of every token, from a first pass's tags."""
         types = numpy.where(first_pass == 0, 0, (first_pass - 1) // len(self.scheme.moves) + 1).astype(numpy.int64)
-        history = numpy.concatenate([
-            history_features(layout.rows[start:end], self.lexicon.table, types[start:end], len(self.labels) + 1, self.cfg["n_buckets"])
-            for start, end in zip(layout.offsets[:-1].tolist(), layout.offsets[1:].tolist())
-        ])
+        history = history_features(
+            layout.rows, self.lexicon.table, types, len(self.labels) + 1, self.cfg["n_buckets"], layout.offsets
+        )
         if layout.abbreviation_heads is None:
             return history
         return numpy.ascontiguousarray(numpy.hstack([history, abbreviation_history(layout.abbreviation_heads, types, self.cfg["n_buckets"])]))

@@ -1,4 +1,5 @@
 import numpy
+import pytest
 import spacy
 
 from spacy_bioner.document import DOCUMENT_FEATURES, document_features
@@ -76,3 +77,23 @@ def test_history_family_trains_and_round_trips(tmp_path):
     loaded = spacy.load(tmp_path)
     docs = [nlp(text) for text, _ in TRAIN_DATA]
     assert [[e.text for e in d.ents] for d in loaded.pipe(t for t, _ in TRAIN_DATA)] == [[e.text for e in d.ents] for d in docs]
+
+
+def test_docs_laid_end_to_end_get_their_own_features():
+    from spacy_bioner.document import history_features
+
+    nlp = spacy.blank("en")
+    lexicon = Lexicon(word_attributes, len(WORD_ATTRIBUTES))
+    docs = ["Jordan met Jordan".split(), "Jordan left Amman".split(), [], "Amman".split()]
+    words = [w for d in docs for w in d]
+    rows = lexicon.rows(numpy.array([nlp.vocab.strings.add(w) for w in words], dtype=numpy.uint64), nlp.vocab.strings)
+    offsets = numpy.cumsum([0] + [len(d) for d in docs]).astype(numpy.int64)
+    sentence = numpy.repeat(numpy.arange(len(docs), dtype=numpy.int32), [len(d) for d in docs])
+    types = numpy.array([1, 0, 1, 2, 0, 2, 2], dtype=numpy.int64)
+    together = document_features(rows, lexicon.table, sentence, 2**20, offsets)
+    history = history_features(rows, lexicon.table, types, 3, 2**20, offsets)
+    for a, b in zip(offsets[:-1], offsets[1:]):
+        assert (together[a:b] == document_features(rows[a:b], lexicon.table, sentence[a:b], 2**20)).all()
+        assert (history[a:b] == history_features(rows[a:b], lexicon.table, types[a:b], 3, 2**20)).all()
+    with pytest.raises(ValueError, match="offsets must rise"):
+        document_features(rows, lexicon.table, sentence, 2**20, numpy.array([0, 3], dtype=numpy.int64))
