@@ -13,9 +13,12 @@ from libc.stdint cimport int32_t, int64_t, uint8_t
 import numpy
 
 
-cdef void _list_predecessors(const uint8_t* legal, int n_tags, int32_t* predecessors) noexcept nogil:
+cdef void _list_predecessors(
+    const uint8_t* legal, const float* transitions, int n_tags, int32_t* predecessors, double* predecessor_scores,
+) noexcept nogil:
     """Each tag's legal predecessors, in ascending order, then their counts: the
-    scheme's constraints leave a few of them, so the inner loop skips the rest."""
+    scheme's constraints leave a few of them, so the inner loop skips the rest.
+    Their transition scores are laid out alongside, in the same order."""
     cdef int tag, prev
     cdef int32_t* n_predecessors = predecessors + n_tags * n_tags
     for tag in range(n_tags):
@@ -23,6 +26,7 @@ cdef void _list_predecessors(const uint8_t* legal, int n_tags, int32_t* predeces
         for prev in range(n_tags):
             if legal[prev * n_tags + tag]:
                 predecessors[tag * n_tags + n_predecessors[tag]] = prev
+                predecessor_scores[tag * n_tags + n_predecessors[tag]] = transitions[prev * n_tags + tag]
                 n_predecessors[tag] += 1
 
 
@@ -30,11 +34,14 @@ cdef int _viterbi(
     const float* emissions, const float* transitions, const uint8_t* allowed,
     const uint8_t* legal, int n, int n_tags, int32_t* out,
     double* delta, double* next_delta, int32_t* backpointers, const int32_t* predecessors,
+    const double* predecessor_scores,
 ) noexcept nogil:
-    cdef int i, tag, prev, best_prev, k
+    cdef int i, tag, prev, best_prev, k, n_k
     cdef double best, score
     cdef double* swap
     cdef const int32_t* n_predecessors = predecessors + n_tags * n_tags
+    cdef const int32_t* tag_predecessors
+    cdef const double* tag_scores
     cdef const float* start_scores = transitions + n_tags * n_tags
     cdef const uint8_t* start_legal = legal + n_tags * n_tags
     for tag in range(n_tags):
@@ -47,13 +54,15 @@ cdef int _viterbi(
             best = -INFINITY
             best_prev = -1
             if allowed[i * n_tags + tag]:
-                for k in range(n_predecessors[tag]):
-                    prev = predecessors[tag * n_tags + k]
+                tag_predecessors = predecessors + tag * n_tags
+                tag_scores = predecessor_scores + tag * n_tags
+                n_k = n_predecessors[tag]
+                for k in range(n_k):
                     # An unreachable prev has delta -inf and never wins.
-                    score = delta[prev] + transitions[prev * n_tags + tag]
+                    score = delta[tag_predecessors[k]] + tag_scores[k]
                     if score > best:  # strict: ties go to the lowest tag id
                         best = score
-                        best_prev = prev
+                        best_prev = tag_predecessors[k]
                 if best_prev >= 0:
                     best += emissions[i * n_tags + tag]
             next_delta[tag] = best
@@ -112,17 +121,18 @@ def viterbi(
     cdef double* next_delta = <double*>mem.alloc(n_tags, sizeof(double))
     cdef int32_t* backpointers = <int32_t*>mem.alloc(n * n_tags, sizeof(int32_t))
     cdef int32_t* predecessors = <int32_t*>mem.alloc((n_tags + 1) * n_tags, sizeof(int32_t))
+    cdef double* predecessor_scores = <double*>mem.alloc(n_tags * n_tags, sizeof(double))
     cdef int status = 0
     cdef Py_ssize_t s, start, length
     with nogil:
-        _list_predecessors(&legal[0, 0], n_tags, predecessors)
+        _list_predecessors(&legal[0, 0], &transitions[0, 0], n_tags, predecessors, predecessor_scores)
         for s in range(offsets.shape[0] - 1):
             start, length = offsets[s], offsets[s + 1] - offsets[s]
             if length == 0:
                 continue
             status = _viterbi(
                 &emissions[start, 0], &transitions[0, 0], &allowed[start, 0], &legal[0, 0],
-                length, n_tags, &out_view[start], delta, next_delta, backpointers, predecessors,
+                length, n_tags, &out_view[start], delta, next_delta, backpointers, predecessors, predecessor_scores,
             )
             if status != 0:
                 break
