@@ -237,13 +237,14 @@ class BioNER(TrainablePipe):
             ])
         return Layout(offsets, self.lexicon.batch_rows(docs), sentence, sent_starts, is_space, heads)
 
-    def _features(self, layout: "Layout", matches: List[numpy.ndarray], joint_only: bool = False) -> numpy.ndarray:
-        """Feature ids per token of the batch; history columns, if any, come last and empty (DROPPED).
+    def _features(self, layout: "Layout", matches: List[numpy.ndarray], predicting: bool = False) -> numpy.ndarray:
+        """Feature ids per token of the batch; in training, history columns (if any) come last and empty (DROPPED).
 
-        joint_only: leave out the single-word templates (scored by `_word_scores`).
+        predicting: leave out the single-word templates (scored by `_word_scores`)
+            and the history columns (scored apart in the second pass).
         """
         rows, sentence, offsets = layout.rows, layout.sentence, layout.offsets
-        extractor = self._joint_extractor if joint_only else self.extractor
+        extractor = self._joint_extractor if predicting else self.extractor
         columns = [extractor.extract(rows, self.lexicon.table, sentence)]
         if DOCUMENT_FAMILY in self.cfg["features"]:
             columns.append(document_features(rows, self.lexicon.table, sentence, self.cfg["n_buckets"], offsets))
@@ -255,7 +256,7 @@ class BioNER(TrainablePipe):
             columns.append(self._gazetteer_ids()[numpy.arange(codes.shape[1]), codes])
         if layout.abbreviation_heads is not None:
             columns.append(abbreviation_features(rows, self.lexicon.table, layout.abbreviation_heads, self.cfg["n_buckets"]))
-        if self._n_history:
+        if self._n_history and not predicting:
             columns.append(numpy.full((len(rows), self._n_history), DROPPED, dtype=numpy.uint32))
         return columns[0] if len(columns) == 1 else numpy.ascontiguousarray(numpy.hstack(columns))
 
@@ -338,7 +339,7 @@ class BioNER(TrainablePipe):
         matches = self.gazetteer.match_batch(docs)
         presets = [self._presets(doc, doc_matches) for doc, doc_matches in zip(docs, matches)]
         layout = self._layout(docs)
-        features, allowed = self._features(layout, matches, joint_only=True), self._allowed(layout, presets)
+        features, allowed = self._features(layout, matches, predicting=True), self._allowed(layout, presets)
         emission, _ = self.model.averages()
         scores = self._word_scores.scores(layout.rows, self.lexicon.table, layout.sentence, emission, self.lexicon.generation)
         scores += self.model.scores(features, averaged=True)

@@ -52,13 +52,13 @@ def test_prediction_with_the_cache_equals_the_training_path(trained_nlp):
     layout = ner._layout(docs)
     matches = ner.gazetteer.match_batch(docs)
     emission, _ = ner.model.averages()
-    full = ner.model.scores(ner._features(layout, matches), averaged=True)
+    full = ner.model.scores(ner._features(layout, matches), averaged=True)  # history columns empty: the first pass
     cached = ner._word_scores.scores(layout.rows, ner.lexicon.table, layout.sentence, emission, ner.lexicon.generation)
-    cached += ner.model.scores(ner._features(layout, matches, joint_only=True), averaged=True)
+    cached += ner.model.scores(ner._features(layout, matches, predicting=True), averaged=True)
     assert numpy.allclose(full, cached, rtol=1e-5, atol=1e-4)
     trained_nlp.update(make_examples(trained_nlp))  # new weights: the cache must not serve the old ones
     emission, _ = ner.model.averages()
-    full = ner.model.scores(ner._features(layout, matches), averaged=True)
+    full = ner.model.scores(ner._features(layout, matches), averaged=True)  # history columns empty: the first pass
     cached = ner._word_scores.scores(layout.rows, ner.lexicon.table, layout.sentence, emission, ner.lexicon.generation)
-    cached += ner.model.scores(ner._features(layout, matches, joint_only=True), averaged=True)
+    cached += ner.model.scores(ner._features(layout, matches, predicting=True), averaged=True)
     assert numpy.allclose(full, cached, rtol=1e-5, atol=1e-4)
