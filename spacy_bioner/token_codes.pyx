@@ -56,6 +56,15 @@ cdef inline void _write_code(uint16_t* out, int64_t word) noexcept nogil:
     out[3] = FIRST_DIGIT + 3 * BASE + (word & 63)
 
 
+cdef inline int _index_of(value, dict index, list values) except -1:
+    """The position of a value in a list kept with its index, appended if new."""
+    found = index.get(value)
+    if found is None:
+        found = index[value] = len(values)
+        values.append(value)
+    return found
+
+
 def add_terms(gazetteer, list terms, list term_words):
     """Add terms to a gazetteer's tables, given each term's normalized words:
     the inner loop of loading millions of terms.
@@ -116,22 +125,9 @@ def add_terms(gazetteer, list terms, list term_words):
                 key_tokens.append(n)
                 for i in range(n):
                     in_phrases.data.as_schars[ids[i]] = 1
-        label = term[1]
-        found = label_index.get(label)
-        if found is None:
-            label_id = label_index[label] = len(labels)
-            labels.append(label)
-        else:
-            label_id = found
+        label_id = _index_of(term[1], label_index, labels)
         kb_id = term[2]
-        if type(kb_id) is not str:
-            kb_id = str(kb_id or "")
-        found = kb_index.get(kb_id)
-        if found is None:
-            kb = kb_index[kb_id] = len(kb_ids)
-            kb_ids.append(kb_id)
-        else:
-            kb = found
+        kb = _index_of(kb_id if type(kb_id) is str else str(kb_id or ""), kb_index, kb_ids)
         entry_keys.append(key_id)
         entry_labels.append(label_id)
         entry_kbs.append(kb)
