@@ -251,3 +251,15 @@ def test_model_with_other_feature_templates_is_refused(trained_nlp, tmp_path):
     cfg_path.write_text(json.dumps(cfg))
     with pytest.raises(ModelFileError, match="feature templates version 1.*retrain"):
         spacy.load(tmp_path)
+
+
+def test_displacy_shows_bioner_entities_in_their_colors():
+    code = (
+        "import spacy\nfrom spacy import displacy\n"
+        "from spacy.tokens import Doc\n"
+        "nlp = spacy.blank('en')\n"
+        "doc = Doc(nlp.vocab, words=['Alice', 'met', 'aspirin'], ents=['B-PER', 'O', 'B-Chemical'])\n"
+        "print(displacy.render(doc, style='ent'))"
+    )
+    html = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert "background: #aa9cfc" in html and "background: #7aecec" in html
