@@ -1,12 +1,16 @@
 """The `bioner` command line (also `python -m spacy_bioner`)."""
+import json
 import time
 from pathlib import Path
 from typing import Optional
 
 import spacy
 import typer
+from spacy.tokens import DocBin
+from spacy.training import Corpus
 from wasabi import msg
 
+from .evaluate import report
 from .gazetteer import COMPILED_SUFFIX, Gazetteer
 
 app = typer.Typer(name="bioner", help="spacy-bioner: fast classical NER for spaCy.", no_args_is_help=True)
@@ -47,6 +51,49 @@ def compile_gazetteer(
         f"{added:,} terms ({len(gazetteer):,} distinct, {gazetteer.skipped:,} skipped), "
         f"labels {', '.join(gazetteer.labels)}: {output} ({len(data) / 2**20:.1f} MB, {time.perf_counter() - start:.1f} s)"
     )
+
+
+@app.command("evaluate")
+def evaluate_cli(
+    model: str = typer.Argument(..., help="A pipeline: package name or directory."),
+    data: Path = typer.Argument(..., help="Gold docs (.spacy), as `spacy evaluate` takes them.", exists=True),
+    train: Optional[Path] = typer.Option(None, "--train", "-t", exists=True, help="Training docs (.spacy): also score entities seen and unseen in them."),
+    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write every figure here as JSON."),
+    gold_preproc: bool = typer.Option(False, "--gold-preproc", "-G", help="Use the gold tokenization and sentences."),
+) -> None:
+    """Score a pipeline's entities: overall and per type (as `spacy evaluate`),
+    seen and unseen in training, the kind of each error, and which types are
+    taken for which."""
+    figures = evaluate(model, data, train, gold_preproc)
+    overall = figures["overall"]
+    msg.divider("Entities")
+    msg.table(
+        [("all", *(f"{100 * overall[k]:.2f}" for k in "prf"), overall["gold"])]
+        + [(label, *(f"{100 * s[k]:.2f}" for k in "prf"), s["gold"]) for label, s in figures["per_type"].items()]
+        + [(group, *(f"{100 * figures[group][k]:.2f}" for k in "prf"), figures[group]["gold"]) for group in ("seen", "unseen") if group in figures],
+        header=("", "P", "R", "F", "gold"), aligns=("l", "r", "r", "r", "r"),
+    )
+    msg.text("Errors: " + ", ".join(f"{kind} {n:,}" for kind, n in sorted(figures["errors"].items())))
+    msg.text("Confusions (gold -> predicted): " + ", ".join(
+        f"{gold} -> {predicted} {n:,}" for gold, predicted, n in figures["confusion"] if gold != predicted))
+    if output:
+        output.parent.mkdir(parents=True, exist_ok=True)
+        output.write_text(json.dumps(figures, indent=2), encoding="utf8")
+        msg.good(f"Saved to {output}")
+
+
+def evaluate(model: str, data: Path, train: Optional[Path] = None, gold_preproc: bool = False) -> dict:
+    """The figures of `bioner evaluate`; `spacy` holds spaCy's own scores of the same run."""
+    nlp = spacy.load(model)
+    examples = list(Corpus(str(data), gold_preproc=gold_preproc)(nlp))
+    spacy_scores = nlp.evaluate(examples)
+    seen = None
+    if train is not None:
+        seen = {ent.text for doc in DocBin().from_disk(train).get_docs(nlp.vocab) for ent in doc.ents}
+    predicted = nlp.pipe(example.predicted for example in examples)
+    figures = report(((example.reference, doc) for example, doc in zip(examples, predicted)), seen).scores()
+    figures["spacy"] = {key: spacy_scores.get(key) for key in ("ents_p", "ents_r", "ents_f", "ents_per_type")}
+    return figures
 
 
 def main() -> None:

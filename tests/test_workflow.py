@@ -48,6 +48,8 @@ def test_project_all_runs_on_embedded_sample(tmp_path):
     run("spacy", "project", "run", "all", str(project), cwd=project)
     scores = srsly.read_json(project / "metrics" / "scores.json")
     assert scores["ents_f"] > 0.8
+    report = srsly.read_json(project / "metrics" / "report.json")
+    assert report["overall"]["f"] == scores["ents_f"] and report["unseen"]["gold"] > 0
     # Documents were kept whole: -DOCSTART- never became a token.
     nlp = spacy.blank("en")
     docs = list(DocBin().from_disk(project / "corpus" / "train.spacy").get_docs(nlp.vocab))

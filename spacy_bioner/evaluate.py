@@ -1,0 +1,117 @@
+"""Detailed entity scores: where a model fails, not only how often.
+
+Exact-match precision, recall and F1 overall and per type (the numbers
+`spacy evaluate` gives), F1 on entities seen and unseen in a training set,
+what went wrong with each miss (wrong type, wrong boundaries, missed
+entirely, spurious), and a confusion matrix between types, "O" standing for
+no entity.
+"""
+from collections import Counter
+from typing import Dict, Iterable, List, Optional, Set, Tuple
+
+from spacy.tokens import Doc
+
+Entity = Tuple[int, int, str]  # start char, end char, label
+OUTSIDE = "O"
+
+
+def prf(n_correct: int, n_predicted: int, n_gold: int) -> Dict[str, float]:
+    """Precision, recall and F1 (fractions, 0.0 when undefined), with the counts."""
+    p = n_correct / n_predicted if n_predicted else 0.0
+    r = n_correct / n_gold if n_gold else 0.0
+    return {"p": p, "r": r, "f": 2 * p * r / (p + r) if p + r else 0.0,
+            "correct": n_correct, "predicted": n_predicted, "gold": n_gold}
+
+
+def entities(doc: Doc) -> Set[Entity]:
+    return {(ent.start_char, ent.end_char, ent.label_) for ent in doc.ents}
+
+
+def overlaps(a: Entity, b: Entity) -> bool:
+    return a[0] < b[1] and b[0] < a[1]
+
+
+class EntityReport:
+    """Accumulates gold and predicted docs; `scores()` sums them up.
+
+    seen (Optional[Set[str]]): Entity texts of the training data; with it,
+        scores are also given for entities seen and unseen in training.
+    """
+
+    def __init__(self, seen: Optional[Set[str]] = None):
+        self.seen = seen
+        self.counts: Counter = Counter()  # (group, label, "correct" | "predicted" | "gold")
+        self.errors: Counter = Counter()
+        self.confusion: Counter = Counter()  # (gold label or O, predicted label or O)
+        self.worst: List[Tuple[int, int]] = []  # (errors, doc index)
+
+    def add(self, gold_doc: Doc, predicted_doc: Doc) -> None:
+        gold, predicted = entities(gold_doc), entities(predicted_doc)
+        text = gold_doc.text
+        for group in self._groups():
+            keep = self._in_group(group, text)
+            group_gold, group_predicted = {e for e in gold if keep(e)}, {e for e in predicted if keep(e)}
+            for label, key in [(e[2], "gold") for e in group_gold] + [(e[2], "predicted") for e in group_predicted] + [
+                (e[2], "correct") for e in group_gold & group_predicted
+            ]:
+                self.counts[(group, label, key)] += 1
+        n_errors = 0
+        for entity in gold - predicted:
+            same_span = [p for p in predicted if p[:2] == entity[:2]]
+            if same_span:
+                self.errors["type"] += 1
+                self.confusion[(entity[2], same_span[0][2])] += 1
+            elif any(overlaps(entity, p) for p in predicted):
+                self.errors["boundary"] += 1
+            else:
+                self.errors["missed"] += 1
+                self.confusion[(entity[2], OUTSIDE)] += 1
+            n_errors += 1
+        for entity in predicted - gold:
+            if not any(overlaps(entity, g) for g in gold):
+                self.errors["spurious"] += 1
+                self.confusion[(OUTSIDE, entity[2])] += 1
+                n_errors += 1
+        for entity in gold & predicted:
+            self.confusion[(entity[2], entity[2])] += 1
+        self.worst.append((n_errors, len(self.worst)))
+
+    def _groups(self) -> List[str]:
+        return ["all"] if self.seen is None else ["all", "seen", "unseen"]
+
+    def _in_group(self, group: str, text: str):
+        if group == "all":
+            return lambda entity: True
+        wanted = group == "seen"
+        return lambda entity: (text[entity[0] : entity[1]] in self.seen) == wanted
+
+    def scores(self) -> Dict[str, object]:
+        """Everything, as JSON-ready numbers."""
+        def totals(group: str, label: Optional[str] = None) -> Dict[str, float]:
+            count = lambda key: sum(  # noqa: E731
+                n for (g, l, k), n in self.counts.items() if g == group and k == key and (label is None or l == label)
+            )
+            return prf(count("correct"), count("predicted"), count("gold"))
+
+        labels = sorted({label for _, label, _ in self.counts})
+        result = {
+            "overall": totals("all"),
+            "per_type": {label: totals("all", label) for label in labels},
+            "errors": dict(self.errors),
+            "confusion": [[gold, predicted, n] for (gold, predicted), n in sorted(self.confusion.items())],
+        }
+        if self.seen is not None:
+            result["seen"], result["unseen"] = totals("seen"), totals("unseen")
+        return result
+
+    def worst_docs(self, n: int) -> List[int]:
+        """Indices of the n docs with the most errors (ties: the first first)."""
+        return [i for errors, i in sorted(self.worst, key=lambda item: (-item[0], item[1]))[:n] if errors]
+
+
+def report(pairs: Iterable[Tuple[Doc, Doc]], seen: Optional[Set[str]] = None) -> EntityReport:
+    """An EntityReport over (gold doc, predicted doc) pairs."""
+    entity_report = EntityReport(seen)
+    for gold_doc, predicted_doc in pairs:
+        entity_report.add(gold_doc, predicted_doc)
+    return entity_report

@@ -1,0 +1,95 @@
+import json
+
+import pytest
+import spacy
+from spacy.tokens import Doc, DocBin
+from typer.testing import CliRunner
+
+from spacy_bioner.cli import app
+from spacy_bioner.evaluate import report
+
+from conftest import TRAIN_DATA, train_nlp
+
+# Gold docs the tiny model gets partly wrong: unseen names, a firm it may take for a person.
+GOLD = [
+    ("Alice Smith lives in Paris .", [("B-PER", 0), ("I-PER", 1), ("B-LOC", 4)]),
+    ("Dora Quinn works at Acme Corp in Berlin", [("B-PER", 0), ("I-PER", 1), ("B-ORG", 4), ("I-ORG", 5), ("B-LOC", 7)]),
+    ("Zed Corp hired Carol Jones in Oslo", [("B-ORG", 0), ("I-ORG", 1), ("B-PER", 3), ("I-PER", 4), ("B-LOC", 6)]),
+    ("Nothing happened in Lima today .", [("B-LOC", 3)]),
+]
+
+
+def gold_docs(vocab):
+    docs = []
+    for text, tags in GOLD:
+        words = text.split()
+        iob = ["O"] * len(words)
+        for tag, i in tags:
+            iob[i] = tag
+        docs.append(Doc(vocab, words=words, ents=iob))
+    return docs
+
+
+def conlleval_chunks(tags):
+    """Chunks of an IOB tag sequence as conlleval reads them (an I after O or another type starts one)."""
+    chunks, start, kind = set(), None, None
+    for i, tag in enumerate(tags + ["O"]):
+        prefix, label = (tag.split("-", 1) + [None])[:2] if tag != "O" else ("O", None)
+        if start is not None and (prefix in ("B", "O") or label != kind):
+            chunks.add((start, i, kind))
+            start = None
+        if prefix == "B" or (prefix == "I" and start is None):
+            start, kind = i, label
+    return chunks
+
+
+def conlleval_f1(pairs):
+    correct = predicted = gold = 0
+    for gold_doc, predicted_doc in pairs:
+        g = conlleval_chunks([t.ent_iob_ + ("-" + t.ent_type_ if t.ent_type_ else "") for t in gold_doc])
+        p = conlleval_chunks([t.ent_iob_ + ("-" + t.ent_type_ if t.ent_type_ else "") for t in predicted_doc])
+        correct, predicted, gold = correct + len(g & p), predicted + len(p), gold + len(g)
+    precision, recall = correct / predicted, correct / gold
+    return 2 * precision * recall / (precision + recall)
+
+
+@pytest.fixture(scope="module")
+def model_and_data(tmp_path_factory):
+    path = tmp_path_factory.mktemp("evaluate")
+    nlp = train_nlp()
+    nlp.to_disk(path / "model")
+    DocBin(docs=gold_docs(nlp.vocab)).to_disk(path / "dev.spacy")
+    train = [nlp.make_doc(text) for text, _ in TRAIN_DATA]
+    for doc, (_, ents) in zip(train, TRAIN_DATA):
+        doc.ents = [doc.char_span(start, end, label=label) for start, end, label in ents]
+    DocBin(docs=train).to_disk(path / "train.spacy")
+    return nlp, path
+
+
+def test_scores_equal_spacy_evaluate_and_conlleval(model_and_data):
+    nlp, path = model_and_data
+    out = path / "scores.json"
+    result = CliRunner().invoke(app, ["evaluate", str(path / "model"), str(path / "dev.spacy"), "--train", str(path / "train.spacy"), "--output", str(out)])
+    assert result.exit_code == 0, result.output
+    figures = json.loads(out.read_text())
+    assert figures["overall"]["f"] == pytest.approx(figures["spacy"]["ents_f"])
+    for label, scores in figures["spacy"]["ents_per_type"].items():
+        assert figures["per_type"][label]["f"] == pytest.approx(scores["f"])
+    golds = gold_docs(nlp.vocab)
+    predicted = [nlp(doc.text) for doc in golds]
+    assert figures["overall"]["f"] == pytest.approx(conlleval_f1(zip(golds, predicted)))
+    assert 0 < figures["overall"]["f"] < 1  # the data has errors to report
+    assert figures["seen"]["gold"] + figures["unseen"]["gold"] == figures["overall"]["gold"]
+    assert "Errors:" in result.output
+
+
+def test_error_kinds_and_confusions():
+    vocab = spacy.blank("en").vocab
+    gold = Doc(vocab, words="Ann met Bob Lee at Acme in Oslo".split(), ents=["B-PER", "O", "B-PER", "I-PER", "O", "B-ORG", "O", "B-LOC"])
+    predicted = Doc(vocab, words="Ann met Bob Lee at Acme in Oslo".split(), ents=["B-PER", "B-ORG", "B-PER", "O", "O", "B-LOC", "O", "O"])
+    figures = report([(gold, predicted)], seen={"Ann"}).scores()
+    # Ann right; "Bob Lee" cut short; Acme typed LOC; Oslo missed; "met" spurious.
+    assert figures["errors"] == {"boundary": 1, "type": 1, "missed": 1, "spurious": 1}
+    assert ["ORG", "LOC", 1] in figures["confusion"] and ["LOC", "O", 1] in figures["confusion"] and ["O", "ORG", 1] in figures["confusion"]
+    assert figures["seen"]["correct"] == 1 and figures["unseen"]["correct"] == 0
+    assert figures["overall"]["correct"] == 1 and figures["overall"]["gold"] == 4 and figures["overall"]["predicted"] == 4
