@@ -1,5 +1,6 @@
 """The `bioner` command line (also `python -m spacy_bioner`)."""
 import json
+import sys
 import time
 from pathlib import Path
 from typing import Optional
@@ -8,8 +9,10 @@ import spacy
 import typer
 from spacy.tokens import DocBin
 from spacy.training import Corpus
+from tqdm import tqdm
 from wasabi import msg
 
+from .annotate import BadLine, annotate
 from .evaluate import report
 from .gazetteer import COMPILED_SUFFIX, Gazetteer
 
@@ -94,6 +97,39 @@ def evaluate(model: str, data: Path, train: Optional[Path] = None, gold_preproc:
     figures = report(((example.reference, doc) for example, doc in zip(examples, predicted)), seen).scores()
     figures["spacy"] = {key: spacy_scores.get(key) for key in ("ents_p", "ents_r", "ents_f", "ents_per_type")}
     return figures
+
+
+@app.command("annotate")
+def annotate_cli(
+    model: str = typer.Argument(..., help="A pipeline: package name or directory."),
+    source: Path = typer.Argument(..., help="One doc per line: plain text, or JSONL objects with a \"text\" field.", exists=True),
+    output: Path = typer.Argument(..., help="JSONL out: each record with its \"entities\" (character offsets, label, KB id)."),
+    fmt: Optional[str] = typer.Option(None, "--format", "-f", help="\"text\" or \"jsonl\" (default: from the input's suffix)."),
+    n_process: int = typer.Option(1, "--n-process", "-n", help="Processes for nlp.pipe."),
+    batch_size: int = typer.Option(1000, "--batch-size", "-b", help="Docs per batch."),
+    strict: bool = typer.Option(False, "--strict", help="Stop at the first bad line instead of skipping it."),
+) -> None:
+    """Annotate a file of docs, streaming; the output appears only when complete.
+
+    Bad lines are skipped and reported on stderr with their line number
+    (--strict stops instead); the progress bar is on stderr too.
+    """
+    fmt = fmt or ("jsonl" if source.suffix == ".jsonl" else "text")
+    nlp = spacy.load(model)
+    start = time.perf_counter()
+    with tqdm(unit=" docs", file=sys.stderr, mininterval=0.5) as progress:
+        try:
+            counts = annotate(
+                nlp, source, output, fmt, n_process=n_process, batch_size=batch_size, strict=strict,
+                on_skip=lambda message: progress.write(f"skipped {message}", file=sys.stderr),
+                on_doc=lambda: progress.update(1),
+            )
+        except (BadLine, ValueError) as err:
+            msg.fail(f"{source}: {err}", f"nothing written to {output}", exits=1)
+    msg.good(
+        f"{counts['docs']:,} docs, {counts['entities']:,} entities, {counts['skipped']:,} lines skipped: {output} "
+        f"({counts['docs'] / (time.perf_counter() - start):,.0f} docs/s)"
+    )
 
 
 def main() -> None:
