@@ -13,7 +13,7 @@ from tqdm import tqdm
 from wasabi import msg
 
 from .annotate import BadLine, annotate
-from .evaluate import report
+from .evaluate import corpus_stats, report
 from .gazetteer import COMPILED_SUFFIX, Gazetteer
 
 app = typer.Typer(name="bioner", help="spacy-bioner: fast classical NER for spaCy.", no_args_is_help=True)
@@ -130,6 +130,35 @@ def annotate_cli(
         f"{counts['docs']:,} docs, {counts['entities']:,} entities, {counts['skipped']:,} lines skipped: {output} "
         f"({counts['docs'] / (time.perf_counter() - start):,.0f} docs/s)"
     )
+
+
+@app.command("debug-data")
+def debug_data_cli(
+    train: Path = typer.Argument(..., help="Training docs (.spacy).", exists=True),
+    dev: Path = typer.Argument(..., help="Dev docs (.spacy).", exists=True),
+    lang: str = typer.Option("en", "--lang", help="Re-tokenize with this language's blank tokenizer."),
+    model: Optional[str] = typer.Option(None, "--model", "-m", help="Re-tokenize with this pipeline's tokenizer instead."),
+    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write the figures here as JSON."),
+) -> None:
+    """What `spacy debug data` says of a `ner` component, for bioner: label
+    counts, entity lengths, the share of dev entities unseen in training, and
+    entities the tokenizer would split differently from raw text."""
+    nlp = spacy.load(model) if model else spacy.blank(lang)
+    read = lambda path: list(DocBin().from_disk(path).get_docs(nlp.vocab))  # noqa: E731
+    stats = corpus_stats(read(train), read(dev), nlp.make_doc)
+    for split in ("train", "dev"):
+        s = stats[split]
+        msg.divider(f"{split}: {s['docs']:,} docs, {s['tokens']:,} tokens, {s['entities']:,} entities")
+        msg.table([(label, n, s["misaligned"].get(label, 0)) for label, n in s["labels"].items()],
+                  header=("label", "entities", "misaligned"), aligns=("l", "r", "r"))
+        msg.text("entity length (tokens): " + ", ".join(f"{k}: {n:,}" for k, n in s["lengths"].items()))
+    msg.info(f"dev entities unseen in train: {100 * stats['dev_unseen_share']:.1f}%")
+    misaligned = sum(sum(stats[split]["misaligned"].values()) for split in ("train", "dev"))
+    if misaligned:
+        msg.warn(f"{misaligned:,} entities do not align with the tokenizer's tokens: on raw text they cannot be found exactly")
+    if output:
+        output.write_text(json.dumps(stats, indent=2), encoding="utf8")
+        msg.good(f"Saved to {output}")
 
 
 def main() -> None:

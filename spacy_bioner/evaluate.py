@@ -109,6 +109,32 @@ class EntityReport:
         return [i for errors, i in sorted(self.worst, key=lambda item: (-item[0], item[1]))[:n] if errors]
 
 
+def corpus_stats(train: List[Doc], dev: List[Doc], make_doc) -> Dict[str, object]:
+    """What a corpus holds before training on it: label counts and entity
+    lengths per split, the share of dev entities unseen in train, and the
+    entities whose boundaries the pipeline's tokenizer (`make_doc`) would not
+    reproduce from the raw text (they cannot be found in raw text)."""
+    seen = {ent.text for doc in train for ent in doc.ents}
+    stats: Dict[str, object] = {}
+    for split, docs in (("train", train), ("dev", dev)):
+        labels, lengths, misaligned = Counter(), Counter(), Counter()
+        for doc in docs:
+            retokenized = make_doc(doc.text)
+            for ent in doc.ents:
+                labels[ent.label_] += 1
+                lengths[len(ent)] += 1
+                if retokenized.char_span(ent.start_char, ent.end_char) is None:
+                    misaligned[ent.label_] += 1
+        stats[split] = {
+            "docs": len(docs), "tokens": sum(len(doc) for doc in docs), "entities": sum(labels.values()),
+            "labels": dict(sorted(labels.items())), "lengths": dict(sorted(lengths.items())),
+            "misaligned": dict(sorted(misaligned.items())),
+        }
+    dev_entities = [ent.text for doc in dev for ent in doc.ents]
+    stats["dev_unseen_share"] = sum(text not in seen for text in dev_entities) / len(dev_entities) if dev_entities else 0.0
+    return stats
+
+
 def report(pairs: Iterable[Tuple[Doc, Doc]], seen: Optional[Set[str]] = None) -> EntityReport:
     """An EntityReport over (gold doc, predicted doc) pairs."""
     entity_report = EntityReport(seen)

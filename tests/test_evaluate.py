@@ -93,3 +93,21 @@ def test_error_kinds_and_confusions():
     assert ["ORG", "LOC", 1] in figures["confusion"] and ["LOC", "O", 1] in figures["confusion"] and ["O", "ORG", 1] in figures["confusion"]
     assert figures["seen"]["correct"] == 1 and figures["unseen"]["correct"] == 0
     assert figures["overall"]["correct"] == 1 and figures["overall"]["gold"] == 4 and figures["overall"]["predicted"] == 4
+
+
+def test_debug_data_counts_labels_lengths_unseen_and_misaligned(tmp_path):
+    vocab = spacy.blank("en").vocab
+    train = [Doc(vocab, words="Ann met Bob Lee".split(), ents=["B-PER", "O", "B-PER", "I-PER"])]
+    # "Parisians": the entity "Paris" is a token of its own here, not after spaCy's tokenizer.
+    dev = [Doc(vocab, words=["Ann", "saw", "Cy", "and", "Paris", "ians"], spaces=[True, True, True, True, False, False],
+               ents=["B-PER", "O", "B-PER", "O", "B-LOC", "O"])]
+    DocBin(docs=train).to_disk(tmp_path / "train.spacy")
+    DocBin(docs=dev).to_disk(tmp_path / "dev.spacy")
+    out = tmp_path / "stats.json"
+    result = CliRunner().invoke(app, ["debug-data", str(tmp_path / "train.spacy"), str(tmp_path / "dev.spacy"), "--output", str(out)])
+    assert result.exit_code == 0, result.output
+    stats = json.loads(out.read_text())
+    assert stats["train"]["labels"] == {"PER": 2} and stats["train"]["lengths"] == {"1": 1, "2": 1}
+    assert stats["dev"]["labels"] == {"LOC": 1, "PER": 2}
+    assert stats["dev_unseen_share"] == pytest.approx(2 / 3)  # Cy and Paris
+    assert stats["dev"]["misaligned"] == {"LOC": 1} and "do not align" in result.output
