@@ -5,6 +5,9 @@ the original CoNLL-2003 layout (`-DOCSTART- -X- -X- O` document lines, IOB1
 tags), so the default workflow exercises the same conversion as the real data.
 Dev uses first names, surnames and firms that train never shows.
 
+Also writes a term list (sample_terms.tsv: term, label, id) of the firms and
+places of both splits, for the gazetteer step.
+
 Usage: python scripts/make_sample.py OUTPUT_DIR
 """
 import random
@@ -84,6 +87,9 @@ def main(output_dir: str) -> None:
     dev = {"first": FIRST[14:], "last": LAST[12:], "firm": FIRM[8:]}
     write(out / "sample_train.iob", rng, train, n_docs=40, sentences_per_doc=12)
     write(out / "sample_dev.iob", rng, dev, n_docs=10, sentences_per_doc=12)
+    with open(out / "sample_terms.tsv", "w", encoding="utf8") as terms:
+        terms.writelines(f"{firm} {suffix}\tORG\tfirm:{firm.lower()}\n" for firm in FIRM for suffix in FIRM_SUFFIX)
+        terms.writelines(f"{place}\tLOC\tplace:{place.lower()}\n" for place in PLACE)
 
 
 if __name__ == "__main__":

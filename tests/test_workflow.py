@@ -2,6 +2,8 @@
 import shutil
 import subprocess
 import sys
+import sysconfig
+import venv
 
 import spacy
 import srsly
@@ -46,6 +48,9 @@ def test_project_all_runs_on_embedded_sample(tmp_path):
     for folder in ("assets", "configs", "scripts"):
         shutil.copytree(ROOT / folder, project / folder)
     run("spacy", "project", "run", "all", str(project), cwd=project)
+    trained = spacy.load(project / "training" / "model-best")
+    doc = trained("Shares of Norvex Bank rose in Oslo .")
+    assert [(s.text, s.kb_id_) for s in doc.spans["bioner_gazetteer"]] == [("Norvex Bank", "firm:norvex"), ("Oslo", "place:oslo")]
     scores = srsly.read_json(project / "metrics" / "scores.json")
     assert scores["ents_f"] > 0.8
     report = srsly.read_json(project / "metrics" / "report.json")
@@ -56,3 +61,29 @@ def test_project_all_runs_on_embedded_sample(tmp_path):
     assert len(docs) == 40
     assert all(len(list(doc.sents)) == 12 for doc in docs)
     assert not any(token.text == "-DOCSTART-" for doc in docs for token in doc)
+
+
+def test_project_package_installs_and_loads_by_name(tmp_path):
+    project = tmp_path / "project"
+    project.mkdir()
+    shutil.copy(ROOT / "project.yml", project / "project.yml")
+    for folder in ("assets", "configs", "scripts"):
+        shutil.copytree(ROOT / folder, project / folder)
+    run("spacy", "project", "run", "all", str(project), "--vars.max_epochs", "3", cwd=project)
+    run("spacy", "project", "run", "package", str(project), cwd=project)
+    package = project / "packages" / "en_bioner_sample-0.0.1"
+    # A fresh venv that sees this one's packages (spacy, spacy-bioner) but not the pipeline package.
+    env = tmp_path / "venv"
+    venv.create(env, with_pip=True)
+    python = env / "bin" / "python"
+    site_packages = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                                   capture_output=True, text=True, check=True).stdout.strip()
+    with open(f"{site_packages}/parent_env.pth", "w") as pth:
+        pth.write(f"import site; site.addsitedir({sysconfig.get_paths()['purelib']!r})\n")
+    install = subprocess.run([str(python), "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation", str(package)],
+                             capture_output=True, text=True)
+    assert install.returncode == 0, install.stdout[-2000:] + install.stderr[-2000:]
+    code = "import spacy; nlp = spacy.load('en_bioner_sample'); print(nlp.pipe_names, [e.label_ for e in nlp('Anna Adler met Boris in Oslo .').ents])"
+    loaded = subprocess.run([str(python), "-c", code], capture_output=True, text=True, cwd=tmp_path)
+    assert loaded.returncode == 0, loaded.stderr[-3000:]
+    assert "['bioner']" in loaded.stdout and "LOC" in loaded.stdout
