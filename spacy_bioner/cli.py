@@ -15,6 +15,7 @@ from wasabi import msg
 from .annotate import BadLine, annotate
 from .evaluate import corpus_stats, report
 from .gazetteer import COMPILED_SUFFIX, Gazetteer
+from .report_page import write_report
 
 app = typer.Typer(name="bioner", help="spacy-bioner: fast classical NER for spaCy.", no_args_is_help=True)
 gazetteer_app = typer.Typer(help="Term lists for the gazetteer.", no_args_is_help=True)
@@ -62,12 +63,14 @@ def evaluate_cli(
     data: Path = typer.Argument(..., help="Gold docs (.spacy), as `spacy evaluate` takes them.", exists=True),
     train: Optional[Path] = typer.Option(None, "--train", "-t", exists=True, help="Training docs (.spacy): also score entities seen and unseen in them."),
     output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write every figure here as JSON."),
+    html: Optional[Path] = typer.Option(None, "--html", help="Write a report page (index.html) into this directory."),
+    n_worst: int = typer.Option(20, "--worst", help="Sentences with the most errors to show in the report page."),
     gold_preproc: bool = typer.Option(False, "--gold-preproc", "-G", help="Use the gold tokenization and sentences."),
 ) -> None:
     """Score a pipeline's entities: overall and per type (as `spacy evaluate`),
     seen and unseen in training, the kind of each error, and which types are
-    taken for which."""
-    figures = evaluate(model, data, train, gold_preproc)
+    taken for which; optionally as a page with the worst sentences rendered."""
+    figures = evaluate(model, data, train, gold_preproc, html, n_worst)
     overall = figures["overall"]
     msg.divider("Entities")
     msg.table(
@@ -83,19 +86,28 @@ def evaluate_cli(
         output.parent.mkdir(parents=True, exist_ok=True)
         output.write_text(json.dumps(figures, indent=2), encoding="utf8")
         msg.good(f"Saved to {output}")
+    if html:
+        msg.good(f"Report page: {html / 'index.html'}")
 
 
-def evaluate(model: str, data: Path, train: Optional[Path] = None, gold_preproc: bool = False) -> dict:
-    """The figures of `bioner evaluate`; `spacy` holds spaCy's own scores of the same run."""
+def evaluate(
+    model: str, data: Path, train: Optional[Path] = None, gold_preproc: bool = False,
+    html: Optional[Path] = None, n_worst: int = 20,
+) -> dict:
+    """The figures of `bioner evaluate` (`spacy` holds spaCy's own scores of
+    the same run); with `html`, also the report page in that directory."""
     nlp = spacy.load(model)
     examples = list(Corpus(str(data), gold_preproc=gold_preproc)(nlp))
     spacy_scores = nlp.evaluate(examples)
     seen = None
     if train is not None:
         seen = {ent.text for doc in DocBin().from_disk(train).get_docs(nlp.vocab) for ent in doc.ents}
-    predicted = nlp.pipe(example.predicted for example in examples)
-    figures = report(((example.reference, doc) for example, doc in zip(examples, predicted)), seen).scores()
+    pairs = [(example.reference, doc) for example, doc in zip(examples, nlp.pipe(eg.predicted for eg in examples))]
+    entity_report = report(pairs, seen)
+    figures = entity_report.scores()
     figures["spacy"] = {key: spacy_scores.get(key) for key in ("ents_p", "ents_r", "ents_f", "ents_per_type")}
+    if html:
+        write_report(html, figures, pairs, entity_report.worst_sentences(n_worst), title=f"{model} on {data.name}")
     return figures
 
 

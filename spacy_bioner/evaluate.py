@@ -43,7 +43,8 @@ class EntityReport:
         self.counts: Counter = Counter()  # (group, label, "correct" | "predicted" | "gold")
         self.errors: Counter = Counter()
         self.confusion: Counter = Counter()  # (gold label or O, predicted label or O)
-        self.worst: List[Tuple[int, int]] = []  # (errors, doc index)
+        self.sentence_errors: List[Tuple[int, int, int, int]] = []  # (errors, doc index, start char, end char)
+        self.n_docs = 0
 
     def add(self, gold_doc: Doc, predicted_doc: Doc) -> None:
         gold, predicted = entities(gold_doc), entities(predicted_doc)
@@ -55,7 +56,7 @@ class EntityReport:
                 (e[2], "correct") for e in group_gold & group_predicted
             ]:
                 self.counts[(group, label, key)] += 1
-        n_errors = 0
+        wrong = []  # an entity of each error, to place it in its sentence
         for entity in gold - predicted:
             same_span = [p for p in predicted if p[:2] == entity[:2]]
             if same_span:
@@ -66,15 +67,20 @@ class EntityReport:
             else:
                 self.errors["missed"] += 1
                 self.confusion[(entity[2], OUTSIDE)] += 1
-            n_errors += 1
+            wrong.append(entity)
         for entity in predicted - gold:
             if not any(overlaps(entity, g) for g in gold):
                 self.errors["spurious"] += 1
                 self.confusion[(OUTSIDE, entity[2])] += 1
-                n_errors += 1
+                wrong.append(entity)
         for entity in gold & predicted:
             self.confusion[(entity[2], entity[2])] += 1
-        self.worst.append((n_errors, len(self.worst)))
+        sentences = [(s.start_char, s.end_char) for s in gold_doc.sents] if gold_doc.has_annotation("SENT_START") else [(0, len(text))]
+        for start, end in sentences:
+            n_errors = sum(start <= entity[0] < end for entity in wrong)
+            if n_errors:
+                self.sentence_errors.append((n_errors, self.n_docs, start, end))
+        self.n_docs += 1
 
     def _groups(self) -> List[str]:
         return ["all"] if self.seen is None else ["all", "seen", "unseen"]
@@ -104,9 +110,10 @@ class EntityReport:
             result["seen"], result["unseen"] = totals("seen"), totals("unseen")
         return result
 
-    def worst_docs(self, n: int) -> List[int]:
-        """Indices of the n docs with the most errors (ties: the first first)."""
-        return [i for errors, i in sorted(self.worst, key=lambda item: (-item[0], item[1]))[:n] if errors]
+    def worst_sentences(self, n: int) -> List[Tuple[int, int, int, int]]:
+        """The n sentences with the most errors (ties: the first first), as
+        (errors, doc index, start char, end char); the whole doc where it has no sentences."""
+        return sorted(self.sentence_errors, key=lambda item: (-item[0], item[1], item[2]))[:n]
 
 
 def corpus_stats(train: List[Doc], dev: List[Doc], make_doc) -> Dict[str, object]:

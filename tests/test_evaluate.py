@@ -111,3 +111,26 @@ def test_debug_data_counts_labels_lengths_unseen_and_misaligned(tmp_path):
     assert stats["dev"]["labels"] == {"LOC": 1, "PER": 2}
     assert stats["dev_unseen_share"] == pytest.approx(2 / 3)  # Cy and Paris
     assert stats["dev"]["misaligned"] == {"LOC": 1} and "do not align" in result.output
+
+
+def test_report_page_renders_in_a_headless_browser(model_and_data):
+    import shutil
+    import subprocess
+
+    _, path = model_and_data
+    result = CliRunner().invoke(app, ["evaluate", str(path / "model"), str(path / "dev.spacy"), "--train", str(path / "train.spacy"),
+                                      "--html", str(path / "report"), "--worst", "3"])
+    assert result.exit_code == 0, result.output
+    page = path / "report" / "index.html"
+    html = page.read_text()
+    assert all(f"id='{section}'" in html for section in ("scores", "bars", "errors", "confusion", "worst"))
+    n_pairs = html.count("class='pair'")
+    assert 1 <= n_pairs <= 3 and "<mark" in html  # the model makes errors on this data, in at most 3 sentences shown
+    browser = shutil.which("chromium") or shutil.which("chromium-browser")
+    if browser is None:
+        pytest.skip("no chromium to render the page with")
+    dom = subprocess.run([browser, "--headless", "--no-sandbox", "--disable-gpu", "--dump-dom", page.as_uri()],
+                         capture_output=True, text=True, timeout=120).stdout
+    # The browser parsed the page: every section is in its DOM, the entity marks of both columns too.
+    assert all(f'id="{section}"' in dom for section in ("scores", "bars", "errors", "confusion", "worst"))
+    assert dom.count('class="pair"') == n_pairs and "<mark" in dom

@@ -1,0 +1,86 @@
+"""The evaluation report as one self-contained HTML page.
+
+Sections: the scores (overall, per type, seen and unseen), per-type F1 as
+bars, the kinds of errors, the confusion matrix between types, and the
+sentences with the most errors rendered with displaCy, gold next to predicted.
+Plain HTML and CSS: it opens from disk, offline, in any browser.
+"""
+from html import escape
+from pathlib import Path
+from typing import Dict, List, Tuple
+
+from spacy import displacy
+from spacy.tokens import Doc
+
+from .evaluate import OUTSIDE
+
+STYLE = """
+body { font-family: sans-serif; margin: 2em; max-width: 80em; }
+table { border-collapse: collapse; margin: 1em 0; }
+td, th { border: 1px solid #ccc; padding: 0.3em 0.6em; text-align: right; }
+th:first-child, td:first-child { text-align: left; }
+.bar { background: #7aa6e0; height: 1em; display: inline-block; }
+.pair { display: grid; grid-template-columns: 1fr 1fr; gap: 1em; border-top: 1px solid #ddd; padding: 0.5em 0; }
+.diagonal { background: #e6f2e6; }
+"""
+
+
+def _scores_table(figures: Dict[str, object]) -> str:
+    rows = [("all", figures["overall"])] + list(figures["per_type"].items())
+    rows += [(group, figures[group]) for group in ("seen", "unseen") if group in figures]
+    body = "".join(
+        f"<tr><td>{escape(name)}</td>" + "".join(f"<td>{100 * s[k]:.2f}</td>" for k in "prf") + f"<td>{s['gold']}</td></tr>"
+        for name, s in rows
+    )
+    return f"<table id='scores'><tr><th></th><th>P</th><th>R</th><th>F1</th><th>gold</th></tr>{body}</table>"
+
+
+def _bars(figures: Dict[str, object]) -> str:
+    rows = "".join(
+        f"<tr><td>{escape(label)}</td><td><span class='bar' style='width:{300 * s['f']:.0f}px'></span> {100 * s['f']:.1f}</td></tr>"
+        for label, s in figures["per_type"].items()
+    )
+    return f"<table id='bars'>{rows}</table>"
+
+
+def _confusion(figures: Dict[str, object]) -> str:
+    labels = sorted({gold for gold, _, _ in figures["confusion"]} | {pred for _, pred, _ in figures["confusion"]} - {OUTSIDE})
+    labels = [label for label in labels if label != OUTSIDE] + [OUTSIDE]
+    counts = {(gold, pred): n for gold, pred, n in figures["confusion"]}
+    head = "".join(f"<th>{escape(label)}</th>" for label in labels)
+    body = "".join(
+        f"<tr><th>{escape(gold)}</th>" + "".join(
+            f"<td class='{'diagonal' if gold == pred else ''}'>{counts.get((gold, pred), '')}</td>" for pred in labels
+        ) + "</tr>"
+        for gold in labels
+    )
+    return f"<table id='confusion'><tr><th>gold \\ predicted</th>{head}</tr>{body}</table>"
+
+
+def _sentence(doc: Doc, start: int, end: int) -> str:
+    span = doc.char_span(start, end, alignment_mode="expand")
+    return displacy.render(span.as_doc() if span is not None else doc, style="ent", page=False, jupyter=False)
+
+
+def write_report(path: Path, figures: Dict[str, object], pairs: List[Tuple[Doc, Doc]], worst: List[Tuple[int, int, int, int]], title: str) -> Path:
+    """Write the page to `path` (a directory: index.html inside). RETURNS (Path): The page."""
+    errors = ", ".join(f"{kind} {n:,}" for kind, n in sorted(figures["errors"].items())) or "none"
+    sentences = "".join(
+        f"<div class='pair'><div><b>gold</b> ({n} errors){_sentence(pairs[i][0], start, end)}</div>"
+        f"<div><b>predicted</b>{_sentence(pairs[i][1], start, end)}</div></div>"
+        for n, i, start, end in worst
+    )
+    page = (
+        f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{escape(title)}</title><style>{STYLE}</style></head><body>"
+        f"<h1>{escape(title)}</h1>"
+        f"<h2>Scores</h2>{_scores_table(figures)}"
+        f"<h2>F1 per type</h2>{_bars(figures)}"
+        f"<h2>Errors</h2><p id='errors'>{escape(errors)}</p>"
+        f"<h2>Confusions</h2>{_confusion(figures)}"
+        f"<h2>Sentences with the most errors</h2><div id='worst'>{sentences or '<p>none</p>'}</div>"
+        "</body></html>"
+    )
+    path.mkdir(parents=True, exist_ok=True)
+    page_path = path / "index.html"
+    page_path.write_text(page, encoding="utf8")
+    return page_path
