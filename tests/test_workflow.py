@@ -87,3 +87,17 @@ def test_project_package_installs_and_loads_by_name(tmp_path):
     loaded = subprocess.run([str(python), "-c", code], capture_output=True, text=True, cwd=tmp_path)
     assert loaded.returncode == 0, loaded.stderr[-3000:]
     assert "['bioner']" in loaded.stdout and "LOC" in loaded.stdout
+
+
+def test_convert_reads_bilou_text_and_passes_spacy_files_through(tmp_path):
+    sys.path.insert(0, str(ROOT / "scripts"))
+    from convert_corpus import convert_corpus
+
+    source = tmp_path / "bilou.tsv"
+    source.write_text("-DOCSTART- -X- -X- O\n\nAlice\tB-PER\nSmith\tL-PER\nin\tO\nParis\tU-LOC\n\nHe\tO\nleft\tO\n\n", encoding="utf8")
+    convert_corpus(source, tmp_path / "out" / "train.spacy", 1)
+    nlp = spacy.blank("en")
+    docs = list(DocBin().from_disk(tmp_path / "out" / "train.spacy").get_docs(nlp.vocab))
+    assert len(docs) == 1 and [(e.text, e.label_) for e in docs[0].ents] == [("Alice Smith", "PER"), ("Paris", "LOC")]
+    convert_corpus(tmp_path / "out" / "train.spacy", tmp_path / "copy" / "dev.spacy", 1)
+    assert (tmp_path / "copy" / "dev.spacy").read_bytes() == (tmp_path / "out" / "train.spacy").read_bytes()
