@@ -1,6 +1,3 @@
-import os
-import sys
-
 import numpy
 import pytest
 import spacy
@@ -292,14 +289,29 @@ def test_loading_with_a_helper_process_gives_the_same_gazetteer(nlp, monkeypatch
 
     terms = [(f"Saint-{name} de {i % 7}", "LOC", f"Q{i}") for i, name in enumerate(["Denis", "Étienne", "O'Brien"] * 20)]
     terms += [(f"town{i}", "LOC", "") for i in range(40)] + [("  ", "LOC", "")]
-    with_helper = Gazetteer(nlp.tokenizer)
-    assert gazetteer_module._can_fork_helper() == (sys.platform == "linux" and (os.cpu_count() or 1) > 1)
-    assert with_helper._add_all(terms, chunk_size=7) == len(terms) - 1
-    monkeypatch.setattr(gazetteer_module, "_can_fork_helper", lambda: False)
-    in_process = Gazetteer(nlp.tokenizer)
-    assert in_process._add_all(terms, chunk_size=7) == len(terms) - 1
+    gazetteers = {}
+    for forked in (True, False):
+        monkeypatch.setattr(gazetteer_module, "_can_fork_helper", lambda forked=forked: forked)
+        gazetteers[forked] = Gazetteer(nlp.tokenizer)
+        assert gazetteers[forked]._add_all(terms, chunk_size=7) == len(terms) - 1
+    with_helper, in_process = gazetteers[True], gazetteers[False]
     assert with_helper.to_bytes() == in_process.to_bytes()
     assert with_helper.skipped == in_process.skipped == 1
     assert found(with_helper, nlp("From Saint-Denis de 0 to town3")) == [
         ("Saint-Denis de 0", "LOC", kb_id) for kb_id in ("Q0", "Q21", "Q42")  # one name, three places
     ] + [("town3", "LOC", "")]
+
+
+def test_no_helper_process_is_forked_beside_other_threads():
+    import threading
+
+    from spacy_bioner.gazetteer import _can_fork_helper
+
+    release = threading.Event()
+    waiting = threading.Thread(target=release.wait)
+    waiting.start()
+    try:
+        assert not _can_fork_helper()  # a lock held by that thread would stay held in the child
+    finally:
+        release.set()
+        waiting.join()
