@@ -3,7 +3,7 @@ import numpy
 from Cython.Build import cythonize
 from setuptools import Extension, setup
 
-KERNELS = ["features", "word_scores", "perceptron", "decode", "token_codes", "document"]
+KERNELS = ["features", "word_scores", "perceptron", "decode", "marginals", "token_codes", "document"]
 
 extensions = [
     Extension(

@@ -15,6 +15,7 @@ from spacy.vocab import Vocab
 
 from . import serialize
 from .decode import viterbi
+from .marginals import entity_probabilities
 from .abbreviations import definitions, mentions
 from .document import (
     ABBREVIATION_HISTORY_FEATURES, HISTORY_FEATURES, abbreviation_features, abbreviation_history, document_features,
@@ -37,6 +38,9 @@ DEFAULT_BIONER_CONFIG = {
     "margin": 10.0,
     "word_dropout": 0.1,
     "seed": 0,
+    "entity_bias": 0.0,
+    "confidence": False,
+    "temperature": 1.0,
     "gazetteer": {
         "mode": "features",
         "case_sensitive": False,
@@ -63,6 +67,9 @@ def make_bioner(
     margin: float,
     word_dropout: float,
     seed: int,
+    entity_bias: float,
+    confidence: bool,
+    temperature: float,
     gazetteer: Dict[str, object],
     scorer: Optional[Callable],
 ) -> "BioNER":
@@ -77,6 +84,13 @@ def make_bioner(
     word_dropout (float): Share of training tokens whose word-identity features
         (word, affixes) are hidden in an update, so context and shape learn too.
     seed (int): Seed of the word and match dropout; same seed and data, same weights.
+    entity_bias (float): The recall knob: added to every entity tag's score when
+        tagging (not in training); above 0 more entities are found, below 0 fewer.
+    confidence (bool): Also give each entity its probability (forward-backward,
+        see marginals.pyx) in `doc.spans[name]`, spancat-style `attrs["scores"]`;
+        costs about as much as the tagging itself.
+    temperature (float): Divides the scores before they become probabilities;
+        fitted on held-out data by `bioner calibrate`.
     gazetteer (Dict[str, object]): How term-list matches are used (terms are
         loaded at initialize or with add_patterns): `mode` "features" (tagger
         features), "fallback" (features, plus matches the tagger left unlabelled
@@ -95,6 +109,9 @@ def make_bioner(
         margin=margin,
         word_dropout=word_dropout,
         seed=seed,
+        entity_bias=entity_bias,
+        confidence=confidence,
+        temperature=temperature,
         gazetteer=gazetteer,
         tokenizer=nlp.tokenizer,
         scorer=scorer,
@@ -119,6 +136,9 @@ class BioNER(TrainablePipe):
         margin: float = 10.0,
         word_dropout: float = 0.1,
         seed: int = 0,
+        entity_bias: float = 0.0,
+        confidence: bool = False,
+        temperature: float = 1.0,
         gazetteer: Optional[Dict[str, object]] = None,
         tokenizer: Optional[Callable] = None,
         scorer: Optional[Callable] = get_ner_prf,
@@ -132,6 +152,8 @@ class BioNER(TrainablePipe):
             raise ValueError(f"margin must be >= 0, got {margin!r}")
         if not 0 <= word_dropout < 1:
             raise ValueError(f"word_dropout must be in [0, 1), got {word_dropout!r}")
+        if not temperature > 0:
+            raise ValueError(f"temperature must be positive, got {temperature!r}")
         self.cfg = {
             "scheme": scheme,
             "n_buckets": n_buckets,
@@ -139,6 +161,9 @@ class BioNER(TrainablePipe):
             "margin": float(margin),
             "word_dropout": float(word_dropout),
             "seed": int(seed),
+            "entity_bias": float(entity_bias),
+            "confidence": bool(confidence),
+            "temperature": float(temperature),
             "gazetteer": _gazetteer_settings(gazetteer),
             "labels": [],
             "templates_version": TEMPLATES_VERSION,
@@ -336,6 +361,16 @@ class BioNER(TrainablePipe):
         return predictions + self._predict_group(group) if group else predictions
 
     def _predict_group(self, docs: List[Doc]) -> List["Prediction"]:
+        decoded = self._decoded(docs)
+        offsets = decoded.layout.offsets.tolist()
+        confidences = self._entity_probabilities(decoded) if self.cfg["confidence"] else [None] * len(docs)
+        return [
+            Prediction(decoded.tags[offsets[i] : offsets[i + 1]], decoded.matches[i], decoded.presets[i], confidences[i])
+            for i in range(len(docs))
+        ]
+
+    def _decoded(self, docs: List[Doc]) -> "Decoded":
+        """Tags of a group of docs, with the scores and masks that chose them."""
         matches = self.gazetteer.match_batch(docs)
         presets = [self._presets(doc, doc_matches) for doc, doc_matches in zip(docs, matches)]
         layout = self._layout(docs)
@@ -343,14 +378,33 @@ class BioNER(TrainablePipe):
         emission, _ = self.model.averages()
         scores = self._word_scores.scores(layout.rows, self.lexicon.table, layout.sentence, emission, self.lexicon.generation)
         scores += self.model.scores(features, averaged=True)
+        scores[:, 1:] += self.cfg["entity_bias"]  # the recall knob; 0 leaves the scores as trained
         tags = self._decode(scores, allowed, layout.offsets, averaged=True)
         if HISTORY_FAMILY in self.cfg["features"]:
             # The first pass saw no history features, so the second pass's
             # scores are the first's plus the weights of those alone.
             scores += self.model.scores(self._history(layout, tags), averaged=True)
             tags = self._decode(scores, allowed, layout.offsets, averaged=True)
-        offsets = layout.offsets.tolist()
-        return [Prediction(tags[offsets[i] : offsets[i + 1]], matches[i], presets[i]) for i in range(len(docs))]
+        return Decoded(matches, presets, layout, scores, allowed, tags)
+
+    def _entity_probabilities(self, decoded: "Decoded", temperature: Optional[float] = None) -> List[List[Tuple[int, int, int, float]]]:
+        """Each doc's decoded entities (start, end, label, probability), at the given or the model's temperature."""
+        offsets = decoded.layout.offsets.tolist()
+        spans = [self.scheme.to_spans(decoded.tags[offsets[i] : offsets[i + 1]]) for i in range(len(offsets) - 1)]
+        continuing = [self.scheme.tag_id("I", label) if self.scheme.name == "BIO" else -1 for label in range(len(self.labels))]
+        rows = numpy.array(
+            [(i, offsets[i] + start, offsets[i] + end, continuing[label]) for i, doc_spans in enumerate(spans) for start, end, label in doc_spans],
+            dtype=numpy.int64,
+        ).reshape(-1, 4)
+        probabilities = entity_probabilities(
+            decoded.scores, self.model.transitions(averaged=True), decoded.allowed, self._legal, decoded.layout.offsets,
+            decoded.tags, rows, temperature or self.cfg["temperature"],
+        ).tolist()
+        found, k = [], 0
+        for doc_spans in spans:
+            found.append([(start, end, label, probabilities[k + j]) for j, (start, end, label) in enumerate(doc_spans)])
+            k += len(doc_spans)
+        return found
 
     def set_annotations(self, docs: Iterable[Doc], predictions: List["Prediction"]) -> None:
         """Write entities to `doc.ents` (presets kept as they were) and all matches to `doc.spans`.
@@ -362,7 +416,7 @@ class BioNER(TrainablePipe):
         docs, predictions = list(docs), list(predictions)
         all_values = self._entity_values(numpy.concatenate([numpy.zeros(0, dtype=numpy.int32)] + [p.tags for p in predictions]))
         offsets = numpy.cumsum([0] + [len(doc) for doc in docs]).tolist()
-        for i, (doc, (_, matches, presets)) in enumerate(zip(docs, predictions)):
+        for i, (doc, (_, matches, presets, confidences)) in enumerate(zip(docs, predictions)):
             values = all_values[offsets[i] : offsets[i + 1]]
             if len(matches):
                 self._link(values, matches)
@@ -374,6 +428,11 @@ class BioNER(TrainablePipe):
                         span = self.gazetteer.span(doc, (start, end, label, kb))
                         _write_entity(values, start, end, span.label, span.kb_id)
             doc.from_array([ENT_IOB, ENT_TYPE, ENT_KB_ID], values)
+            if confidences is not None:
+                doc.spans[self.name] = SpanGroup(
+                    doc, name=self.name, spans=[Span(doc, start, end, label=self.labels[label]) for start, end, label, _ in confidences],
+                    attrs={"scores": [probability for *_, probability in confidences]},
+                )
             if self.gazetteer.labels:
                 doc.spans[settings["spans_key"]] = SpanGroup(
                     doc, name=settings["spans_key"], spans=[self.gazetteer.span(doc, m) for m in matches.tolist()]
@@ -506,6 +565,9 @@ class BioNER(TrainablePipe):
         return self._load(cfg, arrays, gazetteer, where=str(path / "weights.npz"), gazetteer_where=str(path / "gazetteer"))
 
     def _load(self, cfg, arrays, gazetteer: bytes, where: str, gazetteer_where: str = "bytes") -> "BioNER":
+        for key in ("entity_bias", "confidence", "temperature"):  # newer settings: defaults for older models
+            if isinstance(cfg, dict):
+                cfg.setdefault(key, DEFAULT_BIONER_CONFIG[key])
         serialize.check_cfg(cfg, where)
         n_tags = len(TagScheme(cfg["scheme"], cfg["labels"]).tags)
         serialize.check_array(arrays, "emission", (cfg["n_buckets"], n_tags), where)
@@ -538,6 +600,18 @@ class Prediction(NamedTuple):
     tags: numpy.ndarray
     matches: numpy.ndarray  # rows of (start, end, gazetteer label, kb id)
     presets: List[Span]
+    confidences: Optional[List[Tuple[int, int, int, float]]]  # (start, end, label, probability) per decoded entity
+
+
+class Decoded(NamedTuple):
+    """A group of docs as decoded: what produced the tags, for their probabilities."""
+
+    matches: List[numpy.ndarray]
+    presets: List[List[Span]]
+    layout: Layout
+    scores: numpy.ndarray  # the emission scores the last Viterbi pass read
+    allowed: numpy.ndarray
+    tags: numpy.ndarray
 
 
 _INSIDE, _OUTSIDE, _BEGIN = 1, 2, 3  # spaCy's ENT_IOB codes

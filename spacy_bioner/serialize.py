@@ -20,6 +20,9 @@ CFG_KEYS = {
     "margin": float,
     "word_dropout": float,
     "seed": int,
+    "entity_bias": float,
+    "confidence": bool,
+    "temperature": float,
     "gazetteer": dict,
     "labels": list,
     "templates_version": int,
@@ -60,6 +63,8 @@ def check_cfg(cfg: dict, where: str) -> None:
     unknown = [f for f in cfg["features"] if f not in ALL_FAMILIES]
     if unknown:
         raise ModelFileError(f"Bad config in {where}: unknown feature families {unknown}.")
+    if not cfg["temperature"] > 0:
+        raise ModelFileError(f"Bad config in {where}: temperature must be positive, got {cfg['temperature']!r}.")
     if not all(isinstance(label, str) and label for label in cfg["labels"]):
         raise ModelFileError(f"Bad config in {where}: labels must be non-empty strings.")
 

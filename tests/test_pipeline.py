@@ -263,3 +263,25 @@ def test_displacy_shows_bioner_entities_in_their_colors():
     )
     html = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert "background: #aa9cfc" in html and "background: #7aecec" in html
+
+
+def test_confidences_go_to_a_span_group(tmp_path):
+    nlp = train_nlp({"confidence": True})
+    doc = nlp(TRAIN_DATA[1][0])
+    group = doc.spans["bioner"]
+    assert [(s.start, s.end, s.label_) for s in group] == [(e.start, e.end, e.label_) for e in doc.ents]
+    scores = group.attrs["scores"]
+    assert len(scores) == len(group) and all(0.5 < p <= 1.0 for p in scores)  # trained on this very sentence
+    nlp.to_disk(tmp_path)
+    assert spacy.load(tmp_path)(TRAIN_DATA[1][0]).spans["bioner"].attrs["scores"] == pytest.approx(scores)
+
+
+def test_entity_bias_trades_precision_for_recall(trained_nlp):
+    ner = trained_nlp.get_pipe("bioner")
+    text = "Nothing happened today in the city ."
+    counts = {}
+    for bias in (-50.0, 0.0, 50.0):
+        ner.cfg["entity_bias"] = bias
+        counts[bias] = len(trained_nlp(text).ents)
+    ner.cfg["entity_bias"] = 0.0
+    assert counts[-50.0] == 0 and counts[50.0] > counts[0.0]

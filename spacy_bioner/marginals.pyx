@@ -1,0 +1,122 @@
+# cython: language_level=3
+"""Entity probabilities: forward-backward over the decoder's constrained trellis.
+
+Scores divided by a temperature T define a distribution over the tag
+sequences the masks allow, P(tags) = exp(score(tags) / T) / Z. The forward
+and backward sums (log space) give, for a decoded entity, the probability
+that the sequence has exactly that entity there: its tags on its tokens,
+and (in BIO, where an entity could run on) no continuation after it. T is
+fitted on held-out data (see calibration.py), as perceptron scores are
+margins, not log-probabilities.
+"""
+from libc.math cimport INFINITY, exp, log
+from libc.stdint cimport int32_t, int64_t, uint8_t
+
+import numpy
+
+
+cdef inline double _logaddexp(double a, double b) noexcept nogil:
+    if a == -INFINITY:
+        return b
+    if b == -INFINITY:
+        return a
+    if a > b:
+        return a + log(1.0 + exp(b - a))
+    return b + log(1.0 + exp(a - b))
+
+
+cdef void _forward_backward(
+    const float* emissions, const float* transitions, const uint8_t* allowed, const uint8_t* legal,
+    int n, int n_tags, double inv_t, double* alpha, double* beta,
+) noexcept nogil:
+    cdef int i, tag, prev, following
+    cdef double total
+    for tag in range(n_tags):
+        alpha[tag] = (transitions[n_tags * n_tags + tag] + emissions[tag]) * inv_t \
+            if allowed[tag] and legal[n_tags * n_tags + tag] else -INFINITY
+    for i in range(1, n):
+        for tag in range(n_tags):
+            total = -INFINITY
+            if allowed[i * n_tags + tag]:
+                for prev in range(n_tags):
+                    if legal[prev * n_tags + tag] and alpha[(i - 1) * n_tags + prev] != -INFINITY:
+                        total = _logaddexp(total, alpha[(i - 1) * n_tags + prev] + transitions[prev * n_tags + tag] * inv_t)
+                if total != -INFINITY:
+                    total += emissions[i * n_tags + tag] * inv_t
+            alpha[i * n_tags + tag] = total
+    for tag in range(n_tags):
+        beta[(n - 1) * n_tags + tag] = 0.0 if allowed[(n - 1) * n_tags + tag] else -INFINITY
+    for i in range(n - 2, -1, -1):
+        for tag in range(n_tags):
+            total = -INFINITY
+            if allowed[i * n_tags + tag]:
+                for following in range(n_tags):
+                    if legal[tag * n_tags + following] and beta[(i + 1) * n_tags + following] != -INFINITY:
+                        total = _logaddexp(total, transitions[tag * n_tags + following] * inv_t
+                                           + emissions[(i + 1) * n_tags + following] * inv_t + beta[(i + 1) * n_tags + following])
+            beta[i * n_tags + tag] = total
+
+
+cdef double _path(
+    const float* emissions, const float* transitions, const int32_t* tags, int start, int end, int n_tags, double inv_t,
+) noexcept nogil:
+    """Score of the tags on tokens start+1..end-1 given the tag at start (emissions from start+1 on)."""
+    cdef double score = 0.0
+    cdef int i
+    for i in range(start + 1, end):
+        score += (transitions[tags[i - 1] * n_tags + tags[i]] + emissions[i * n_tags + tags[i]]) * inv_t
+    return score
+
+
+def entity_probabilities(
+    const float[:, ::1] emissions,
+    const float[:, ::1] transitions,
+    const uint8_t[:, ::1] allowed,
+    const uint8_t[:, ::1] legal,
+    const int64_t[::1] offsets,
+    const int32_t[::1] tags,
+    const int64_t[:, ::1] entities,
+    double temperature,
+):
+    """The probability of each entity, exactly as decoded, under the scores at a temperature.
+
+    emissions, transitions, allowed, legal, offsets: as `viterbi` takes them.
+    tags (int32[n]): The decoded tags (the entities' tags are read from them).
+    entities (int64[m, 4]): Per entity: its sequence, start and end (batch
+        token positions) and the tag that would continue it after its end,
+        -1 if none can (BILOU's L and U close an entity).
+    RETURNS (float64[m]): Probabilities.
+    """
+    cdef int n = emissions.shape[0], n_tags = emissions.shape[1]
+    cdef Py_ssize_t m = entities.shape[0], e, s, start, end, seq_start, seq_end
+    cdef double inv_t = 1.0 / temperature, log_z, inside, continued
+    cdef int following
+    if not temperature > 0:
+        raise ValueError(f"temperature must be positive, got {temperature}")
+    out = numpy.zeros(m, dtype=numpy.float64)
+    if m == 0:
+        return out
+    alpha = numpy.empty((n, n_tags), dtype=numpy.float64)
+    beta = numpy.empty((n, n_tags), dtype=numpy.float64)
+    log_zs = numpy.full(offsets.shape[0] - 1, -INFINITY, dtype=numpy.float64)
+    cdef double[:, ::1] a = alpha, b = beta
+    cdef double[::1] z = log_zs, out_view = out
+    with nogil:
+        for s in range(offsets.shape[0] - 1):
+            seq_start, seq_end = offsets[s], offsets[s + 1]
+            if seq_end > seq_start:
+                _forward_backward(&emissions[seq_start, 0], &transitions[0, 0], &allowed[seq_start, 0], &legal[0, 0],
+                                  seq_end - seq_start, n_tags, inv_t, &a[seq_start, 0], &b[seq_start, 0])
+                for following in range(n_tags):
+                    z[s] = _logaddexp(z[s], a[seq_end - 1, following])
+        for e in range(m):
+            s, start, end, following = entities[e, 0], entities[e, 1], entities[e, 2], entities[e, 3]
+            log_z = z[s]
+            inside = a[start, tags[start]] + _path(&emissions[0, 0], &transitions[0, 0], &tags[0], start, end, n_tags, inv_t)
+            out_view[e] = exp(inside + b[end - 1, tags[end - 1]] - log_z)
+            if following >= 0 and end < offsets[s + 1] and allowed[end, following] and legal[tags[end - 1], following]:
+                continued = inside + (transitions[tags[end - 1], following] + emissions[end, following]) * inv_t \
+                    + b[end, following]
+                out_view[e] -= exp(continued - log_z)
+            out_view[e] = min(1.0, max(0.0, out_view[e]))
+    return out

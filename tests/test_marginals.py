@@ -1,0 +1,53 @@
+import itertools
+
+import numpy
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from spacy_bioner.marginals import entity_probabilities
+from spacy_bioner.schemes import TagScheme
+
+
+def continuation(scheme, tags, end, label):
+    """The tag that would continue an entity after `end`: BIO's I, none in BILOU."""
+    return scheme.tag_id("I", label) if scheme.name == "BIO" else -1
+
+
+@settings(max_examples=60, deadline=None)
+@given(name=st.sampled_from(["BIO", "BILOU"]), n=st.integers(1, 4), seed=st.integers(0, 2**31),
+       temperature=st.sampled_from([0.5, 1.0, 3.0]))
+def test_entity_probabilities_equal_brute_force(name, n, seed, temperature):
+    rng = numpy.random.default_rng(seed)
+    scheme = TagScheme(name, ["A", "B"])
+    n_tags = scheme.n_tags
+    emissions = rng.normal(size=(n, n_tags)).astype(numpy.float32)
+    transitions = rng.normal(size=(n_tags + 1, n_tags)).astype(numpy.float32)
+    allowed = scheme.allowed(numpy.zeros(n, bool), numpy.zeros(n, bool), numpy.full(n, -1, numpy.int32))
+    legal = scheme.transitions().astype(numpy.uint8)
+    # Every sequence the masks allow, with its unnormalized probability.
+    weights = {}
+    for tags in itertools.product(range(n_tags), repeat=n):
+        if all(allowed[i, t] for i, t in enumerate(tags)) and scheme.is_valid(tags):
+            score, prev = 0.0, n_tags
+            for i, tag in enumerate(tags):
+                score += float(transitions[prev, tag]) + float(emissions[i, tag])
+                prev = tag
+            weights[tags] = numpy.exp(score / temperature)
+    z = sum(weights.values())
+    decoded = max(weights, key=weights.get)
+    spans = scheme.to_spans(decoded)
+    entities = numpy.array([[0, start, end, continuation(scheme, decoded, end, label)] for start, end, label in spans],
+                           dtype=numpy.int64).reshape(-1, 4)
+    probabilities = entity_probabilities(emissions, transitions, allowed, legal, numpy.array([0, n], dtype=numpy.int64),
+                                         numpy.array(decoded, dtype=numpy.int32), entities, temperature)
+    for (start, end, label), probability in zip(spans, probabilities):
+        expected = sum(w for tags, w in weights.items() if (start, end, label) in scheme.to_spans(tags)) / z
+        assert probability == pytest.approx(expected, rel=1e-6, abs=1e-9)
+
+
+def test_temperature_must_be_positive():
+    scheme = TagScheme("BIO", ["A"])
+    with pytest.raises(ValueError, match="temperature must be positive"):
+        entity_probabilities(numpy.zeros((1, 3), numpy.float32), numpy.zeros((4, 3), numpy.float32), numpy.ones((1, 3), numpy.uint8),
+                             scheme.transitions().astype(numpy.uint8), numpy.array([0, 1]), numpy.zeros(1, numpy.int32),
+                             numpy.array([[0, 0, 1, 2]]), 0.0)
