@@ -351,14 +351,7 @@ class BioNER(TrainablePipe):
         TOKENS_PER_PASS tokens: per-doc overhead is paid once per group, and
         the group's arrays stay a few megabytes whatever the batch size.
         """
-        predictions, group, n_tokens = [], [], 0
-        for doc in docs:
-            group.append(doc)
-            n_tokens += len(doc)
-            if n_tokens >= TOKENS_PER_PASS:
-                predictions.extend(self._predict_group(group))
-                group, n_tokens = [], 0
-        return predictions + self._predict_group(group) if group else predictions
+        return [prediction for group in _groups(docs) for prediction in self._predict_group(group)]
 
     def _predict_group(self, docs: List[Doc]) -> List["Prediction"]:
         decoded = self._decoded(docs)
@@ -612,6 +605,19 @@ class Decoded(NamedTuple):
     scores: numpy.ndarray  # the emission scores the last Viterbi pass read
     allowed: numpy.ndarray
     tags: numpy.ndarray
+
+
+def _groups(docs: Iterable[Doc]) -> Iterable[List[Doc]]:
+    """Docs in groups of about TOKENS_PER_PASS tokens, in order."""
+    group, n_tokens = [], 0
+    for doc in docs:
+        group.append(doc)
+        n_tokens += len(doc)
+        if n_tokens >= TOKENS_PER_PASS:
+            yield group
+            group, n_tokens = [], 0
+    if group:
+        yield group
 
 
 _INSIDE, _OUTSIDE, _BEGIN = 1, 2, 3  # spaCy's ENT_IOB codes

@@ -1,0 +1,103 @@
+"""Entity confidence on dev: calibration (ECE) and the recall knob.
+
+For each corpus: trains the default config with `spacy train` (model-best on
+dev), splits the dev docs in two halves (even and odd docs), fits the
+temperature on one half and measures the expected calibration error (10
+bins) of the decoded entities on the other, both ways; also the ECE with no
+temperature (T = 1) and the cost of confidences in tokens/s. On CoNLL, the
+recall knob: P/R/F1 on dev for a range of `entity_bias` values. Figures are
+printed as JSON too.
+
+Usage: python bench/bench_confidence.py [--data ../shared/data] [--corpora conll2003,bc5cdr]
+"""
+import argparse
+import json
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import spacy
+
+from bench_accuracy import CORPORA
+from bench_bioner import ROOT, convert, spacy_evaluate_examples, train
+from spacy_bioner.calibration import expected_calibration_error, fit_temperature, outcomes, reliability
+
+BIASES = [0.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0]
+
+
+def calibration(ner, pairs) -> dict:
+    halves = [pairs[0::2], pairs[1::2]]
+    result = {"halves": []}
+    for held_out, fitted_on in ((halves[0], halves[1]), (halves[1], halves[0])):
+        temperature = fit_temperature(ner, fitted_on)
+        (at_one, at_fit), correct = outcomes(ner, held_out, [1.0, temperature])
+        result["halves"].append({
+            "temperature": temperature, "entities": int(len(correct)), "accuracy": float(correct.mean()),
+            "ece": expected_calibration_error(at_fit, correct), "ece_at_t1": expected_calibration_error(at_one, correct),
+            "reliability": reliability(at_fit, correct),
+        })
+    result["ece"] = sum(h["ece"] for h in result["halves"]) / 2
+    result["ece_at_t1"] = sum(h["ece_at_t1"] for h in result["halves"]) / 2
+    return result
+
+
+def confidence_cost(nlp, docs) -> dict:
+    ner, rates = nlp.get_pipe("bioner"), {}
+    n_tokens = sum(len(doc) for doc in docs)
+    for on in (False, True):
+        ner.cfg["confidence"] = on
+        runs = []
+        for _ in range(3):
+            copies = [doc.copy() for doc in docs]
+            start = time.perf_counter()
+            list(ner.pipe(copies, batch_size=1000))
+            runs.append(n_tokens / (time.perf_counter() - start))
+        rates["with" if on else "without"] = sorted(runs)[1]
+    ner.cfg["confidence"] = False
+    return rates
+
+
+def recall_knob(nlp, examples) -> list:
+    ner, curve = nlp.get_pipe("bioner"), []
+    for bias in BIASES:
+        ner.cfg["entity_bias"] = bias
+        scores = nlp.evaluate(examples)
+        curve.append({"entity_bias": bias, "p": scores["ents_p"], "r": scores["ents_r"], "f": scores["ents_f"]})
+    ner.cfg["entity_bias"] = 0.0
+    return curve
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data")
+    parser.add_argument("--corpora", default="conll2003,bc5cdr")
+    args = parser.parse_args()
+    figures = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        for corpus in args.corpora.split(","):
+            train_file, dev_file = (args.data / name for name in CORPORA[corpus])
+            if not train_file.exists():
+                sys.exit(f"No {corpus} data under {args.data}: pass --data.")
+            train_path, dev_path = convert(train_file, work / corpus), convert(dev_file, work / corpus)
+            train(train_path, dev_path, work / corpus / "model")
+            nlp = spacy.load(work / corpus / "model" / "model-best")
+            examples = spacy_evaluate_examples(nlp, dev_path)
+            pairs = [(eg.reference, eg.predicted) for eg in examples]
+            figures[corpus] = {"calibration": calibration(nlp.get_pipe("bioner"), pairs),
+                               "tokens_per_s": confidence_cost(nlp, [eg.predicted for eg in examples])}
+            if corpus == "conll2003":
+                figures[corpus]["recall_knob"] = recall_knob(nlp, spacy_evaluate_examples(nlp, dev_path))
+    for corpus, f in figures.items():
+        c = f["calibration"]
+        print(f"{corpus} dev: ECE {c['ece']:.3f} with a temperature fitted on the other half "
+              f"(T = {', '.join(format(h['temperature'], '.3g') for h in c['halves'])}), {c['ece_at_t1']:.3f} at T = 1; "
+              f"tagging {f['tokens_per_s']['without']:,.0f} tokens/s, {f['tokens_per_s']['with']:,.0f} with confidences")
+        for point in f.get("recall_knob", []):
+            print(f"  entity_bias {point['entity_bias']:>5}: P {100 * point['p']:.2f} R {100 * point['r']:.2f} F1 {100 * point['f']:.2f}")
+    print(json.dumps(figures))
+
+
+if __name__ == "__main__":
+    main()
