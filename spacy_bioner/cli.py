@@ -3,7 +3,7 @@ import json
 import sys
 import time
 from pathlib import Path
-from typing import Optional
+from typing import List, Optional, Sequence
 
 import spacy
 import typer
@@ -13,7 +13,7 @@ from tqdm import tqdm
 from wasabi import msg
 
 from .annotate import BadLine, annotate
-from .calibration import expected_calibration_error, fit_temperature, log_loss, outcomes
+from .calibration import expected_calibration_error, fit_temperature, log_loss, outcomes, reliability
 from .evaluate import corpus_stats, report
 from .pipeline import BioNER
 from .gazetteer import COMPILED_SUFFIX, Gazetteer
@@ -67,12 +67,14 @@ def evaluate_cli(
     output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write every figure here as JSON."),
     html: Optional[Path] = typer.Option(None, "--html", help="Write a report page (index.html) into this directory."),
     n_worst: int = typer.Option(20, "--worst", help="Sentences with the most errors to show in the report page."),
+    bias_curve: Optional[str] = typer.Option(None, "--bias-curve", help="Comma-separated entity_bias values: P/R/F1 at each (the recall knob)."),
     gold_preproc: bool = typer.Option(False, "--gold-preproc", "-G", help="Use the gold tokenization and sentences."),
 ) -> None:
     """Score a pipeline's entities: overall and per type (as `spacy evaluate`),
     seen and unseen in training, the kind of each error, and which types are
     taken for which; optionally as a page with the worst sentences rendered."""
-    figures = evaluate(model, data, train, gold_preproc, html, n_worst)
+    biases = [float(value) for value in bias_curve.split(",")] if bias_curve else []
+    figures = evaluate(model, data, train, gold_preproc, html, n_worst, biases)
     overall = figures["overall"]
     msg.divider("Entities")
     msg.table(
@@ -84,6 +86,12 @@ def evaluate_cli(
     msg.text("Errors: " + ", ".join(f"{kind} {n:,}" for kind, n in sorted(figures["errors"].items())))
     msg.text("Confusions (gold -> predicted): " + ", ".join(
         f"{gold} -> {predicted} {n:,}" for gold, predicted, n in figures["confusion"] if gold != predicted))
+    if "calibration" in figures:
+        c = figures["calibration"]
+        msg.text(f"Confidence: ECE {c['ece']:.3f} over {c['entities']:,} entities at temperature {c['temperature']:.3g}")
+    if "recall_knob" in figures:
+        msg.table([(k["entity_bias"], *(f"{100 * k[m]:.2f}" for m in "prf")) for k in figures["recall_knob"]],
+                  header=("entity_bias", "P", "R", "F"), aligns=("r", "r", "r", "r"))
     if output:
         output.parent.mkdir(parents=True, exist_ok=True)
         output.write_text(json.dumps(figures, indent=2), encoding="utf8")
@@ -94,20 +102,30 @@ def evaluate_cli(
 
 def evaluate(
     model: str, data: Path, train: Optional[Path] = None, gold_preproc: bool = False,
-    html: Optional[Path] = None, n_worst: int = 20,
+    html: Optional[Path] = None, n_worst: int = 20, biases: Sequence[float] = (),
 ) -> dict:
     """The figures of `bioner evaluate` (`spacy` holds spaCy's own scores of
-    the same run); with `html`, also the report page in that directory."""
+    the same run); with `html`, also the report page in that directory. For a
+    bioner component: with confidences on, their calibration; with `biases`,
+    P/R/F1 at each entity_bias."""
     nlp = spacy.load(model)
     examples = list(Corpus(str(data), gold_preproc=gold_preproc)(nlp))
     spacy_scores = nlp.evaluate(examples)
     seen = None
     if train is not None:
         seen = {ent.text for doc in DocBin().from_disk(train).get_docs(nlp.vocab) for ent in doc.ents}
-    pairs = [(example.reference, doc) for example, doc in zip(examples, nlp.pipe(eg.predicted for eg in examples))]
+    pairs = [(example.reference, doc) for example, doc in zip(examples, nlp.pipe(eg.predicted.copy() for eg in examples))]
     entity_report = report(pairs, seen)
     figures = entity_report.scores()
     figures["spacy"] = {key: spacy_scores.get(key) for key in ("ents_p", "ents_r", "ents_f", "ents_per_type")}
+    ner = next((pipe for _, pipe in nlp.pipeline if isinstance(pipe, BioNER)), None)
+    if ner is not None and ner.cfg["confidence"]:
+        fresh = [(eg.reference, eg.predicted) for eg in Corpus(str(data), gold_preproc=gold_preproc)(nlp)]
+        (probabilities,), correct = outcomes(ner, fresh, [ner.cfg["temperature"]])
+        figures["calibration"] = {"temperature": ner.cfg["temperature"], "entities": int(len(correct)),
+                                  "ece": expected_calibration_error(probabilities, correct), "reliability": reliability(probabilities, correct)}
+    if ner is not None and biases:
+        figures["recall_knob"] = recall_curve(nlp, ner, examples, biases)
     if html:
         write_report(html, figures, pairs, entity_report.worst_sentences(n_worst), title=f"{model} on {data.name}")
     return figures
@@ -202,6 +220,19 @@ def calibrate_cli(
         f"(was {expected_calibration_error(before[0], correct):.3f}), log loss {log_loss(after[0], correct):.3f} "
         f"(was {log_loss(before[0], correct):.3f}); saved to {target}"
     )
+
+
+def recall_curve(nlp, ner: BioNER, examples, biases: Sequence[float]) -> List[dict]:
+    """P/R/F1 of the pipeline at each entity_bias of its bioner component."""
+    curve, kept = [], ner.cfg["entity_bias"]
+    try:
+        for bias in biases:
+            ner.cfg["entity_bias"] = bias
+            scores = nlp.evaluate(examples)
+            curve.append({"entity_bias": bias, "p": scores["ents_p"], "r": scores["ents_r"], "f": scores["ents_f"]})
+    finally:
+        ner.cfg["entity_bias"] = kept
+    return curve
 
 
 def main() -> None:

@@ -1,8 +1,10 @@
 """The evaluation report as one self-contained HTML page.
 
 Sections: the scores (overall, per type, seen and unseen), per-type F1 as
-bars, the kinds of errors, the confusion matrix between types, and the
-sentences with the most errors rendered with displaCy, gold next to predicted.
+bars, the kinds of errors, the confusion matrix between types, where
+measured the recall knob's P/R curve and the confidences' reliability
+diagram, and the sentences with the most errors rendered with displaCy, gold
+next to predicted.
 Plain HTML and CSS: it opens from disk, offline, in any browser.
 """
 from html import escape
@@ -57,6 +59,32 @@ def _confusion(figures: Dict[str, object]) -> str:
     return f"<table id='confusion'><tr><th>gold \\ predicted</th>{head}</tr>{body}</table>"
 
 
+def _knob(figures: Dict[str, object]) -> str:
+    if "recall_knob" not in figures:
+        return ""
+    rows = "".join(
+        f"<tr><td>{k['entity_bias']:g}</td><td>{100 * k['p']:.2f}</td><td>{100 * k['r']:.2f}</td><td>{100 * k['f']:.2f}</td>"
+        f"<td><span class='bar' style='width:{300 * k['r']:.0f}px'></span></td></tr>"
+        for k in figures["recall_knob"]
+    )
+    return (f"<h2>Recall knob</h2><table id='knob'><tr><th>entity_bias</th><th>P</th><th>R</th><th>F1</th><th>recall</th></tr>"
+            f"{rows}</table>")
+
+
+def _reliability(figures: Dict[str, object]) -> str:
+    if "calibration" not in figures:
+        return ""
+    c = figures["calibration"]
+    rows = "".join(
+        f"<tr><td>{confidence:.2f}</td><td>{accuracy:.2f}</td><td>{n}</td>"
+        f"<td><span class='bar' style='width:{300 * accuracy:.0f}px'></span> accuracy<br>"
+        f"<span class='bar' style='width:{300 * confidence:.0f}px; background:#e0a67a'></span> confidence</td></tr>"
+        for confidence, accuracy, n in c["reliability"]
+    )
+    return (f"<h2>Reliability (ECE {c['ece']:.3f}, temperature {c['temperature']:.3g})</h2><table id='reliability'>"
+            f"<tr><th>mean confidence</th><th>accuracy</th><th>entities</th><th></th></tr>{rows}</table>")
+
+
 def _sentence(doc: Doc, start: int, end: int) -> str:
     span = doc.char_span(start, end, alignment_mode="expand")
     return displacy.render(span.as_doc() if span is not None else doc, style="ent", page=False, jupyter=False)
@@ -76,7 +104,7 @@ def write_report(path: Path, figures: Dict[str, object], pairs: List[Tuple[Doc, 
         f"<h2>Scores</h2>{_scores_table(figures)}"
         f"<h2>F1 per type</h2>{_bars(figures)}"
         f"<h2>Errors</h2><p id='errors'>{escape(errors)}</p>"
-        f"<h2>Confusions</h2>{_confusion(figures)}"
+        f"<h2>Confusions</h2>{_confusion(figures)}{_knob(figures)}{_reliability(figures)}"
         f"<h2>Sentences with the most errors</h2><div id='worst'>{sentences or '<p>none</p>'}</div>"
         "</body></html>"
     )

@@ -81,6 +81,16 @@ def test_scores_equal_spacy_evaluate_and_conlleval(model_and_data):
     assert 0 < figures["overall"]["f"] < 1  # the data has errors to report
     assert figures["seen"]["gold"] + figures["unseen"]["gold"] == figures["overall"]["gold"]
     assert "Errors:" in result.output
+    assert "recall_knob" not in figures and "calibration" not in figures  # neither asked for
+
+
+def test_recall_knob_curve_rises_with_the_bias(model_and_data):
+    from spacy_bioner.cli import evaluate
+
+    _, path = model_and_data
+    curve = evaluate(str(path / "model"), path / "dev.spacy", biases=[-1000.0, 0.0, 1000.0])["recall_knob"]
+    recalls = [point["r"] for point in curve]
+    assert recalls[0] <= recalls[1] <= recalls[2] and recalls[0] < recalls[2]
 
 
 def test_error_kinds_and_confusions():
@@ -118,12 +128,17 @@ def test_report_page_renders_in_a_headless_browser(model_and_data):
     import subprocess
 
     _, path = model_and_data
-    result = CliRunner().invoke(app, ["evaluate", str(path / "model"), str(path / "dev.spacy"), "--train", str(path / "train.spacy"),
-                                      "--html", str(path / "report"), "--worst", "3"])
+    nlp = spacy.load(path / "model")
+    nlp.get_pipe("bioner").cfg["confidence"] = True
+    nlp.to_disk(path / "model_with_confidence")
+    result = CliRunner().invoke(app, ["evaluate", str(path / "model_with_confidence"), str(path / "dev.spacy"), "--train", str(path / "train.spacy"),
+                                      "--html", str(path / "report"), "--worst", "3", "--bias-curve", "-20,0,20"])
     assert result.exit_code == 0, result.output
+    assert "ECE" in result.output and "entity_bias" in result.output
     page = path / "report" / "index.html"
     html = page.read_text()
-    assert all(f"id='{section}'" in html for section in ("scores", "bars", "errors", "confusion", "worst"))
+    sections = ("scores", "bars", "errors", "confusion", "knob", "reliability", "worst")
+    assert all(f"id='{section}'" in html for section in sections)
     n_pairs = html.count("class='pair'")
     assert 1 <= n_pairs <= 3 and "<mark" in html  # the model makes errors on this data, in at most 3 sentences shown
     browser = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -132,5 +147,5 @@ def test_report_page_renders_in_a_headless_browser(model_and_data):
     dom = subprocess.run([browser, "--headless", "--no-sandbox", "--disable-gpu", "--dump-dom", page.as_uri()],
                          capture_output=True, text=True, timeout=120).stdout
     # The browser parsed the page: every section is in its DOM, the entity marks of both columns too.
-    assert all(f'id="{section}"' in dom for section in ("scores", "bars", "errors", "confusion", "worst"))
+    assert all(f'id="{section}"' in dom for section in sections)
     assert dom.count('class="pair"') == n_pairs and "<mark" in dom
