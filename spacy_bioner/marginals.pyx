@@ -27,34 +27,52 @@ cdef inline double _logaddexp(double a, double b) noexcept nogil:
 
 cdef void _forward_backward(
     const float* emissions, const float* transitions, const uint8_t* allowed, const uint8_t* legal,
-    int n, int n_tags, double inv_t, double* alpha, double* beta,
+    int n, int n_tags, double inv_t, double* alpha, double* beta, double* terms,
 ) noexcept nogil:
-    cdef int i, tag, prev, following
-    cdef double total
+    """Forward and backward log sums; each cell sums its legal neighbours with
+    one exp each, shifted by their maximum so that nothing overflows."""
+    cdef int i, tag, other, k
+    cdef double top, total
     for tag in range(n_tags):
         alpha[tag] = (transitions[n_tags * n_tags + tag] + emissions[tag]) * inv_t \
             if allowed[tag] and legal[n_tags * n_tags + tag] else -INFINITY
     for i in range(1, n):
         for tag in range(n_tags):
-            total = -INFINITY
-            if allowed[i * n_tags + tag]:
-                for prev in range(n_tags):
-                    if legal[prev * n_tags + tag] and alpha[(i - 1) * n_tags + prev] != -INFINITY:
-                        total = _logaddexp(total, alpha[(i - 1) * n_tags + prev] + transitions[prev * n_tags + tag] * inv_t)
-                if total != -INFINITY:
-                    total += emissions[i * n_tags + tag] * inv_t
-            alpha[i * n_tags + tag] = total
+            alpha[i * n_tags + tag] = -INFINITY
+            if not allowed[i * n_tags + tag]:
+                continue
+            k, top = 0, -INFINITY
+            for other in range(n_tags):
+                if legal[other * n_tags + tag] and alpha[(i - 1) * n_tags + other] != -INFINITY:
+                    terms[k] = alpha[(i - 1) * n_tags + other] + transitions[other * n_tags + tag] * inv_t
+                    top = max(top, terms[k])
+                    k += 1
+            if k:
+                alpha[i * n_tags + tag] = top + log(_sum_exp(terms, k, top)) + emissions[i * n_tags + tag] * inv_t
     for tag in range(n_tags):
         beta[(n - 1) * n_tags + tag] = 0.0 if allowed[(n - 1) * n_tags + tag] else -INFINITY
     for i in range(n - 2, -1, -1):
         for tag in range(n_tags):
-            total = -INFINITY
-            if allowed[i * n_tags + tag]:
-                for following in range(n_tags):
-                    if legal[tag * n_tags + following] and beta[(i + 1) * n_tags + following] != -INFINITY:
-                        total = _logaddexp(total, transitions[tag * n_tags + following] * inv_t
-                                           + emissions[(i + 1) * n_tags + following] * inv_t + beta[(i + 1) * n_tags + following])
-            beta[i * n_tags + tag] = total
+            beta[i * n_tags + tag] = -INFINITY
+            if not allowed[i * n_tags + tag]:
+                continue
+            k, top = 0, -INFINITY
+            for other in range(n_tags):
+                if legal[tag * n_tags + other] and beta[(i + 1) * n_tags + other] != -INFINITY:
+                    terms[k] = (transitions[tag * n_tags + other] + emissions[(i + 1) * n_tags + other]) * inv_t \
+                        + beta[(i + 1) * n_tags + other]
+                    top = max(top, terms[k])
+                    k += 1
+            if k:
+                beta[i * n_tags + tag] = top + log(_sum_exp(terms, k, top))
+
+
+cdef inline double _sum_exp(const double* terms, int k, double top) noexcept nogil:
+    cdef double total = 0.0
+    cdef int j
+    for j in range(k):
+        total += exp(terms[j] - top)
+    return total
 
 
 cdef double _path(
@@ -101,12 +119,14 @@ def entity_probabilities(
     log_zs = numpy.full(offsets.shape[0] - 1, -INFINITY, dtype=numpy.float64)
     cdef double[:, ::1] a = alpha, b = beta
     cdef double[::1] z = log_zs, out_view = out
+    terms = numpy.empty(n_tags, dtype=numpy.float64)
+    cdef double[::1] term_view = terms
     with nogil:
         for s in range(offsets.shape[0] - 1):
             seq_start, seq_end = offsets[s], offsets[s + 1]
             if seq_end > seq_start:
                 _forward_backward(&emissions[seq_start, 0], &transitions[0, 0], &allowed[seq_start, 0], &legal[0, 0],
-                                  seq_end - seq_start, n_tags, inv_t, &a[seq_start, 0], &b[seq_start, 0])
+                                  seq_end - seq_start, n_tags, inv_t, &a[seq_start, 0], &b[seq_start, 0], &term_view[0])
                 for following in range(n_tags):
                     z[s] = _logaddexp(z[s], a[seq_end - 1, following])
         for e in range(m):
