@@ -55,6 +55,8 @@ def test_project_all_runs_on_embedded_sample(tmp_path):
     assert scores["ents_f"] > 0.8
     report = srsly.read_json(project / "metrics" / "report.json")
     assert report["overall"]["f"] == scores["ents_f"] and report["unseen"]["gold"] > 0
+    assert report["calibration"]["temperature"] > 0 and len(report["recall_knob"]) == 3
+    assert (project / "metrics" / "report" / "index.html").exists()
     # Documents were kept whole: -DOCSTART- never became a token.
     nlp = spacy.blank("en")
     docs = list(DocBin().from_disk(project / "corpus" / "train.spacy").get_docs(nlp.vocab))
