@@ -5,7 +5,11 @@ shuffled with a fixed seed), the default config and then the default minus
 each family, all for the same number of epochs; dev F1 after the last epoch
 and the best epoch's. Figures are printed as JSON too.
 
-Usage: python bench/bench_ablation.py [--corpus conll2003] [--data ../shared/data] [--epochs 20] [--families word,document]
+With --config '{"margin": 5.0}' every run takes those settings too; with
+--families "" only the default (so with --config) runs: one comparison of a
+setting against the default is two invocations.
+
+Usage: python bench/bench_ablation.py [--corpus conll2003] [--data ../shared/data] [--epochs 20] [--families word,document] [--config JSON] [--sentences-per-doc 1]
 """
 import argparse
 import json
@@ -23,9 +27,9 @@ from bench_bioner import ROOT, convert
 from spacy_bioner.pipeline import DEFAULT_BIONER_CONFIG
 
 
-def run(features, train_path: Path, dev_path: Path, epochs: int) -> dict:
+def run(features, train_path: Path, dev_path: Path, epochs: int, config: dict) -> dict:
     nlp = spacy.blank("en")
-    nlp.add_pipe("bioner", config={"features": features})
+    nlp.add_pipe("bioner", config={**config, "features": features})
     train = list(Corpus(str(train_path))(nlp))
     dev = list(Corpus(str(dev_path))(nlp))
     nlp.initialize(lambda: train)
@@ -45,20 +49,23 @@ def main() -> None:
     parser.add_argument("--corpus", choices=sorted(CORPORA), default="conll2003")
     parser.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data")
     parser.add_argument("--epochs", type=int, default=20)
-    parser.add_argument("--families", default=None, help="Comma-separated families to ablate (default: all).")
+    parser.add_argument("--families", default=None, help="Comma-separated families to ablate (default: all; \"\": none).")
+    parser.add_argument("--config", default="{}", help="JSON settings of the bioner component for every run.")
+    parser.add_argument("--sentences-per-doc", type=int, default=1, help="For files without document marks (as project.yml).")
     args = parser.parse_args()
     train_file, dev_file = (args.data / name for name in CORPORA[args.corpus])
     if not train_file.exists():
         sys.exit(f"No {args.corpus} data under {args.data}: pass --data.")
-    default = list(DEFAULT_BIONER_CONFIG["features"])
-    ablate = args.families.split(",") if args.families else default
+    config = json.loads(args.config)
+    default = list(config.pop("features", DEFAULT_BIONER_CONFIG["features"]))
+    ablate = default if args.families is None else [family for family in args.families.split(",") if family]
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
-        train_path, dev_path = convert(train_file, work), convert(dev_file, work)
-        figures = {"corpus": args.corpus, "epochs": args.epochs, "default": run(default, train_path, dev_path, args.epochs)}
+        train_path, dev_path = (convert(path, work, args.sentences_per_doc) for path in (train_file, dev_file))
+        figures = {"corpus": args.corpus, "epochs": args.epochs, "default": run(default, train_path, dev_path, args.epochs, config), "config": config}
         print(f"default {default}: {figures['default']}", flush=True)
         for family in ablate:
-            figures[f"-{family}"] = result = run([f for f in default if f != family], train_path, dev_path, args.epochs)
+            figures[f"-{family}"] = result = run([f for f in default if f != family], train_path, dev_path, args.epochs, config)
             print(f"without {family}: {result} ({result['last'] - figures['default']['last']:+.2f})", flush=True)
     print(json.dumps(figures))
 
