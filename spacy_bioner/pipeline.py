@@ -371,7 +371,8 @@ class BioNER(TrainablePipe):
         emission, _ = self.model.averages()
         scores = self._word_scores.scores(layout.rows, self.lexicon.table, layout.sentence, emission, self.lexicon.generation)
         scores += self.model.scores(features, averaged=True)
-        scores[:, 1:] += self.cfg["entity_bias"]  # the recall knob; 0 leaves the scores as trained
+        if self.cfg["entity_bias"]:  # the recall knob
+            scores[:, 1:] += self.cfg["entity_bias"]
         tags = self._decode(scores, allowed, layout.offsets, averaged=True)
         if HISTORY_FAMILY in self.cfg["features"]:
             # The first pass saw no history features, so the second pass's
