@@ -15,6 +15,7 @@ from wasabi import msg
 from .annotate import BadLine, annotate
 from .calibration import expected_calibration_error, fit_temperature, log_loss, outcomes, reliability
 from .evaluate import corpus_stats, report
+from .explain import explain
 from .pipeline import BioNER
 from .gazetteer import COMPILED_SUFFIX, Gazetteer
 from .report_page import write_report
@@ -220,6 +221,38 @@ def calibrate_cli(
         f"(was {expected_calibration_error(before[0], correct):.3f}), log loss {log_loss(after[0], correct):.3f} "
         f"(was {log_loss(before[0], correct):.3f}); saved to {target}"
     )
+
+
+@app.command("explain")
+def explain_cli(
+    model: str = typer.Argument(..., help="A pipeline with a bioner component: package name or directory."),
+    text: str = typer.Argument(..., help="The text to tag and explain."),
+    top: int = typer.Option(5, "--top", help="Features shown per token."),
+    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write the explanation here as JSON."),
+) -> None:
+    """Why bioner tagged a text as it did: for each entity, the features with
+    the most weight behind each of its tags and the transitions; for each
+    term-list match left out, what taking it would cost."""
+    nlp = spacy.load(model)
+    names = [name for name, pipe in nlp.pipeline if isinstance(pipe, BioNER)]
+    if not names:
+        msg.fail(f"No bioner component in {model} (pipeline: {nlp.pipe_names})", exits=1)
+    doc = nlp.make_doc(text)
+    for name, pipe in nlp.pipeline:
+        if name == names[0]:
+            break
+        doc = pipe(doc)
+    result = explain(nlp.get_pipe(names[0]), doc, top=top)
+    for entity in result["entities"]:
+        msg.divider(f"{entity['text']} ({entity['label']})")
+        for token in entity["tokens"]:
+            features = ", ".join(f"{name} {weight:+.2f}" for name, weight in token["features"])
+            previous, weight = token["transition"]
+            msg.text(f"{token['text']} {token['tag']}: {features}; after {previous} {weight:+.2f}")
+    for match in result["matches_not_taken"]:
+        msg.info(f"match {match['text']!r} ({match['label']}) not taken: {match['reason']}")
+    if output:
+        output.write_text(json.dumps(result, indent=2), encoding="utf8")
 
 
 def recall_curve(nlp, ner: BioNER, examples, biases: Sequence[float]) -> List[dict]:

@@ -373,13 +373,13 @@ class BioNER(TrainablePipe):
         scores += self.model.scores(features, averaged=True)
         if self.cfg["entity_bias"]:  # the recall knob
             scores[:, 1:] += self.cfg["entity_bias"]
-        tags = self._decode(scores, allowed, layout.offsets, averaged=True)
+        tags = first_pass = self._decode(scores, allowed, layout.offsets, averaged=True)
         if HISTORY_FAMILY in self.cfg["features"]:
             # The first pass saw no history features, so the second pass's
             # scores are the first's plus the weights of those alone.
-            scores += self.model.scores(self._history(layout, tags), averaged=True)
+            scores += self.model.scores(self._history(layout, first_pass), averaged=True)
             tags = self._decode(scores, allowed, layout.offsets, averaged=True)
-        return Decoded(matches, presets, layout, scores, allowed, tags)
+        return Decoded(matches, presets, layout, scores, allowed, tags, first_pass)
 
     def _entity_probabilities(self, decoded: "Decoded", temperature: Optional[float] = None) -> List[List[Tuple[int, int, int, float]]]:
         """Each doc's decoded entities (start, end, label, probability), at the given or the model's temperature."""
@@ -606,6 +606,7 @@ class Decoded(NamedTuple):
     scores: numpy.ndarray  # the emission scores the last Viterbi pass read
     allowed: numpy.ndarray
     tags: numpy.ndarray
+    first_pass: numpy.ndarray  # the tags the history features were made from (= tags without history)
 
 
 def _groups(docs: Iterable[Doc]) -> Iterable[List[Doc]]:

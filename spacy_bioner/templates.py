@@ -127,6 +127,11 @@ def identity_templates(families: Sequence[str]) -> List[int]:
     ]
 
 
+def template_parts(families: Sequence[str]) -> List[Tuple[str, Tuple[Tuple[str, int], ...]]]:
+    """The templates of the chosen families by name, in `compile_templates` order (the bias first)."""
+    return [("bias", ())] + [item for family in families if family in FAMILIES for item in FAMILIES[family].items()]
+
+
 def compile_templates(families: Sequence[str]) -> List[Tuple[int, List[Tuple[int, int]]]]:
     """The templates of the chosen families as (seed, [(column, offset), ...]).
 
@@ -136,9 +141,7 @@ def compile_templates(families: Sequence[str]) -> List[Tuple[int, List[Tuple[int
     unknown = [name for name in families if name not in ALL_FAMILIES]
     if unknown:
         raise ValueError(f"Unknown feature families {unknown}: choose from {ALL_FAMILIES}.")
-    templates = [(get_string_id("template=bias"), [])]
-    for family in (name for name in families if name in FAMILIES):
-        for name, parts in FAMILIES[family].items():
-            columns = [(COLUMNS[attribute], offset) for attribute, offset in parts]
-            templates.append((get_string_id(f"template={name}"), columns))
-    return templates
+    return [
+        (get_string_id(f"template={name}"), [(COLUMNS[attribute], offset) for attribute, offset in parts])
+        for name, parts in template_parts(families)
+    ]

@@ -1,0 +1,113 @@
+"""Why the tagger tagged what it did.
+
+For each entity: at each of its tokens, the features that pushed hardest
+toward the tag it got (their averaged weights for that tag) and the
+transition from the previous tag. For each term-list match that did not
+become an entity: how much better the chosen tags scored than the best
+sequence that takes the match.
+"""
+from typing import Dict, List
+
+import numpy
+from spacy.tokens import Doc
+
+from .decode import viterbi
+from .document import ABBREVIATION_FEATURES, ABBREVIATION_HISTORY_FEATURES, DOCUMENT_FEATURES, HISTORY_FEATURES
+from .perceptron import DROPPED
+from .pipeline import BioNER
+from .templates import ABBREVIATION_FAMILY, DOCUMENT_FAMILY, HISTORY_FAMILY, WORD_ATTRIBUTES, template_parts
+
+ATTRIBUTES = dict(WORD_ATTRIBUTES)
+
+
+def feature_names(ner: BioNER, doc: Doc) -> List[List[str]]:
+    """A readable name for each feature column of each token, in `_features` order."""
+    sentence = [token.sent.start if doc.has_annotation("SENT_START") else 0 for token in doc]
+    names = []
+    for i, token in enumerate(doc):
+        row = []
+        for name, parts in template_parts(ner.cfg["features"]):
+            values = []
+            for attribute, offset in parts:
+                at = i + offset
+                inside = 0 <= at < len(doc) and sentence[at] == sentence[i]
+                values.append(ATTRIBUTES[attribute](doc[at].text) if inside else "<edge>")
+            row.append(f"{name}={'|'.join(values)}" if parts else name)
+        if DOCUMENT_FAMILY in ner.cfg["features"]:
+            row.extend(DOCUMENT_FEATURES)
+        if ner.cfg["gazetteer"]["mode"] != "ents":
+            row.extend(f"gazetteer[{label}]" for label in ner.gazetteer.labels)
+        if ABBREVIATION_FAMILY in ner.cfg["features"]:
+            row.extend(ABBREVIATION_FEATURES)
+        if HISTORY_FAMILY in ner.cfg["features"]:
+            row.extend(HISTORY_FEATURES + ABBREVIATION_HISTORY_FEATURES * (ABBREVIATION_FAMILY in ner.cfg["features"]))
+        names.append(row)
+    return names
+
+
+def explain(ner: BioNER, doc: Doc, top: int = 5) -> Dict[str, list]:
+    """The entities of an untagged doc with the features behind them, and the matches not taken.
+
+    RETURNS (Dict[str, list]): "entities": per entity its text, label and
+        tokens (tag, top features with weights, transition); "matches_not_taken":
+        per such match its text, label, KB id and the score it lost by.
+    """
+    decoded = ner._decoded([doc])
+    layout, tags = decoded.layout, decoded.tags
+    features = ner._features(layout, decoded.matches)
+    if ner._n_history:
+        features[:, -ner._n_history:] = ner._history(layout, decoded.first_pass)
+    emission, transition = ner.model.averages()
+    names = feature_names(ner, doc)
+    if len(names) and len(names[0]) != features.shape[1]:
+        raise AssertionError(f"{len(names[0])} feature names for {features.shape[1]} columns")
+    entities = []
+    for start, end, label in ner.scheme.to_spans(tags):
+        tokens = []
+        for i in range(start, end):
+            tag = int(tags[i])
+            weights = [(names[i][j], float(emission[f, tag])) for j, f in enumerate(features[i].tolist()) if f != DROPPED]
+            if ner.cfg["entity_bias"] and tag:
+                weights.append(("entity_bias", ner.cfg["entity_bias"]))
+            weights = sorted((w for w in weights if w[1]), key=lambda w: -w[1])[:top]
+            previous = int(tags[i - 1]) if i > 0 else len(ner.scheme.tags)
+            tokens.append({
+                "text": doc[i].text, "tag": ner.scheme.tags[tag], "features": weights,
+                "transition": ["<start>" if i == 0 else ner.scheme.tags[previous], float(transition[previous, tag])],
+            })
+        entities.append({"text": doc[start:end].text, "label": ner.labels[label], "start": start, "end": end, "tokens": tokens})
+    return {"entities": entities, "matches_not_taken": _matches_not_taken(ner, doc, decoded)}
+
+
+def _path_score(scores: numpy.ndarray, transitions: numpy.ndarray, tags: numpy.ndarray) -> float:
+    previous, total = len(transitions) - 1, 0.0
+    for i, tag in enumerate(tags.tolist()):
+        total += float(transitions[previous, tag]) + float(scores[i, tag])
+        previous = tag
+    return total
+
+
+def _matches_not_taken(ner: BioNER, doc: Doc, decoded) -> List[dict]:
+    taken = {(ent_start, ent_end, ner.labels[label]) for ent_start, ent_end, label in ner.scheme.to_spans(decoded.tags)}
+    transitions = ner.model.transitions(averaged=True)
+    best = _path_score(decoded.scores, transitions, decoded.tags)
+    found = []
+    for match in numpy.unique(decoded.matches[0][:, :3], axis=0).tolist() if len(decoded.matches[0]) else []:
+        start, end, label = match
+        span = ner.gazetteer.span(doc, (start, end, label, 0))
+        if (start, end, span.label_) in taken:
+            continue
+        entry = {"text": span.text, "label": span.label_}
+        if span.label_ not in ner.labels:
+            entry["reason"] = f"label {span.label_!r} is not among the tagger's labels {list(ner.labels)}"
+        else:
+            allowed = ner._allowed(decoded.layout, [decoded.presets[0] + [span]])
+            try:
+                forced = viterbi(decoded.scores, transitions, allowed, ner._legal)
+            except ValueError:
+                entry["reason"] = "no tag sequence can take it (it crosses a sentence start or a preset entity)"
+            else:
+                entry["score_lost"] = best - _path_score(decoded.scores, transitions, forced)
+                entry["reason"] = f"the best tags that take it score {entry['score_lost']:.2f} lower"
+        found.append(entry)
+    return found

@@ -1,0 +1,60 @@
+import json
+
+import spacy
+from typer.testing import CliRunner
+
+from spacy_bioner.cli import app
+from spacy_bioner.explain import explain, feature_names
+
+from conftest import train_nlp
+
+PATTERNS = [{"label": "LOC", "pattern": "Paris", "id": "geo:paris"}, {"label": "LOC", "pattern": "lives"},
+            {"label": "DRUG", "pattern": "aspirin"}]
+
+
+def trained():
+    nlp = spacy.blank("en")
+    nlp.add_pipe("bioner").add_patterns(PATTERNS)
+    trained_nlp = train_nlp()
+    nlp.get_pipe("bioner").from_bytes(trained_nlp.get_pipe("bioner").to_bytes())
+    nlp.get_pipe("bioner").add_patterns(PATTERNS)
+    return nlp
+
+
+def test_the_word_itself_explains_an_obvious_entity():
+    nlp = train_nlp()
+    ner = nlp.get_pipe("bioner")
+    result = explain(ner, nlp.make_doc("Alice Smith lives in Paris ."))
+    assert [(e["text"], e["label"]) for e in result["entities"]] == [("Alice Smith", "PER"), ("Paris", "LOC")]
+    paris = result["entities"][1]["tokens"][0]
+    assert paris["tag"] == "U-LOC" and len(paris["features"]) == 5
+    # Every LOC of the training data follows "in": that context leads, the word itself follows.
+    names = [name for name, _ in paris["features"]]
+    assert "lower[-1]=in" in names[:3] and "lower[0]=paris" in names
+    assert [w for _, w in paris["features"]] == sorted((w for _, w in paris["features"]), reverse=True)
+    assert paris["transition"][0] == "O"
+
+
+def test_feature_names_cover_every_column():
+    nlp = train_nlp({"features": ["word", "window", "document", "history", "abbreviations"]})
+    ner = nlp.get_pipe("bioner")
+    doc = nlp.make_doc("Bob met Bob in Paris")
+    features = ner._features(ner._layout([doc]), [ner.gazetteer.match(doc)])
+    names = feature_names(ner, doc)
+    assert len(names) == len(doc) and all(len(row) == features.shape[1] for row in names)
+    assert names[0][1:3] == ["lower[0]=bob", "orth[0]=Bob"] and "lower[-2]=<edge>" in names[0]
+
+
+def test_matches_not_taken_and_the_cli(tmp_path):
+    nlp = trained()
+    result = explain(nlp.get_pipe("bioner"), nlp.make_doc("Alice Smith lives in Paris with aspirin ."))
+    not_taken = {m["text"]: m for m in result["matches_not_taken"]}
+    assert "Paris" not in not_taken  # it became the entity
+    assert not_taken["lives"]["score_lost"] > 0 and "lower" in not_taken["lives"]["reason"]
+    assert "not among the tagger's labels" in not_taken["aspirin"]["reason"]
+    nlp.to_disk(tmp_path / "model")
+    out = tmp_path / "why.json"
+    run = CliRunner().invoke(app, ["explain", str(tmp_path / "model"), "Alice Smith lives in Paris .", "--output", str(out)])
+    assert run.exit_code == 0, run.output
+    assert "Paris (LOC)" in run.output and "not taken" in run.output
+    assert json.loads(out.read_text())["entities"][1]["text"] == "Paris"
