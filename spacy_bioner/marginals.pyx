@@ -140,3 +140,82 @@ def entity_probabilities(
                 out_view[e] -= exp(continued - log_z)
             out_view[e] = min(1.0, max(0.0, out_view[e]))
     return out
+
+
+def span_probabilities(
+    const float[:, ::1] emissions,
+    const float[:, ::1] transitions,
+    const uint8_t[:, ::1] allowed,
+    const uint8_t[:, ::1] legal,
+    const int64_t[::1] offsets,
+    const int32_t[:, ::1] label_tags,
+    int max_length,
+    double threshold,
+    double temperature,
+):
+    """Every span of up to max_length tokens, of every label, whose probability
+    of being exactly an entity is at least threshold: the alternatives to the
+    decoded entities.
+
+    label_tags (int32[n_labels, 4]): Per label its B, I, L and U tag ids; in
+        BIO, L and U are -1 (I and B end an entity, if no I follows).
+    RETURNS (Tuple[ndarray, ndarray]): int64 (m, 4) rows of sequence, start,
+        end and label; float64 (m,) probabilities.
+    """
+    cdef int n = emissions.shape[0], n_tags = emissions.shape[1], n_labels = label_tags.shape[0]
+    cdef double inv_t = 1.0 / temperature, log_z, inside, closing, p
+    cdef Py_ssize_t s, i, j, seq_start, seq_end
+    cdef int label, begin, middle, last, unit, previous, single, final
+    if not temperature > 0:
+        raise ValueError(f"temperature must be positive, got {temperature}")
+    alpha = numpy.empty((n, n_tags), dtype=numpy.float64)
+    beta = numpy.empty((n, n_tags), dtype=numpy.float64)
+    terms = numpy.empty(n_tags, dtype=numpy.float64)
+    cdef double[:, ::1] a = alpha, b = beta
+    cdef double[::1] term_view = terms
+    found, probabilities = [], []
+    for s in range(offsets.shape[0] - 1):
+        seq_start, seq_end = offsets[s], offsets[s + 1]
+        if seq_end == seq_start:
+            continue
+        _forward_backward(&emissions[seq_start, 0], &transitions[0, 0], &allowed[seq_start, 0], &legal[0, 0],
+                          seq_end - seq_start, n_tags, inv_t, &a[seq_start, 0], &b[seq_start, 0], &term_view[0])
+        log_z = -INFINITY
+        for j in range(n_tags):
+            log_z = _logaddexp(log_z, a[seq_end - 1, j])
+        for label in range(n_labels):
+            begin, middle, last, unit = label_tags[label, 0], label_tags[label, 1], label_tags[label, 2], label_tags[label, 3]
+            for i in range(seq_start, seq_end):
+                # One token: U in BILOU; in BIO a B that no I follows.
+                single = unit if unit >= 0 else begin
+                p = _closed(a[i, single] + b[i, single], log_z, a[i, begin], begin, i + 1, seq_end, middle, last,
+                            emissions, transitions, allowed, b, inv_t)
+                if p >= threshold:
+                    found.append((s, i, i + 1, label))
+                    probabilities.append(p)
+                inside, previous = a[i, begin], begin
+                for j in range(i + 1, min(i + max_length, seq_end)):
+                    if inside == -INFINITY:
+                        break
+                    final = last if last >= 0 else middle
+                    closing = inside + (transitions[previous, final] + emissions[j, final]) * inv_t
+                    p = _closed(closing + b[j, final], log_z, closing, final, j + 1, seq_end, middle, last,
+                                emissions, transitions, allowed, b, inv_t)
+                    if p >= threshold:
+                        found.append((s, i, j + 1, label))
+                        probabilities.append(p)
+                    inside += (transitions[previous, middle] + emissions[j, middle]) * inv_t
+                    previous = middle
+    return numpy.array(found, dtype=numpy.int64).reshape(-1, 4), numpy.array(probabilities, dtype=numpy.float64)
+
+
+cdef double _closed(
+    double through, double log_z, double before_end, int end_tag, Py_ssize_t after, Py_ssize_t seq_end, int middle, int last,
+    const float[:, ::1] emissions, const float[:, ::1] transitions, const uint8_t[:, ::1] allowed, double[:, ::1] b, double inv_t,
+):
+    """exp(through - log_z): the span's paths; in BIO, where an I could go on
+    with the entity, less the paths in which one does at token `after`."""
+    cdef double p = exp(through - log_z) if through != -INFINITY else 0.0
+    if last < 0 and after < seq_end and allowed[after, middle] and before_end != -INFINITY:
+        p -= exp(before_end + (transitions[end_tag, middle] + emissions[after, middle]) * inv_t + b[after, middle] - log_z)
+    return min(1.0, max(0.0, p))

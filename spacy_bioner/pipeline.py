@@ -15,7 +15,7 @@ from spacy.vocab import Vocab
 
 from . import serialize
 from .decode import viterbi
-from .marginals import entity_probabilities
+from .marginals import entity_probabilities, span_probabilities
 from .abbreviations import definitions, mentions
 from .document import (
     ABBREVIATION_HISTORY_FEATURES, HISTORY_FEATURES, abbreviation_features, abbreviation_history, document_features,
@@ -30,6 +30,7 @@ from .schemes import TagScheme
 from .templates import TEMPLATES_VERSION, ABBREVIATION_FAMILY, DEFAULT_FAMILIES, DOCUMENT_FAMILY, HISTORY_FAMILY, WORD_ATTRIBUTES, compile_templates, identity_templates, word_attributes
 
 TOKENS_PER_PASS = 2**15  # predict tags docs in groups of about this many tokens
+MAX_ALTERNATIVE_LENGTH = 10  # tokens: longer spans are not offered as alternatives
 
 DEFAULT_BIONER_CONFIG = {
     "scheme": "BILOU",
@@ -41,6 +42,8 @@ DEFAULT_BIONER_CONFIG = {
     "entity_bias": 0.0,
     "confidence": False,
     "temperature": 1.0,
+    "alternatives": 0,
+    "alternatives_threshold": 0.1,
     "gazetteer": {
         "mode": "features",
         "case_sensitive": False,
@@ -70,6 +73,8 @@ def make_bioner(
     entity_bias: float,
     confidence: bool,
     temperature: float,
+    alternatives: int,
+    alternatives_threshold: float,
     gazetteer: Dict[str, object],
     scorer: Optional[Callable],
 ) -> "BioNER":
@@ -91,6 +96,11 @@ def make_bioner(
         makes tagging about 4x slower (CoNLL dev: 290k vs 1.15M tokens/s).
     temperature (float): Divides the scores before they become probabilities;
         fitted on held-out data by `bioner calibrate`.
+    alternatives (int): Per doc, up to this many other spans (not the decoded
+        entities) whose probability of being an entity is at least
+        `alternatives_threshold`, in `doc.spans[name + "_alternatives"]` with
+        `attrs["scores"]`: for routing doubtful cases; 0 for none.
+    alternatives_threshold (float): The least probability of an alternative.
     gazetteer (Dict[str, object]): How term-list matches are used (terms are
         loaded at initialize or with add_patterns): `mode` "features" (tagger
         features), "fallback" (features, plus matches the tagger left unlabelled
@@ -112,6 +122,8 @@ def make_bioner(
         entity_bias=entity_bias,
         confidence=confidence,
         temperature=temperature,
+        alternatives=alternatives,
+        alternatives_threshold=alternatives_threshold,
         gazetteer=gazetteer,
         tokenizer=nlp.tokenizer,
         scorer=scorer,
@@ -139,6 +151,8 @@ class BioNER(TrainablePipe):
         entity_bias: float = 0.0,
         confidence: bool = False,
         temperature: float = 1.0,
+        alternatives: int = 0,
+        alternatives_threshold: float = 0.1,
         gazetteer: Optional[Dict[str, object]] = None,
         tokenizer: Optional[Callable] = None,
         scorer: Optional[Callable] = get_ner_prf,
@@ -154,6 +168,8 @@ class BioNER(TrainablePipe):
             raise ValueError(f"word_dropout must be in [0, 1), got {word_dropout!r}")
         if not temperature > 0:
             raise ValueError(f"temperature must be positive, got {temperature!r}")
+        if not (isinstance(alternatives, int) and alternatives >= 0 and 0 < alternatives_threshold <= 1):
+            raise ValueError(f"alternatives must be an int >= 0 and alternatives_threshold in (0, 1], got {alternatives!r}, {alternatives_threshold!r}")
         self.cfg = {
             "scheme": scheme,
             "n_buckets": n_buckets,
@@ -164,6 +180,8 @@ class BioNER(TrainablePipe):
             "entity_bias": float(entity_bias),
             "confidence": bool(confidence),
             "temperature": float(temperature),
+            "alternatives": alternatives,
+            "alternatives_threshold": float(alternatives_threshold),
             "gazetteer": _gazetteer_settings(gazetteer),
             "labels": [],
             "templates_version": TEMPLATES_VERSION,
@@ -357,9 +375,31 @@ class BioNER(TrainablePipe):
         decoded = self._decoded(docs)
         offsets = decoded.layout.offsets.tolist()
         confidences = self._entity_probabilities(decoded) if self.cfg["confidence"] else [None] * len(docs)
+        alternatives = self._alternatives(decoded) if self.cfg["alternatives"] else [None] * len(docs)
         return [
-            Prediction(decoded.tags[offsets[i] : offsets[i + 1]], decoded.matches[i], decoded.presets[i], confidences[i])
+            Prediction(decoded.tags[offsets[i] : offsets[i + 1]], decoded.matches[i], decoded.presets[i], confidences[i], alternatives[i])
             for i in range(len(docs))
+        ]
+
+    def _alternatives(self, decoded: "Decoded") -> List[List[Tuple[int, int, int, float]]]:
+        """Each doc's most probable spans other than its decoded entities (start, end, label, probability)."""
+        moves = {move: i for i, move in enumerate(self.scheme.moves)}
+        label_tags = numpy.array(
+            [[self.scheme.tag_id(move, label) if move in moves else -1 for move in "BILU"] for label in range(len(self.labels))],
+            dtype=numpy.int32,
+        ).reshape(-1, 4)
+        rows, probabilities = span_probabilities(
+            decoded.scores, self.model.transitions(averaged=True), decoded.allowed, self._legal, decoded.layout.offsets,
+            label_tags, MAX_ALTERNATIVE_LENGTH, self.cfg["alternatives_threshold"], self.cfg["temperature"],
+        )
+        offsets = decoded.layout.offsets.tolist()
+        found = [[] for _ in range(len(offsets) - 1)]
+        for (doc, start, end, label), probability in zip(rows.tolist(), probabilities.tolist()):
+            found[doc].append((start - offsets[doc], end - offsets[doc], label, probability))
+        decoded_spans = [set(self.scheme.to_spans(decoded.tags[offsets[i] : offsets[i + 1]])) for i in range(len(found))]
+        return [
+            sorted((a for a in doc_found if a[:3] not in decoded_spans[i]), key=lambda a: -a[3])[: self.cfg["alternatives"]]
+            for i, doc_found in enumerate(found)
         ]
 
     def _decoded(self, docs: List[Doc]) -> "Decoded":
@@ -410,7 +450,7 @@ class BioNER(TrainablePipe):
         docs, predictions = list(docs), list(predictions)
         all_values = self._entity_values(numpy.concatenate([numpy.zeros(0, dtype=numpy.int32)] + [p.tags for p in predictions]))
         offsets = numpy.cumsum([0] + [len(doc) for doc in docs]).tolist()
-        for i, (doc, (_, matches, presets, confidences)) in enumerate(zip(docs, predictions)):
+        for i, (doc, (_, matches, presets, confidences, alternatives)) in enumerate(zip(docs, predictions)):
             values = all_values[offsets[i] : offsets[i + 1]]
             if len(matches):
                 self._link(values, matches)
@@ -422,11 +462,12 @@ class BioNER(TrainablePipe):
                         span = self.gazetteer.span(doc, (start, end, label, kb))
                         _write_entity(values, start, end, span.label, span.kb_id)
             doc.from_array([ENT_IOB, ENT_TYPE, ENT_KB_ID], values)
-            if confidences is not None:
-                doc.spans[self.name] = SpanGroup(
-                    doc, name=self.name, spans=[Span(doc, start, end, label=self.labels[label]) for start, end, label, _ in confidences],
-                    attrs={"scores": [probability for *_, probability in confidences]},
-                )
+            for key, scored in ((self.name, confidences), (f"{self.name}_alternatives", alternatives)):
+                if scored is not None:
+                    doc.spans[key] = SpanGroup(
+                        doc, name=key, spans=[Span(doc, start, end, label=self.labels[label]) for start, end, label, _ in scored],
+                        attrs={"scores": [probability for *_, probability in scored]},
+                    )
             if self.gazetteer.labels:
                 doc.spans[settings["spans_key"]] = SpanGroup(
                     doc, name=settings["spans_key"], spans=[self.gazetteer.span(doc, m) for m in matches.tolist()]
@@ -559,7 +600,7 @@ class BioNER(TrainablePipe):
         return self._load(cfg, arrays, gazetteer, where=str(path / "weights.npz"), gazetteer_where=str(path / "gazetteer"))
 
     def _load(self, cfg, arrays, gazetteer: bytes, where: str, gazetteer_where: str = "bytes") -> "BioNER":
-        for key in ("entity_bias", "confidence", "temperature"):  # newer settings: defaults for older models
+        for key in ("entity_bias", "confidence", "temperature", "alternatives", "alternatives_threshold"):  # newer: defaults for older models
             if isinstance(cfg, dict):
                 cfg.setdefault(key, DEFAULT_BIONER_CONFIG[key])
         serialize.check_cfg(cfg, where)
@@ -595,6 +636,7 @@ class Prediction(NamedTuple):
     matches: numpy.ndarray  # rows of (start, end, gazetteer label, kb id)
     presets: List[Span]
     confidences: Optional[List[Tuple[int, int, int, float]]]  # (start, end, label, probability) per decoded entity
+    alternatives: Optional[List[Tuple[int, int, int, float]]]  # the same, for the most probable other spans
 
 
 class Decoded(NamedTuple):

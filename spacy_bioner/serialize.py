@@ -23,6 +23,8 @@ CFG_KEYS = {
     "entity_bias": float,
     "confidence": bool,
     "temperature": float,
+    "alternatives": int,
+    "alternatives_threshold": float,
     "gazetteer": dict,
     "labels": list,
     "templates_version": int,

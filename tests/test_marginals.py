@@ -51,3 +51,34 @@ def test_temperature_must_be_positive():
         entity_probabilities(numpy.zeros((1, 3), numpy.float32), numpy.zeros((4, 3), numpy.float32), numpy.ones((1, 3), numpy.uint8),
                              scheme.transitions().astype(numpy.uint8), numpy.array([0, 1]), numpy.zeros(1, numpy.int32),
                              numpy.array([[0, 0, 1, 2]]), 0.0)
+
+
+@settings(max_examples=40, deadline=None)
+@given(name=st.sampled_from(["BIO", "BILOU"]), n=st.integers(1, 4), seed=st.integers(0, 2**31))
+def test_span_probabilities_equal_brute_force(name, n, seed):
+    from spacy_bioner.marginals import span_probabilities
+
+    rng = numpy.random.default_rng(seed)
+    scheme = TagScheme(name, ["A", "B"])
+    n_tags, temperature = scheme.n_tags, 2.0
+    emissions = rng.normal(size=(n, n_tags)).astype(numpy.float32)
+    transitions = rng.normal(size=(n_tags + 1, n_tags)).astype(numpy.float32)
+    allowed = scheme.allowed(numpy.zeros(n, bool), numpy.zeros(n, bool), numpy.full(n, -1, numpy.int32))
+    weights = {}
+    for tags in itertools.product(range(n_tags), repeat=n):
+        if all(allowed[i, t] for i, t in enumerate(tags)) and scheme.is_valid(tags):
+            score, prev = 0.0, n_tags
+            for i, tag in enumerate(tags):
+                score += float(transitions[prev, tag]) + float(emissions[i, tag])
+                prev = tag
+            weights[tags] = numpy.exp(score / temperature)
+    z = sum(weights.values())
+    moves = {m: [scheme.tag_id(m, label) if m in scheme.moves else -1 for label in range(2)] for m in "BILU"}
+    label_tags = numpy.array([[moves[m][label] for m in "BILU"] for label in range(2)], dtype=numpy.int32)
+    rows, probabilities = span_probabilities(emissions, transitions, allowed, scheme.transitions().astype(numpy.uint8),
+                                             numpy.array([0, n], dtype=numpy.int64), label_tags, n, 0.0, temperature)
+    listed = {(start, end, label): p for (_, start, end, label), p in zip(rows.tolist(), probabilities.tolist())}
+    assert len(listed) == 2 * n * (n + 1) // 2  # every span of every label, at threshold 0
+    for (start, end, label), probability in listed.items():
+        expected = sum(w for tags, w in weights.items() if (start, end, label) in scheme.to_spans(tags)) / z
+        assert probability == pytest.approx(expected, rel=1e-6, abs=1e-9)

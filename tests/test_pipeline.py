@@ -285,3 +285,13 @@ def test_entity_bias_trades_precision_for_recall(trained_nlp):
         counts[bias] = len(trained_nlp(text).ents)
     ner.cfg["entity_bias"] = 0.0
     assert counts[-50.0] == 0 and counts[50.0] > counts[0.0]
+
+
+def test_alternatives_are_likely_spans_other_than_the_entities():
+    nlp = train_nlp({"alternatives": 3, "alternatives_threshold": 1e-6, "temperature": 50.0})
+    doc = nlp("Carol Jones flew to Berlin")
+    group = doc.spans["bioner_alternatives"]
+    entities = {(e.start, e.end, e.label_) for e in doc.ents}
+    assert 0 < len(group) <= 3 and not entities & {(s.start, s.end, s.label_) for s in group}
+    scores = group.attrs["scores"]
+    assert scores == sorted(scores, reverse=True) and all(1e-6 <= p <= 1 for p in scores)
