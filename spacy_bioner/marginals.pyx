@@ -86,6 +86,30 @@ cdef double _path(
     return score
 
 
+def _trellis_sums(
+    const float[:, ::1] emissions, const float[:, ::1] transitions, const uint8_t[:, ::1] allowed,
+    const uint8_t[:, ::1] legal, const int64_t[::1] offsets, double inv_t,
+):
+    """Forward and backward log sums of every sequence of a batch, and each sequence's log Z."""
+    cdef int n = emissions.shape[0], n_tags = emissions.shape[1], tag
+    cdef Py_ssize_t s, seq_start, seq_end
+    alpha = numpy.full((n, n_tags), -INFINITY, dtype=numpy.float64)
+    beta = numpy.full((n, n_tags), -INFINITY, dtype=numpy.float64)
+    log_zs = numpy.full(offsets.shape[0] - 1, -INFINITY, dtype=numpy.float64)
+    terms = numpy.empty(n_tags, dtype=numpy.float64)
+    cdef double[:, ::1] a = alpha, b = beta
+    cdef double[::1] z = log_zs, term_view = terms
+    with nogil:
+        for s in range(offsets.shape[0] - 1):
+            seq_start, seq_end = offsets[s], offsets[s + 1]
+            if seq_end > seq_start:
+                _forward_backward(&emissions[seq_start, 0], &transitions[0, 0], &allowed[seq_start, 0], &legal[0, 0],
+                                  seq_end - seq_start, n_tags, inv_t, &a[seq_start, 0], &b[seq_start, 0], &term_view[0])
+                for tag in range(n_tags):
+                    z[s] = _logaddexp(z[s], a[seq_end - 1, tag])
+    return alpha, beta, log_zs
+
+
 def entity_probabilities(
     const float[:, ::1] emissions,
     const float[:, ::1] transitions,
@@ -114,21 +138,10 @@ def entity_probabilities(
     out = numpy.zeros(m, dtype=numpy.float64)
     if m == 0:
         return out
-    alpha = numpy.empty((n, n_tags), dtype=numpy.float64)
-    beta = numpy.empty((n, n_tags), dtype=numpy.float64)
-    log_zs = numpy.full(offsets.shape[0] - 1, -INFINITY, dtype=numpy.float64)
+    alpha, beta, log_zs = _trellis_sums(emissions, transitions, allowed, legal, offsets, inv_t)
     cdef double[:, ::1] a = alpha, b = beta
     cdef double[::1] z = log_zs, out_view = out
-    terms = numpy.empty(n_tags, dtype=numpy.float64)
-    cdef double[::1] term_view = terms
     with nogil:
-        for s in range(offsets.shape[0] - 1):
-            seq_start, seq_end = offsets[s], offsets[s + 1]
-            if seq_end > seq_start:
-                _forward_backward(&emissions[seq_start, 0], &transitions[0, 0], &allowed[seq_start, 0], &legal[0, 0],
-                                  seq_end - seq_start, n_tags, inv_t, &a[seq_start, 0], &b[seq_start, 0], &term_view[0])
-                for following in range(n_tags):
-                    z[s] = _logaddexp(z[s], a[seq_end - 1, following])
         for e in range(m):
             s, start, end, following = entities[e, 0], entities[e, 1], entities[e, 2], entities[e, 3]
             log_z = z[s]
@@ -168,21 +181,11 @@ def span_probabilities(
     cdef int label, begin, middle, last, unit, previous, single, final
     if not temperature > 0:
         raise ValueError(f"temperature must be positive, got {temperature}")
-    alpha = numpy.empty((n, n_tags), dtype=numpy.float64)
-    beta = numpy.empty((n, n_tags), dtype=numpy.float64)
-    terms = numpy.empty(n_tags, dtype=numpy.float64)
+    alpha, beta, log_zs = _trellis_sums(emissions, transitions, allowed, legal, offsets, inv_t)
     cdef double[:, ::1] a = alpha, b = beta
-    cdef double[::1] term_view = terms
     found, probabilities = [], []
     for s in range(offsets.shape[0] - 1):
-        seq_start, seq_end = offsets[s], offsets[s + 1]
-        if seq_end == seq_start:
-            continue
-        _forward_backward(&emissions[seq_start, 0], &transitions[0, 0], &allowed[seq_start, 0], &legal[0, 0],
-                          seq_end - seq_start, n_tags, inv_t, &a[seq_start, 0], &b[seq_start, 0], &term_view[0])
-        log_z = -INFINITY
-        for j in range(n_tags):
-            log_z = _logaddexp(log_z, a[seq_end - 1, j])
+        seq_start, seq_end, log_z = offsets[s], offsets[s + 1], log_zs[s]
         for label in range(n_labels):
             begin, middle, last, unit = label_tags[label, 0], label_tags[label, 1], label_tags[label, 2], label_tags[label, 3]
             for i in range(seq_start, seq_end):

@@ -8,6 +8,20 @@ from spacy_bioner.marginals import entity_probabilities
 from spacy_bioner.schemes import TagScheme
 
 
+def sequence_weights(scheme, emissions, transitions, allowed, temperature):
+    """exp(score / T) of every tag sequence the masks allow, and their sum Z."""
+    weights = {}
+    n, n_tags = emissions.shape
+    for tags in itertools.product(range(n_tags), repeat=n):
+        if all(allowed[i, t] for i, t in enumerate(tags)) and scheme.is_valid(tags):
+            score, prev = 0.0, n_tags
+            for i, tag in enumerate(tags):
+                score += float(transitions[prev, tag]) + float(emissions[i, tag])
+                prev = tag
+            weights[tags] = numpy.exp(score / temperature)
+    return weights, sum(weights.values())
+
+
 def continuation(scheme, tags, end, label):
     """The tag that would continue an entity after `end`: BIO's I, none in BILOU."""
     return scheme.tag_id("I", label) if scheme.name == "BIO" else -1
@@ -24,16 +38,7 @@ def test_entity_probabilities_equal_brute_force(name, n, seed, temperature):
     transitions = rng.normal(size=(n_tags + 1, n_tags)).astype(numpy.float32)
     allowed = scheme.allowed(numpy.zeros(n, bool), numpy.zeros(n, bool), numpy.full(n, -1, numpy.int32))
     legal = scheme.transitions().astype(numpy.uint8)
-    # Every sequence the masks allow, with its unnormalized probability.
-    weights = {}
-    for tags in itertools.product(range(n_tags), repeat=n):
-        if all(allowed[i, t] for i, t in enumerate(tags)) and scheme.is_valid(tags):
-            score, prev = 0.0, n_tags
-            for i, tag in enumerate(tags):
-                score += float(transitions[prev, tag]) + float(emissions[i, tag])
-                prev = tag
-            weights[tags] = numpy.exp(score / temperature)
-    z = sum(weights.values())
+    weights, z = sequence_weights(scheme, emissions, transitions, allowed, temperature)
     decoded = max(weights, key=weights.get)
     spans = scheme.to_spans(decoded)
     entities = numpy.array([[0, start, end, continuation(scheme, decoded, end, label)] for start, end, label in spans],
@@ -64,15 +69,7 @@ def test_span_probabilities_equal_brute_force(name, n, seed):
     emissions = rng.normal(size=(n, n_tags)).astype(numpy.float32)
     transitions = rng.normal(size=(n_tags + 1, n_tags)).astype(numpy.float32)
     allowed = scheme.allowed(numpy.zeros(n, bool), numpy.zeros(n, bool), numpy.full(n, -1, numpy.int32))
-    weights = {}
-    for tags in itertools.product(range(n_tags), repeat=n):
-        if all(allowed[i, t] for i, t in enumerate(tags)) and scheme.is_valid(tags):
-            score, prev = 0.0, n_tags
-            for i, tag in enumerate(tags):
-                score += float(transitions[prev, tag]) + float(emissions[i, tag])
-                prev = tag
-            weights[tags] = numpy.exp(score / temperature)
-    z = sum(weights.values())
+    weights, z = sequence_weights(scheme, emissions, transitions, allowed, temperature)
     moves = {m: [scheme.tag_id(m, label) if m in scheme.moves else -1 for label in range(2)] for m in "BILU"}
     label_tags = numpy.array([[moves[m][label] for m in "BILU"] for label in range(2)], dtype=numpy.int32)
     rows, probabilities = span_probabilities(emissions, transitions, allowed, scheme.transitions().astype(numpy.uint8),
