@@ -222,3 +222,40 @@ cdef double _closed(
     if last < 0 and after < seq_end and allowed[after, middle] and before_end != -INFINITY:
         p -= exp(before_end + (transitions[end_tag, middle] + emissions[after, middle]) * inv_t + b[after, middle] - log_z)
     return min(1.0, max(0.0, p))
+
+
+def expected_counts(
+    const float[:, ::1] emissions,
+    const float[:, ::1] transitions,
+    const uint8_t[:, ::1] allowed,
+    const uint8_t[:, ::1] legal,
+    const int64_t[::1] offsets,
+):
+    """What CRF training needs: each token's tag marginals, the expected
+    transition counts (start row last) and log Z, over sequences laid end to end.
+
+    RETURNS (Tuple[ndarray, ndarray, float]): float32 (n, T); float32 (T + 1, T); the sum of log Z.
+    """
+    cdef int n = emissions.shape[0], n_tags = emissions.shape[1], previous, tag
+    cdef Py_ssize_t s, i, seq_start, seq_end
+    alpha, beta, log_zs = _trellis_sums(emissions, transitions, allowed, legal, offsets, 1.0)
+    cdef double[:, ::1] a = alpha, b = beta
+    cdef double[::1] z = log_zs
+    marginals = numpy.zeros((n, n_tags), dtype=numpy.float32)
+    counts = numpy.zeros((n_tags + 1, n_tags), dtype=numpy.float32)
+    cdef float[:, ::1] m = marginals, c = counts
+    with nogil:
+        for s in range(offsets.shape[0] - 1):
+            seq_start, seq_end = offsets[s], offsets[s + 1]
+            for i in range(seq_start, seq_end):
+                for tag in range(n_tags):
+                    if a[i, tag] != -INFINITY and b[i, tag] != -INFINITY:
+                        m[i, tag] = <float>exp(a[i, tag] + b[i, tag] - z[s])
+                        if i == seq_start:
+                            c[n_tags, tag] += m[i, tag]
+                        else:
+                            for previous in range(n_tags):
+                                if legal[previous, tag] and a[i - 1, previous] != -INFINITY:
+                                    c[previous, tag] += <float>exp(a[i - 1, previous] + transitions[previous, tag]
+                                                                    + emissions[i, tag] + b[i, tag] - z[s])
+    return marginals, counts, float(numpy.sum(log_zs[numpy.isfinite(log_zs)]))

@@ -178,6 +178,38 @@ cdef class AveragedPerceptron:
         self.step += 1
         self._averages = None
 
+    def update_dense(self, const uint32_t[:, ::1] features, const float[:, ::1] token_gradient,
+                     const float[:, ::1] transition_gradient, double rate):
+        """A gradient step (CRF training): every feature of token i moves by rate
+        times its row of token_gradient; transitions by rate times theirs. One step."""
+        cdef int n = features.shape[0], n_features = features.shape[1], n_tags = self.n_tags
+        if token_gradient.shape[0] != n or token_gradient.shape[1] != n_tags:
+            raise ValueError("token_gradient must have one row of n_tags per token")
+        if transition_gradient.shape[0] != n_tags + 1 or transition_gradient.shape[1] != n_tags:
+            raise ValueError("transition_gradient must have the transition matrix's shape")
+        cdef float[:, ::1] emission = self.emission, transition = self.transition
+        cdef double[:, ::1] emission_totals = self._emission_totals, transition_totals = self._transition_totals
+        cdef double step = self.step, delta
+        cdef int i, j, tag, row
+        cdef uint32_t feature
+        with nogil:
+            for i in range(n):
+                for j in range(n_features):
+                    feature = features[i, j]
+                    if feature == _DROPPED:
+                        continue
+                    for tag in range(n_tags):
+                        delta = rate * token_gradient[i, tag]
+                        emission[feature, tag] += <float>delta
+                        emission_totals[feature, tag] += step * delta
+            for row in range(n_tags + 1):
+                for tag in range(n_tags):
+                    delta = rate * transition_gradient[row, tag]
+                    transition[row, tag] += <float>delta
+                    transition_totals[row, tag] += step * delta
+        self.step += 1
+        self._averages = None
+
     def __reduce__(self):
         emission, transition = self.averages()
         return (_from_averages, (emission, transition))

@@ -15,7 +15,7 @@ from spacy.vocab import Vocab
 
 from . import serialize
 from .decode import viterbi
-from .marginals import entity_probabilities, span_probabilities
+from .marginals import entity_probabilities, expected_counts, span_probabilities
 from .abbreviations import definitions, mentions
 from .document import (
     ABBREVIATION_HISTORY_FEATURES, HISTORY_FEATURES, abbreviation_features, abbreviation_history, document_features,
@@ -30,12 +30,15 @@ from .schemes import TagScheme
 from .templates import TEMPLATES_VERSION, ABBREVIATION_FAMILY, DEFAULT_FAMILIES, DOCUMENT_FAMILY, HISTORY_FAMILY, WORD_ATTRIBUTES, compile_templates, identity_templates, word_attributes
 
 TOKENS_PER_PASS = 2**15  # predict tags docs in groups of about this many tokens
+TRAINERS = ("perceptron", "crf")
 MAX_ALTERNATIVE_LENGTH = 10  # tokens: longer spans are not offered as alternatives
 
 DEFAULT_BIONER_CONFIG = {
     "scheme": "BILOU",
     "n_buckets": 2**19,
     "features": DEFAULT_FAMILIES,
+    "trainer": "perceptron",
+    "learning_rate": 0.1,
     "margin": 10.0,
     "word_dropout": 0.1,
     "seed": 0,
@@ -67,6 +70,8 @@ def make_bioner(
     scheme: str,
     n_buckets: int,
     features: List[str],
+    trainer: str,
+    learning_rate: float,
     margin: float,
     word_dropout: float,
     seed: int,
@@ -84,8 +89,12 @@ def make_bioner(
     n_buckets (int): Rows of the hashed feature table; more means fewer collisions
         and a larger model.
     features (List[str]): Feature families to use (see spacy_bioner.templates.FAMILIES).
-    margin (float): Per-token margin the gold tags must win by in training
-        (cost-augmented updates); 0 is the plain perceptron.
+    trainer (str): "perceptron" (averaged structured perceptron) or "crf"
+        (averaged stochastic gradient ascent on the conditional log-likelihood,
+        by forward-backward over the same constrained trellis).
+    learning_rate (float): The CRF's step size (the perceptron takes unit steps).
+    margin (float): Per-token margin the gold tags must win by in perceptron
+        training (cost-augmented updates); 0 is the plain perceptron.
     word_dropout (float): Share of training tokens whose word-identity features
         (word, affixes) are hidden in an update, so context and shape learn too.
     seed (int): Seed of the word and match dropout; same seed and data, same weights.
@@ -116,6 +125,8 @@ def make_bioner(
         scheme=scheme,
         n_buckets=n_buckets,
         features=features,
+        trainer=trainer,
+        learning_rate=learning_rate,
         margin=margin,
         word_dropout=word_dropout,
         seed=seed,
@@ -145,6 +156,8 @@ class BioNER(TrainablePipe):
         scheme: str = "BILOU",
         n_buckets: int = 2**19,
         features: Sequence[str] = DEFAULT_FAMILIES,
+        trainer: str = "perceptron",
+        learning_rate: float = 0.1,
         margin: float = 10.0,
         word_dropout: float = 0.1,
         seed: int = 0,
@@ -164,6 +177,8 @@ class BioNER(TrainablePipe):
         self.scorer = scorer
         if not margin >= 0:
             raise ValueError(f"margin must be >= 0, got {margin!r}")
+        if trainer not in TRAINERS or not learning_rate > 0:
+            raise ValueError(f"trainer must be one of {TRAINERS} and learning_rate positive, got {trainer!r}, {learning_rate!r}")
         if not 0 <= word_dropout < 1:
             raise ValueError(f"word_dropout must be in [0, 1), got {word_dropout!r}")
         if not temperature > 0:
@@ -174,6 +189,8 @@ class BioNER(TrainablePipe):
             "scheme": scheme,
             "n_buckets": n_buckets,
             "features": list(features),
+            "trainer": trainer,
+            "learning_rate": float(learning_rate),
             "margin": float(margin),
             "word_dropout": float(word_dropout),
             "seed": int(seed),
@@ -537,12 +554,28 @@ class BioNER(TrainablePipe):
             if (known < 0).any():
                 free = numpy.zeros(len(doc), dtype=numpy.bool_)
                 gold = self._decode(scores, self.scheme.allowed(free, free, known), layout.offsets, averaged=False)
+            if self.cfg["trainer"] == "crf":
+                losses[self.name] += self._crf_step(features, scores, allowed, layout, gold)
+                continue
             if self.cfg["margin"] > 0:
                 scores = self._with_cost(scores, known)
             guess = self._decode(scores, allowed, layout.offsets, averaged=False)
             self.model.update(features, gold, guess)
             losses[self.name] += float((gold != guess).sum())
         return losses
+
+    def _crf_step(self, features, scores, allowed, layout: "Layout", gold: numpy.ndarray) -> float:
+        """One stochastic gradient step on the conditional log-likelihood of the gold
+        tags (observed minus expected counts, by forward-backward). RETURNS the loss, -log P(gold)."""
+        transitions = self.model.transitions(averaged=False)
+        marginals, expected, log_z = expected_counts(scores, transitions, allowed, self._legal, layout.offsets)
+        token_gradient = -marginals
+        token_gradient[numpy.arange(len(gold)), gold] += 1.0
+        transition_gradient = -expected
+        previous = numpy.concatenate([[len(self.scheme.tags)], gold[:-1]])
+        numpy.add.at(transition_gradient, (previous, gold), 1.0)
+        self.model.update_dense(features, token_gradient, transition_gradient, self.cfg["learning_rate"])
+        return log_z - float(scores[numpy.arange(len(gold)), gold].sum() + transitions[previous, gold].sum())
 
     def _match_dropout(self, matches: numpy.ndarray) -> numpy.ndarray:
         rate = self.cfg["gazetteer"]["match_dropout"]
@@ -600,7 +633,7 @@ class BioNER(TrainablePipe):
         return self._load(cfg, arrays, gazetteer, where=str(path / "weights.npz"), gazetteer_where=str(path / "gazetteer"))
 
     def _load(self, cfg, arrays, gazetteer: bytes, where: str, gazetteer_where: str = "bytes") -> "BioNER":
-        for key in ("entity_bias", "confidence", "temperature", "alternatives", "alternatives_threshold"):  # newer: defaults for older models
+        for key in ("trainer", "learning_rate", "entity_bias", "confidence", "temperature", "alternatives", "alternatives_threshold"):  # newer: defaults for older models
             if isinstance(cfg, dict):
                 cfg.setdefault(key, DEFAULT_BIONER_CONFIG[key])
         serialize.check_cfg(cfg, where)

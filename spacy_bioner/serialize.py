@@ -17,6 +17,8 @@ CFG_KEYS = {
     "scheme": str,
     "n_buckets": int,
     "features": list,
+    "trainer": str,
+    "learning_rate": float,
     "margin": float,
     "word_dropout": float,
     "seed": int,

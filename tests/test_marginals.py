@@ -79,3 +79,30 @@ def test_span_probabilities_equal_brute_force(name, n, seed):
     for (start, end, label), probability in listed.items():
         expected = sum(w for tags, w in weights.items() if (start, end, label) in scheme.to_spans(tags)) / z
         assert probability == pytest.approx(expected, rel=1e-6, abs=1e-9)
+
+
+@settings(max_examples=30, deadline=None)
+@given(name=st.sampled_from(["BIO", "BILOU"]), n=st.integers(1, 4), seed=st.integers(0, 2**31))
+def test_expected_counts_equal_brute_force(name, n, seed):
+    from spacy_bioner.marginals import expected_counts
+
+    rng = numpy.random.default_rng(seed)
+    scheme = TagScheme(name, ["A"])
+    n_tags = scheme.n_tags
+    emissions = rng.normal(size=(n, n_tags)).astype(numpy.float32)
+    transitions = rng.normal(size=(n_tags + 1, n_tags)).astype(numpy.float32)
+    allowed = scheme.allowed(numpy.zeros(n, bool), numpy.zeros(n, bool), numpy.full(n, -1, numpy.int32))
+    weights, z = sequence_weights(scheme, emissions, transitions, allowed, 1.0)
+    marginals, counts, log_z = expected_counts(emissions, transitions, allowed, scheme.transitions().astype(numpy.uint8),
+                                               numpy.array([0, n], dtype=numpy.int64))
+    expected_marginals = numpy.zeros((n, n_tags))
+    expected_counts_ = numpy.zeros((n_tags + 1, n_tags))
+    for tags, w in weights.items():
+        previous = n_tags
+        for i, tag in enumerate(tags):
+            expected_marginals[i, tag] += w / z
+            expected_counts_[previous, tag] += w / z
+            previous = tag
+    assert log_z == pytest.approx(numpy.log(z), rel=1e-6)
+    assert numpy.allclose(marginals, expected_marginals, atol=1e-5)
+    assert numpy.allclose(counts, expected_counts_, atol=1e-5)

@@ -295,3 +295,15 @@ def test_alternatives_are_likely_spans_other_than_the_entities():
     assert 0 < len(group) <= 3 and not entities & {(s.start, s.end, s.label_) for s in group}
     scores = group.attrs["scores"]
     assert scores == sorted(scores, reverse=True) and all(1e-6 <= p <= 1 for p in scores)
+
+
+def test_crf_trainer_learns_and_round_trips(tmp_path):
+    nlp = train_nlp({"trainer": "crf", "learning_rate": 0.5}, epochs=30)
+    for text, gold in TRAIN_DATA:
+        assert ents(nlp(text)) == gold
+    losses = nlp.update(make_examples(nlp))
+    assert 0 <= losses["bioner"] < 1.0  # -log P(gold), summed over the examples: the gold is likely now
+    nlp.to_disk(tmp_path)
+    loaded = spacy.load(tmp_path)
+    assert loaded.get_pipe("bioner").cfg["trainer"] == "crf"
+    assert [ents(loaded(t)) for t in TEXTS] == [ents(nlp(t)) for t in TEXTS]
