@@ -1,0 +1,55 @@
+"""The trainers side by side: dev F1, training time and tagging speed.
+
+For each corpus, trains the default config with `spacy train` once per
+trainer (model-best on dev) and reports dev P/R/F1, the training wall time
+and tokens/s of the component (median of 3). Figures are printed as JSON too.
+
+Usage: python bench/bench_trainers.py [--data ../shared/data] [--corpora conll2003,bc5cdr] [--crf-learning-rate 0.1]
+"""
+import argparse
+import json
+import sys
+import tempfile
+from pathlib import Path
+
+import spacy
+
+from bench_accuracy import CORPORA
+from bench_bioner import ROOT, convert, gold_token_examples, spacy_evaluate_examples, throughput, train
+
+TRAINERS = ("perceptron", "crf")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data")
+    parser.add_argument("--corpora", default="conll2003,bc5cdr")
+    parser.add_argument("--crf-learning-rate", type=float, default=0.1)
+    args = parser.parse_args()
+    figures = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        for corpus in args.corpora.split(","):
+            train_file, dev_file = (args.data / name for name in CORPORA[corpus])
+            if not train_file.exists():
+                sys.exit(f"No {corpus} data under {args.data}: pass --data.")
+            train_path, dev_path = convert(train_file, work / corpus), convert(dev_file, work / corpus)
+            for trainer in TRAINERS:
+                options = ["--components.bioner.trainer", trainer, "--components.bioner.learning_rate", str(args.crf_learning_rate)]
+                out = work / corpus / trainer
+                seconds = train(train_path, dev_path, out, options)
+                nlp = spacy.load(out / "model-best")
+                scores = nlp.evaluate(spacy_evaluate_examples(nlp, dev_path))
+                speed = throughput(nlp, gold_token_examples(nlp, dev_path), repeats=3)
+                figures[f"{corpus}/{trainer}"] = {
+                    "p": scores["ents_p"], "r": scores["ents_r"], "f": scores["ents_f"], "train_seconds": seconds,
+                    "component_tokens_per_s": speed["component_tokens_per_s"],
+                }
+    for key, f in figures.items():
+        print(f"{key}: P {100 * f['p']:.2f} R {100 * f['r']:.2f} F1 {100 * f['f']:.2f}; "
+              f"train {f['train_seconds']:.0f} s; {f['component_tokens_per_s']:,.0f} tokens/s")
+    print(json.dumps(figures))
+
+
+if __name__ == "__main__":
+    main()
