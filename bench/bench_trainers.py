@@ -4,7 +4,7 @@ For each corpus, trains the default config with `spacy train` once per
 trainer (model-best on dev) and reports dev P/R/F1, the training wall time
 and tokens/s of the component (median of 3). Figures are printed as JSON too.
 
-Usage: python bench/bench_trainers.py [--data ../shared/data] [--corpora conll2003,bc5cdr] [--crf-learning-rate 0.1]
+Usage: python bench/bench_trainers.py [--data ../shared/data] [--corpora conll2003,bc5cdr] [--trainers perceptron,crf,hmm] [--crf-learning-rate 0.1]
 """
 import argparse
 import json
@@ -17,7 +17,10 @@ import spacy
 from bench_accuracy import CORPORA
 from bench_bioner import ROOT, convert, gold_token_examples, spacy_evaluate_examples, throughput, train
 
-TRAINERS = ("perceptron", "crf")
+TRAINERS = ("perceptron", "crf", "hmm")
+# The hmm counts, so one pass over the data is its training; it cannot use `history`.
+HMM_OPTIONS = ["--training.max_epochs", "1", "--components.bioner.features",
+               '["word","window","shape","affixes","flags","conjunctions","document"]']
 
 
 def main() -> None:
@@ -25,6 +28,7 @@ def main() -> None:
     parser.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data")
     parser.add_argument("--corpora", default="conll2003,bc5cdr")
     parser.add_argument("--crf-learning-rate", type=float, default=0.1)
+    parser.add_argument("--trainers", default=",".join(TRAINERS))
     args = parser.parse_args()
     figures = {}
     with tempfile.TemporaryDirectory() as tmp:
@@ -34,8 +38,9 @@ def main() -> None:
             if not train_file.exists():
                 sys.exit(f"No {corpus} data under {args.data}: pass --data.")
             train_path, dev_path = convert(train_file, work / corpus), convert(dev_file, work / corpus)
-            for trainer in TRAINERS:
+            for trainer in args.trainers.split(","):
                 options = ["--components.bioner.trainer", trainer, "--components.bioner.learning_rate", str(args.crf_learning_rate)]
+                options += HMM_OPTIONS if trainer == "hmm" else []
                 out = work / corpus / trainer
                 seconds = train(train_path, dev_path, out, options)
                 nlp = spacy.load(out / "model-best")

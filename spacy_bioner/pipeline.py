@@ -25,12 +25,13 @@ from .features import FeatureExtractor, Lexicon, batch_layout
 from .word_scores import WordScores, single_word_templates
 from .gold import gold_tags
 from .gazetteer import FILTERS, GAZETTEER_MODES, Gazetteer, filter_matches, match_codes
+from .hmm import CountedHMM
 from .perceptron import DROPPED, AveragedPerceptron
 from .schemes import TagScheme
 from .templates import TEMPLATES_VERSION, ABBREVIATION_FAMILY, DEFAULT_FAMILIES, DOCUMENT_FAMILY, HISTORY_FAMILY, WORD_ATTRIBUTES, compile_templates, identity_templates, word_attributes
 
 TOKENS_PER_PASS = 2**15  # predict tags docs in groups of about this many tokens
-TRAINERS = ("perceptron", "crf")
+TRAINERS = ("perceptron", "crf", "hmm")
 MAX_ALTERNATIVE_LENGTH = 10  # tokens: longer spans are not offered as alternatives
 
 DEFAULT_BIONER_CONFIG = {
@@ -89,9 +90,10 @@ def make_bioner(
     n_buckets (int): Rows of the hashed feature table; more means fewer collisions
         and a larger model.
     features (List[str]): Feature families to use (see spacy_bioner.templates.FAMILIES).
-    trainer (str): "perceptron" (averaged structured perceptron) or "crf"
+    trainer (str): "perceptron" (averaged structured perceptron), "crf"
         (averaged stochastic gradient ascent on the conditional log-likelihood,
-        by forward-backward over the same constrained trellis).
+        by forward-backward over the same constrained trellis) or "hmm" (the
+        generative baseline: smoothed counts, see hmm.py; no `history`).
     learning_rate (float): The CRF's step size (the perceptron takes unit steps).
     margin (float): Per-token margin the gold tags must win by in perceptron
         training (cost-augmented updates); 0 is the plain perceptron.
@@ -216,7 +218,13 @@ class BioNER(TrainablePipe):
         self._word_scores = WordScores(single_word_templates(templates), cfg["n_buckets"])
         self._joint_extractor = FeatureExtractor([t for t in templates if len(t[1]) > 1], cfg["n_buckets"])
         self.lexicon = Lexicon(word_attributes, len(WORD_ATTRIBUTES))
-        self.model = AveragedPerceptron(cfg["n_buckets"], self.scheme.n_tags)
+        if cfg["trainer"] == "hmm" and HISTORY_FAMILY in cfg["features"]:
+            raise ValueError(
+                "The hmm trainer counts the features of the gold tags; 'history' needs a first decoding pass: "
+                "drop it from features (e.g. features = [\"word\", \"window\", \"shape\", \"affixes\", \"flags\", \"conjunctions\", \"document\"])."
+            )
+        model_class = CountedHMM if cfg["trainer"] == "hmm" else AveragedPerceptron
+        self.model = model_class(cfg["n_buckets"], self.scheme.n_tags)
         self._identity = numpy.array(identity_templates(cfg["features"]), dtype=numpy.intp)
         self._rng = numpy.random.default_rng(cfg["seed"])
         self._legal = self.scheme.transitions().astype(numpy.uint8)
@@ -549,6 +557,9 @@ class BioNER(TrainablePipe):
             if HISTORY_FAMILY in self.cfg["features"] and self._rng.random() < 0.5:
                 first_pass = self._decode(self.model.scores(features, averaged=False), allowed, layout.offsets, averaged=False)
                 features[:, -self._n_history:] = self._history(layout, first_pass)
+            if self.cfg["trainer"] == "hmm" and (known >= 0).all():  # counting needs no scores
+                self.model.count(features, known)
+                continue
             scores = self.model.scores(features, averaged=False)
             gold = known
             if (known < 0).any():
@@ -556,6 +567,9 @@ class BioNER(TrainablePipe):
                 gold = self._decode(scores, self.scheme.allowed(free, free, known), layout.offsets, averaged=False)
             if self.cfg["trainer"] == "crf":
                 losses[self.name] += self._crf_step(features, scores, allowed, layout, gold)
+                continue
+            if self.cfg["trainer"] == "hmm":
+                self.model.count(features, gold)
                 continue
             if self.cfg["margin"] > 0:
                 scores = self._with_cost(scores, known)

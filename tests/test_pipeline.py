@@ -307,3 +307,17 @@ def test_crf_trainer_learns_and_round_trips(tmp_path):
     loaded = spacy.load(tmp_path)
     assert loaded.get_pipe("bioner").cfg["trainer"] == "crf"
     assert [ents(loaded(t)) for t in TEXTS] == [ents(nlp(t)) for t in TEXTS]
+
+
+def test_hmm_trainer_counts_and_refuses_history(tmp_path):
+    features = ["word", "window", "shape", "affixes", "flags", "conjunctions", "document"]
+    nlp = train_nlp({"trainer": "hmm", "features": features}, epochs=1)
+    for text, gold in TRAIN_DATA:
+        assert ents(nlp(text)) == gold
+    nlp.to_disk(tmp_path)
+    loaded = spacy.load(tmp_path)
+    assert [ents(loaded(t)) for t in TEXTS] == [ents(nlp(t)) for t in TEXTS]
+    with pytest.raises(ValueError, match="loaded from its log-probabilities"):
+        loaded.update(make_examples(loaded))
+    with pytest.raises(ValueError, match="'history' needs a first decoding pass"):
+        spacy.blank("en").add_pipe("bioner", config={"trainer": "hmm"})
