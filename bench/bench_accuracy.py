@@ -46,6 +46,14 @@ LISTS = {
 }
 
 
+def converted(data: Path, corpus: str, work: Path, sentences_per_doc: int = 1):
+    """The corpus's train and dev files converted to .spacy under work (exits if the data is missing)."""
+    train_file, dev_file = (data / name for name in CORPORA[corpus])
+    if not train_file.exists():
+        sys.exit(f"No {corpus} data under {data}: pass --data.")
+    return convert(train_file, work, sentences_per_doc), convert(dev_file, work, sentences_per_doc)
+
+
 def entity_texts(nlp, path: Path) -> set:
     return {ent.text for doc in DocBin().from_disk(path).get_docs(nlp.vocab) for ent in doc.ents}
 

@@ -12,15 +12,14 @@ Usage: python bench/bench_confidence.py [--data ../shared/data] [--corpora conll
 """
 import argparse
 import json
-import sys
 import tempfile
 import time
 from pathlib import Path
 
 import spacy
 
-from bench_accuracy import CORPORA
-from bench_bioner import ROOT, convert, spacy_evaluate_examples, train
+from bench_accuracy import converted
+from bench_bioner import ROOT, spacy_evaluate_examples, train
 from spacy_bioner.calibration import expected_calibration_error, fit_temperature, outcomes, reliability
 
 BIASES = [0.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0]
@@ -77,10 +76,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         for corpus in args.corpora.split(","):
-            train_file, dev_file = (args.data / name for name in CORPORA[corpus])
-            if not train_file.exists():
-                sys.exit(f"No {corpus} data under {args.data}: pass --data.")
-            train_path, dev_path = convert(train_file, work / corpus), convert(dev_file, work / corpus)
+            train_path, dev_path = converted(args.data, corpus, work / corpus)
             train(train_path, dev_path, work / corpus / "model")
             nlp = spacy.load(work / corpus / "model" / "model-best")
             examples = spacy_evaluate_examples(nlp, dev_path)

@@ -8,14 +8,13 @@ Usage: python bench/bench_trainers.py [--data ../shared/data] [--corpora conll20
 """
 import argparse
 import json
-import sys
 import tempfile
 from pathlib import Path
 
 import spacy
 
-from bench_accuracy import CORPORA
-from bench_bioner import ROOT, convert, gold_token_examples, spacy_evaluate_examples, throughput, train
+from bench_accuracy import converted
+from bench_bioner import ROOT, gold_token_examples, spacy_evaluate_examples, throughput, train
 
 TRAINERS = ("perceptron", "crf", "hmm")
 # The hmm counts, so one pass over the data is its training; it cannot use `history`.
@@ -34,10 +33,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         for corpus in args.corpora.split(","):
-            train_file, dev_file = (args.data / name for name in CORPORA[corpus])
-            if not train_file.exists():
-                sys.exit(f"No {corpus} data under {args.data}: pass --data.")
-            train_path, dev_path = convert(train_file, work / corpus), convert(dev_file, work / corpus)
+            train_path, dev_path = converted(args.data, corpus, work / corpus)
             for trainer in args.trainers.split(","):
                 options = ["--components.bioner.trainer", trainer, "--components.bioner.learning_rate", str(args.crf_learning_rate)]
                 options += HMM_OPTIONS if trainer == "hmm" else []
