@@ -179,9 +179,11 @@ cdef class AveragedPerceptron:
         self._averages = None
 
     def update_dense(self, const uint32_t[:, ::1] features, const float[:, ::1] token_gradient,
-                     const float[:, ::1] transition_gradient, double rate):
+                     const float[:, ::1] transition_gradient, double rate, double l2=0.0):
         """A gradient step (CRF training): every feature of token i moves by rate
-        times its row of token_gradient; transitions by rate times theirs. One step."""
+        times its row of token_gradient; transitions by rate times theirs. With
+        l2, each occurrence of a feature also shrinks its weights by rate * l2
+        (the L2 penalty's gradient, applied where the feature occurs). One step."""
         cdef int n = features.shape[0], n_features = features.shape[1], n_tags = self.n_tags
         if token_gradient.shape[0] != n or token_gradient.shape[1] != n_tags:
             raise ValueError("token_gradient must have one row of n_tags per token")
@@ -199,7 +201,7 @@ cdef class AveragedPerceptron:
                     if feature == _DROPPED:
                         continue
                     for tag in range(n_tags):
-                        delta = rate * token_gradient[i, tag]
+                        delta = rate * (token_gradient[i, tag] - l2 * emission[feature, tag])
                         emission[feature, tag] += <float>delta
                         emission_totals[feature, tag] += step * delta
             for row in range(n_tags + 1):

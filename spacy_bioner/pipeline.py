@@ -40,6 +40,7 @@ DEFAULT_BIONER_CONFIG = {
     "features": DEFAULT_FAMILIES,
     "trainer": "perceptron",
     "learning_rate": 0.1,
+    "l2": 0.0,
     "margin": 10.0,
     "word_dropout": 0.1,
     "seed": 0,
@@ -73,6 +74,7 @@ def make_bioner(
     features: List[str],
     trainer: str,
     learning_rate: float,
+    l2: float,
     margin: float,
     word_dropout: float,
     seed: int,
@@ -95,6 +97,7 @@ def make_bioner(
         by forward-backward over the same constrained trellis) or "hmm" (the
         generative baseline: smoothed counts, see hmm.py; no `history`).
     learning_rate (float): The CRF's step size (the perceptron takes unit steps).
+    l2 (float): The CRF's L2 penalty, applied where a feature occurs.
     margin (float): Per-token margin the gold tags must win by in perceptron
         training (cost-augmented updates); 0 is the plain perceptron.
     word_dropout (float): Share of training tokens whose word-identity features
@@ -129,6 +132,7 @@ def make_bioner(
         features=features,
         trainer=trainer,
         learning_rate=learning_rate,
+        l2=l2,
         margin=margin,
         word_dropout=word_dropout,
         seed=seed,
@@ -160,6 +164,7 @@ class BioNER(TrainablePipe):
         features: Sequence[str] = DEFAULT_FAMILIES,
         trainer: str = "perceptron",
         learning_rate: float = 0.1,
+        l2: float = 0.0,
         margin: float = 10.0,
         word_dropout: float = 0.1,
         seed: int = 0,
@@ -179,6 +184,8 @@ class BioNER(TrainablePipe):
         self.scorer = scorer
         if not margin >= 0:
             raise ValueError(f"margin must be >= 0, got {margin!r}")
+        if not 0 <= l2 < 1:
+            raise ValueError(f"l2 must be in [0, 1), got {l2!r}")
         if trainer not in TRAINERS or not learning_rate > 0:
             raise ValueError(f"trainer must be one of {TRAINERS} and learning_rate positive, got {trainer!r}, {learning_rate!r}")
         if not 0 <= word_dropout < 1:
@@ -193,6 +200,7 @@ class BioNER(TrainablePipe):
             "features": list(features),
             "trainer": trainer,
             "learning_rate": float(learning_rate),
+            "l2": float(l2),
             "margin": float(margin),
             "word_dropout": float(word_dropout),
             "seed": int(seed),
@@ -588,7 +596,7 @@ class BioNER(TrainablePipe):
         transition_gradient = -expected
         previous = numpy.concatenate([[len(self.scheme.tags)], gold[:-1]])
         numpy.add.at(transition_gradient, (previous, gold), 1.0)
-        self.model.update_dense(features, token_gradient, transition_gradient, self.cfg["learning_rate"])
+        self.model.update_dense(features, token_gradient, transition_gradient, self.cfg["learning_rate"], self.cfg["l2"])
         return log_z - float(scores[numpy.arange(len(gold)), gold].sum() + transitions[previous, gold].sum())
 
     def _match_dropout(self, matches: numpy.ndarray) -> numpy.ndarray:
@@ -647,7 +655,7 @@ class BioNER(TrainablePipe):
         return self._load(cfg, arrays, gazetteer, where=str(path / "weights.npz"), gazetteer_where=str(path / "gazetteer"))
 
     def _load(self, cfg, arrays, gazetteer: bytes, where: str, gazetteer_where: str = "bytes") -> "BioNER":
-        for key in ("trainer", "learning_rate", "entity_bias", "confidence", "temperature", "alternatives", "alternatives_threshold"):  # newer: defaults for older models
+        for key in ("trainer", "learning_rate", "l2", "entity_bias", "confidence", "temperature", "alternatives", "alternatives_threshold"):  # newer: defaults for older models
             if isinstance(cfg, dict):
                 cfg.setdefault(key, DEFAULT_BIONER_CONFIG[key])
         serialize.check_cfg(cfg, where)

@@ -19,6 +19,7 @@ CFG_KEYS = {
     "features": list,
     "trainer": str,
     "learning_rate": float,
+    "l2": float,
     "margin": float,
     "word_dropout": float,
     "seed": int,

@@ -321,3 +321,12 @@ def test_hmm_trainer_counts_and_refuses_history(tmp_path):
         loaded.update(make_examples(loaded))
     with pytest.raises(ValueError, match="'history' needs a first decoding pass"):
         spacy.blank("en").add_pipe("bioner", config={"trainer": "hmm"})
+
+
+def test_crf_l2_keeps_weights_smaller():
+    norms = {}
+    for l2 in (0.0, 0.1):
+        nlp = train_nlp({"trainer": "crf", "learning_rate": 0.5, "l2": l2}, epochs=10)
+        emission, _ = nlp.get_pipe("bioner").model.averages()
+        norms[l2] = float(numpy.abs(emission).sum())
+    assert norms[0.1] < norms[0.0]
