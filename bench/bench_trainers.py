@@ -4,7 +4,7 @@ For each corpus, trains the default config with `spacy train` once per
 trainer (model-best on dev; the hmm's one counting pass, model-last) and reports dev P/R/F1, the training wall time
 and tokens/s of the component (median of 3). Figures are printed as JSON too.
 
-Usage: python bench/bench_trainers.py [--data ../shared/data] [--corpora conll2003,bc5cdr] [--trainers perceptron,crf,hmm] [--crf-learning-rate 0.1]
+Usage: python bench/bench_trainers.py [--data ../shared/data] [--corpora conll2003,bc5cdr] [--trainers perceptron,crf,hmm] [--crf-learning-rate 0.1] [--crf-l2 0.001]
 """
 import argparse
 import json
@@ -27,6 +27,7 @@ def main() -> None:
     parser.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data")
     parser.add_argument("--corpora", default="conll2003,bc5cdr")
     parser.add_argument("--crf-learning-rate", type=float, default=0.1)
+    parser.add_argument("--crf-l2", type=float, default=0.001)
     parser.add_argument("--trainers", default=",".join(TRAINERS))
     args = parser.parse_args()
     figures = {}
@@ -35,7 +36,8 @@ def main() -> None:
         for corpus in args.corpora.split(","):
             train_path, dev_path = converted(args.data, corpus, work / corpus)
             for trainer in args.trainers.split(","):
-                options = ["--components.bioner.trainer", trainer, "--components.bioner.learning_rate", str(args.crf_learning_rate)]
+                options = ["--components.bioner.trainer", trainer, "--components.bioner.learning_rate", str(args.crf_learning_rate),
+                           "--components.bioner.l2", str(args.crf_l2)]
                 options += HMM_OPTIONS if trainer == "hmm" else []
                 out = work / corpus / trainer
                 seconds = train(train_path, dev_path, out, options)
