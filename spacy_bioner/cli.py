@@ -203,10 +203,7 @@ def calibrate_cli(
     """Fit the temperature that turns bioner's entity scores into calibrated
     probabilities, switch confidences on, and save the pipeline."""
     nlp = spacy.load(model)
-    names = [name for name, pipe in nlp.pipeline if isinstance(pipe, BioNER)]
-    if not names:
-        msg.fail(f"No bioner component in {model} (pipeline: {nlp.pipe_names})", exits=1)
-    ner = nlp.get_pipe(names[0])
+    ner = nlp.get_pipe(_bioner_name(nlp, model))
     target = output or Path(model)
     if output is None and not target.is_dir():
         msg.fail(f"{model} is not a directory: pass --output", exits=1)
@@ -234,15 +231,13 @@ def explain_cli(
     the most weight behind each of its tags and the transitions; for each
     term-list match left out, what taking it would cost."""
     nlp = spacy.load(model)
-    names = [name for name, pipe in nlp.pipeline if isinstance(pipe, BioNER)]
-    if not names:
-        msg.fail(f"No bioner component in {model} (pipeline: {nlp.pipe_names})", exits=1)
+    ner_name = _bioner_name(nlp, model)
     doc = nlp.make_doc(text)
-    for name, pipe in nlp.pipeline:
-        if name == names[0]:
+    for name, pipe in nlp.pipeline:  # what runs before bioner (presets, say) runs here too
+        if name == ner_name:
             break
         doc = pipe(doc)
-    result = explain(nlp.get_pipe(names[0]), doc, top=top)
+    result = explain(nlp.get_pipe(ner_name), doc, top=top)
     for entity in result["entities"]:
         msg.divider(f"{entity['text']} ({entity['label']})")
         for token in entity["tokens"]:
@@ -253,6 +248,14 @@ def explain_cli(
         msg.info(f"match {match['text']!r} ({match['label']}) not taken: {match['reason']}")
     if output:
         output.write_text(json.dumps(result, indent=2), encoding="utf8")
+
+
+def _bioner_name(nlp, model: str) -> str:
+    """The name of the pipeline's first bioner component; exits with a message if it has none."""
+    names = [name for name, pipe in nlp.pipeline if isinstance(pipe, BioNER)]
+    if not names:
+        msg.fail(f"No bioner component in {model} (pipeline: {nlp.pipe_names})", exits=1)
+    return names[0]
 
 
 def recall_curve(nlp, ner: BioNER, examples, biases: Sequence[float]) -> List[dict]:

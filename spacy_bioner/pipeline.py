@@ -416,9 +416,8 @@ class BioNER(TrainablePipe):
 
     def _alternatives(self, decoded: "Decoded") -> List[List[Tuple[int, int, int, float]]]:
         """Each doc's most probable spans other than its decoded entities (start, end, label, probability)."""
-        moves = {move: i for i, move in enumerate(self.scheme.moves)}
         label_tags = numpy.array(
-            [[self.scheme.tag_id(move, label) if move in moves else -1 for move in "BILU"] for label in range(len(self.labels))],
+            [[self.scheme.tag_id(move, label) if move in self.scheme.moves else -1 for move in "BILU"] for label in range(len(self.labels))],
             dtype=numpy.int32,
         ).reshape(-1, 4)
         rows, probabilities = span_probabilities(
@@ -565,19 +564,18 @@ class BioNER(TrainablePipe):
             if HISTORY_FAMILY in self.cfg["features"] and self._rng.random() < 0.5:
                 first_pass = self._decode(self.model.scores(features, averaged=False), allowed, layout.offsets, averaged=False)
                 features[:, -self._n_history:] = self._history(layout, first_pass)
-            if self.cfg["trainer"] == "hmm" and (known >= 0).all():  # counting needs no scores
-                self.model.count(features, known)
-                continue
-            scores = self.model.scores(features, averaged=False)
+            missing = (known < 0).any()
+            # The hmm only counts: it needs scores just to complete a partly annotated gold.
+            scores = self.model.scores(features, averaged=False) if missing or self.cfg["trainer"] != "hmm" else None
             gold = known
-            if (known < 0).any():
+            if missing:
                 free = numpy.zeros(len(doc), dtype=numpy.bool_)
                 gold = self._decode(scores, self.scheme.allowed(free, free, known), layout.offsets, averaged=False)
-            if self.cfg["trainer"] == "crf":
-                losses[self.name] += self._crf_step(features, scores, allowed, layout, gold)
-                continue
             if self.cfg["trainer"] == "hmm":
                 self.model.count(features, gold)
+                continue
+            if self.cfg["trainer"] == "crf":
+                losses[self.name] += self._crf_step(features, scores, allowed, layout, gold)
                 continue
             if self.cfg["margin"] > 0:
                 scores = self._with_cost(scores, known)
