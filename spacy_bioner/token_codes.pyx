@@ -38,15 +38,6 @@ cdef enum:
 CODE_LENGTH = 4
 SEPARATOR = chr(SEPARATOR_CHAR)
 MAX_WORDS = BASE ** CODE_LENGTH
-_DIGITS = tuple(tuple(chr(FIRST_DIGIT + BASE * p + d) for d in range(BASE)) for p in range(CODE_LENGTH))
-
-
-def word_code(int64_t word_id) -> str:
-    """The CODE_LENGTH characters that stand for a word id."""
-    if not 0 <= word_id < MAX_WORDS:
-        raise ValueError(f"Gazetteer word id {word_id} outside 0..{MAX_WORDS - 1}: too many distinct words.")
-    return (_DIGITS[0][word_id >> 18] + _DIGITS[1][(word_id >> 12) & 63]
-            + _DIGITS[2][(word_id >> 6) & 63] + _DIGITS[3][word_id & 63])
 
 
 cdef inline void _write_code(uint16_t* out, int64_t word) noexcept nogil:
@@ -54,6 +45,15 @@ cdef inline void _write_code(uint16_t* out, int64_t word) noexcept nogil:
     out[1] = FIRST_DIGIT + BASE + ((word >> 12) & 63)
     out[2] = FIRST_DIGIT + 2 * BASE + ((word >> 6) & 63)
     out[3] = FIRST_DIGIT + 3 * BASE + (word & 63)
+
+
+def word_code(int64_t word_id) -> str:
+    """The CODE_LENGTH characters that stand for a word id (as the encoder and term keys write them)."""
+    if not 0 <= word_id < MAX_WORDS:
+        raise ValueError(f"Gazetteer word id {word_id} outside 0..{MAX_WORDS - 1}: too many distinct words.")
+    cdef uint16_t code[4]
+    _write_code(code, word_id)
+    return PyUnicode_FromKindAndData(PyUnicode_2BYTE_KIND, code, CODE_LENGTH)
 
 
 cdef inline int _index_of(value, dict index, list values) except -1:
