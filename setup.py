@@ -3,12 +3,15 @@ import numpy
 from Cython.Build import cythonize
 from setuptools import Extension, setup
 
-KERNELS = ["features", "word_scores", "perceptron", "decode", "marginals", "token_codes", "document"]
+KERNELS = [
+    "features", "word_scores", "perceptron", "decode", "marginals", "token_codes", "document",
+    "parser.transitions", "parser.state_features", "parser.greedy",
+]
 
 extensions = [
     Extension(
         f"spacy_bioner.{name}",
-        [f"spacy_bioner/{name}.pyx"],
+        [f"spacy_bioner/{name.replace('.', '/')}.pyx"],
         include_dirs=[numpy.get_include()],
         language="c++",
         extra_compile_args=["-O3"],

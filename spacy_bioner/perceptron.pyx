@@ -74,12 +74,7 @@ cdef class AveragedPerceptron:
     n_buckets (int): Rows of the hashed emission matrix.
     n_tags (int): Columns (tag ids).
     """
-    cdef public object emission
-    cdef public object transition
-    cdef object _emission_totals
-    cdef object _transition_totals
-    cdef public long long step
-    cdef object _averages
+    # Attributes are declared in perceptron.pxd, for the parser's training loop.
 
     def __init__(self, int n_buckets, int n_tags):
         self.emission = numpy.zeros((n_buckets, n_tags), dtype=numpy.float32)

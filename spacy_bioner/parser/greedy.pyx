@@ -1,0 +1,201 @@
+# cython: language_level=3
+"""Greedy transition-based parsing: configuration -> features -> move scores -> next configuration.
+
+Two averaged perceptrons over the same hashed features: one scores the
+moves, one the label of the arc a move adds (its features salted with the
+arc's direction). Parsing takes the best-scoring move of the system, or the
+system's default move when that one is illegal (Nivre 2008); training
+follows the static oracle and updates wherever the guess differs from it.
+"""
+import numpy
+from cymem.cymem cimport Pool
+from libc.stdint cimport int32_t, int64_t, uint64_t
+
+from ..perceptron cimport AveragedPerceptron
+from .state_features cimport StateFeatures
+from .transitions cimport (
+    ARC_STANDARD, ARC_EAGER, COVINGTON, COVINGTON_PROJECTIVE, LEFT_ARC, N_MOVES, NO_ARC, REDUCE, RIGHT_ARC, SHIFT,
+    State, apply, attach_roots, fallback, is_legal, is_terminal, new_state, oracle,
+)
+from .state_features import TEMPLATES
+
+cdef enum:
+    MAX_TEMPLATES = 128
+
+cdef uint64_t _GOLDEN = 0x9e3779b97f4a7c15ULL
+
+
+cdef inline bint _has_move(int system, int move) noexcept nogil:
+    if move == SHIFT or move == LEFT_ARC or move == RIGHT_ARC:
+        return True
+    if move == REDUCE:
+        return system == ARC_EAGER
+    return system == COVINGTON or system == COVINGTON_PROJECTIVE
+
+
+cdef inline void _rows(const uint64_t* hashes, int n, uint64_t salt, uint64_t n_buckets, uint64_t* rows) noexcept nogil:
+    cdef int j
+    for j in range(n):
+        rows[j] = ((hashes[j] ^ salt) * _GOLDEN) % n_buckets if salt else hashes[j] % n_buckets
+
+
+cdef inline int _best(const float* weights, const uint64_t* rows, int n_rows, int n_classes, float* scores) noexcept nogil:
+    cdef int j, c, best = 0
+    cdef const float* row
+    for c in range(n_classes):
+        scores[c] = 0
+    for j in range(n_rows):
+        row = weights + rows[j] * n_classes
+        for c in range(n_classes):
+            scores[c] += row[c]
+    for c in range(1, n_classes):
+        if scores[c] > scores[best]:
+            best = c
+    return best
+
+
+cdef inline int _top_move(int system, const float* weights, const uint64_t* rows, int n_rows) noexcept nogil:
+    """The system's best-scoring move, legal or not."""
+    cdef float scores[N_MOVES]
+    cdef int move, best = -1
+    _best(weights, rows, n_rows, N_MOVES, scores)
+    for move in range(N_MOVES):
+        if _has_move(system, move) and (best < 0 or scores[move] > scores[best]):
+            best = move
+    return best
+
+
+cdef inline uint64_t _direction_salt(int move) noexcept nogil:
+    return 1 if move == LEFT_ARC else 2
+
+
+def parse_batch(
+    StateFeatures features, int system,
+    const uint64_t[::1] words, const uint64_t[::1] tags, const int64_t[::1] offsets,
+    const float[:, ::1] move_weights, const float[:, ::1] label_weights, int root_label,
+):
+    """Parse sentences laid end to end, each a root slot then its words.
+
+    words, tags (uint64[N]): Per node; node 0 of each sentence is its root slot.
+    offsets (int64[n_sentences + 1]): Where each sentence's root slot is.
+    move_weights (float32[buckets, N_MOVES]), label_weights (float32[buckets, n_labels]).
+    root_label (int): The label given to nodes left without a head.
+    RETURNS (Tuple[int32[N], int32[N]]): each node's head (node index within
+        its sentence, 0 the root; -1 for the root slots) and label id.
+    """
+    cdef int N = words.shape[0]
+    heads = numpy.full(N, -1, dtype=numpy.int32)
+    labels = numpy.full(N, -1, dtype=numpy.int32)
+    cdef int32_t[::1] heads_view = heads, labels_view = labels
+    cdef int n_templates = features.n_templates, n_labels = label_weights.shape[1]
+    if n_templates > MAX_TEMPLATES:
+        raise ValueError(f"At most {MAX_TEMPLATES} templates")
+    if move_weights.shape[1] != N_MOVES or n_labels < 1 or not 0 <= root_label < n_labels:
+        raise ValueError("move weights need one column per move, label weights one per label, and root_label one of them")
+    if offsets.shape[0] < 1 or offsets[0] != 0 or (offsets.shape[0] > 1 and offsets[offsets.shape[0] - 1] != N):
+        raise ValueError(f"offsets must rise from 0 to {N}")
+    cdef uint64_t hashes[MAX_TEMPLATES]
+    cdef uint64_t rows[MAX_TEMPLATES]
+    cdef float* label_scores
+    cdef Pool mem
+    cdef State* state
+    cdef Py_ssize_t u, start
+    cdef int n, k, move, label
+    cdef uint64_t move_buckets = move_weights.shape[0], label_buckets = label_weights.shape[0]
+    label_pool = Pool()
+    label_scores = <float*>label_pool.alloc(n_labels, sizeof(float))
+    for u in range(offsets.shape[0] - 1):
+        start = offsets[u]
+        n = offsets[u + 1] - start - 1
+        if n < 0:
+            raise ValueError("each sentence needs its root slot")
+        mem = Pool()
+        state = new_state(mem, n)
+        with nogil:
+            while not is_terminal(state):
+                features.extract(state, &words[start], &tags[start], hashes)
+                _rows(hashes, n_templates, 0, move_buckets, rows)
+                move = _top_move(system, &move_weights[0, 0], rows, n_templates)
+                if not is_legal(state, system, move):
+                    move = fallback(state, system)
+                label = -1
+                if move == LEFT_ARC or move == RIGHT_ARC:
+                    _rows(hashes, n_templates, _direction_salt(move), label_buckets, rows)
+                    label = _best(&label_weights[0, 0], rows, n_templates, n_labels, label_scores)
+                apply(state, system, move, label)
+            attach_roots(state, root_label)
+            for k in range(1, n + 1):
+                heads_view[start + k] = state.heads[k]
+                labels_view[start + k] = state.labels[k]
+    return heads, labels
+
+
+cdef void _update(AveragedPerceptron model, const uint64_t* rows, int n_rows, int gold, int guess):
+    cdef float[:, ::1] weights = model.emission
+    cdef double[:, ::1] totals = model._emission_totals
+    cdef double step = model.step
+    cdef int j
+    if gold != guess:
+        for j in range(n_rows):
+            weights[rows[j], gold] += 1
+            weights[rows[j], guess] -= 1
+            totals[rows[j], gold] += step
+            totals[rows[j], guess] -= step
+        model._averages = None
+    model.step += 1
+
+
+def train_sentence(
+    StateFeatures features, int system, AveragedPerceptron move_model, AveragedPerceptron label_model,
+    const uint64_t[::1] words, const uint64_t[::1] tags, const int32_t[::1] gold_heads, const int32_t[::1] gold_labels,
+):
+    """One pass of the static oracle over a sentence, a perceptron step at each move.
+
+    words, tags, gold_heads, gold_labels: per node 0..n (node 0 the root slot,
+        gold head -1; each other node's gold head in 0..n).
+    RETURNS (Tuple[int, int, int]): moves, wrong moves, wrong labels.
+    """
+    cdef int n = words.shape[0] - 1
+    if n < 0 or tags.shape[0] != n + 1 or gold_heads.shape[0] != n + 1 or gold_labels.shape[0] != n + 1:
+        raise ValueError("words, tags, gold heads and labels need one entry per node 0..n")
+    if move_model.n_tags != N_MOVES:
+        raise ValueError("the move model needs one column per move")
+    dependents = numpy.zeros(n + 1, dtype=numpy.int32)
+    for k in range(1, n + 1):
+        if not 0 <= gold_heads[k] <= n or gold_heads[k] == k:
+            raise ValueError(f"gold head of node {k} is {gold_heads[k]}: heads must be other nodes in 0..{n}")
+        if not 0 <= gold_labels[k] < label_model.n_tags:
+            raise ValueError(f"gold label of node {k} is {gold_labels[k]}, outside the {label_model.n_tags} labels")
+        dependents[gold_heads[k]] += 1
+    cdef const int32_t[::1] dependents_view = dependents
+    cdef Pool mem = Pool()
+    cdef State* state = new_state(mem, n)
+    cdef uint64_t hashes[MAX_TEMPLATES]
+    cdef uint64_t rows[MAX_TEMPLATES]
+    label_pool = Pool()
+    cdef float* label_scores = <float*>label_pool.alloc(label_model.n_tags, sizeof(float))
+    cdef int n_templates = features.n_templates, gold, guess, label, guess_label
+    cdef int n_moves = 0, wrong_moves = 0, wrong_labels = 0
+    cdef uint64_t move_buckets = move_model.n_buckets, label_buckets = label_model.n_buckets
+    cdef const float[:, ::1] move_weights, label_weights
+    while not is_terminal(state):
+        features.extract(state, &words[0], &tags[0], hashes)
+        gold = oracle(state, system, &gold_heads[0], &gold_labels[0], &dependents_view[0], &label)
+        if not is_legal(state, system, gold):  # a tree the system cannot build
+            gold, label = fallback(state, system), -1
+        _rows(hashes, n_templates, 0, move_buckets, rows)
+        move_weights = move_model.emission
+        # Parsing takes the top move only when it is legal, so every other move,
+        # legal or not, must learn to score below the gold one.
+        guess = _top_move(system, &move_weights[0, 0], rows, n_templates)
+        _update(move_model, rows, n_templates, gold, guess)
+        n_moves += 1
+        wrong_moves += gold != guess
+        if label >= 0:
+            _rows(hashes, n_templates, _direction_salt(gold), label_buckets, rows)
+            label_weights = label_model.emission
+            guess_label = _best(&label_weights[0, 0], rows, n_templates, label_model.n_tags, label_scores)
+            _update(label_model, rows, n_templates, label, guess_label)
+            wrong_labels += guess_label != label
+        apply(state, system, gold, label)
+    return n_moves, wrong_moves, wrong_labels
