@@ -60,9 +60,7 @@ def check_cfg(cfg: dict, where: str) -> None:
             f"Model in {where} was trained with feature templates version {cfg.get('templates_version', 1)}; "
             f"this spacy-bioner uses version {TEMPLATES_VERSION}: retrain it (or use the version that trained it)."
         )
-    for key, kind in CFG_KEYS.items():
-        if not isinstance(cfg.get(key), kind):
-            raise ModelFileError(f"Bad config in {where}: {key!r} should be a {kind.__name__}, got {cfg.get(key)!r}.")
+    check_keys(cfg, CFG_KEYS, where)
     if cfg["scheme"] not in SCHEMES:
         raise ModelFileError(f"Bad config in {where}: unknown scheme {cfg['scheme']!r}.")
     unknown = [f for f in cfg["features"] if f not in ALL_FAMILIES]
@@ -74,7 +72,16 @@ def check_cfg(cfg: dict, where: str) -> None:
         raise ModelFileError(f"Bad config in {where}: labels must be non-empty strings.")
 
 
-def _arrays_to_bytes(arrays: Dict[str, numpy.ndarray]) -> bytes:
+def check_keys(cfg: dict, keys: Dict[str, type], where: str) -> None:
+    """Each key is present with a value of its type."""
+    if not isinstance(cfg, dict):
+        raise ModelFileError(f"Bad config in {where}: expected a JSON object, got {type(cfg).__name__}.")
+    for key, kind in keys.items():
+        if not isinstance(cfg.get(key), kind):
+            raise ModelFileError(f"Bad config in {where}: {key!r} should be a {kind.__name__}, got {cfg.get(key)!r}.")
+
+
+def arrays_to_bytes(arrays: Dict[str, numpy.ndarray]) -> bytes:
     # Compressed: the perceptron leaves most rows of the hashed table at zero
     # (a CoNLL model: 34 MB raw, 1.9 MB deflated), and the values are kept exactly.
     buffer = io.BytesIO()
@@ -82,7 +89,7 @@ def _arrays_to_bytes(arrays: Dict[str, numpy.ndarray]) -> bytes:
     return buffer.getvalue()
 
 
-def _arrays_from_bytes(data: bytes, where: str) -> Dict[str, numpy.ndarray]:
+def arrays_from_bytes(data: bytes, where: str) -> Dict[str, numpy.ndarray]:
     try:
         with numpy.load(io.BytesIO(data), allow_pickle=False) as archive:
             return {key: archive[key] for key in archive.files}
@@ -91,13 +98,13 @@ def _arrays_from_bytes(data: bytes, where: str) -> Dict[str, numpy.ndarray]:
 
 
 def write_arrays(path: Path, arrays: Dict[str, numpy.ndarray]) -> None:
-    path.write_bytes(_arrays_to_bytes(arrays))
+    path.write_bytes(arrays_to_bytes(arrays))
 
 
 def read_arrays(path: Path) -> Dict[str, numpy.ndarray]:
     if not path.exists():
         raise ModelFileError(f"Missing model file {path}: the component's directory is incomplete.")
-    return _arrays_from_bytes(path.read_bytes(), str(path))
+    return arrays_from_bytes(path.read_bytes(), str(path))
 
 
 def check_array(arrays: Dict[str, numpy.ndarray], key: str, shape: Tuple[int, ...], where: str) -> None:
@@ -119,7 +126,7 @@ def read_bytes(path: Path) -> bytes:
 
 
 def pack(cfg: dict, arrays: Dict[str, numpy.ndarray], gazetteer: bytes) -> bytes:
-    return srsly.msgpack_dumps({"cfg": json.dumps(cfg, sort_keys=True), "weights": _arrays_to_bytes(arrays), "gazetteer": gazetteer})
+    return srsly.msgpack_dumps({"cfg": json.dumps(cfg, sort_keys=True), "weights": arrays_to_bytes(arrays), "gazetteer": gazetteer})
 
 
 def unpack(data: bytes, where: str) -> Tuple[dict, Dict[str, numpy.ndarray], bytes]:
@@ -132,4 +139,4 @@ def unpack(data: bytes, where: str) -> Tuple[dict, Dict[str, numpy.ndarray], byt
         raise ModelFileError(f"Corrupted component data in {where}: {err}") from None
     if not isinstance(weights, bytes) or not isinstance(gazetteer, bytes):
         raise ModelFileError(f"Corrupted component data in {where}: weights or gazetteer are not bytes.")
-    return cfg, _arrays_from_bytes(weights, where), gazetteer
+    return cfg, arrays_from_bytes(weights, where), gazetteer

@@ -145,14 +145,53 @@ cdef void _update(AveragedPerceptron model, const uint64_t* rows, int n_rows, in
     model.step += 1
 
 
+cdef void _arc_eager_costs(const State* s, const int32_t* gold_heads, int* costs) noexcept nogil:
+    """How many gold arcs each move makes unreachable (Goldberg & Nivre 2012's
+    dynamic oracle for arc-eager); a move of cost 0 keeps the best tree still
+    reachable from this configuration in reach. Illegal moves cost -1."""
+    cdef int i = s.stack[s.stack_len - 1], j = s.buffer[s.buffer_start], k, node
+    cdef int move
+    for move in range(N_MOVES):
+        costs[move] = 0 if is_legal(s, ARC_EAGER, move) else -1
+    costs[NO_ARC] = -1
+    for k in range(s.buffer_start, s.n):
+        node = s.buffer[k]
+        if costs[LEFT_ARC] >= 0 and ((gold_heads[i] == node and node != j) or gold_heads[node] == i):
+            costs[LEFT_ARC] += 1  # i's head or dependents still in the buffer
+        if costs[REDUCE] >= 0 and gold_heads[node] == i:
+            costs[REDUCE] += 1
+        if costs[RIGHT_ARC] >= 0 and node != j and gold_heads[j] == node:
+            costs[RIGHT_ARC] += 1  # j's head further on
+    for k in range(s.stack_len):
+        node = s.stack[k]
+        if costs[RIGHT_ARC] >= 0 and ((node != i and gold_heads[j] == node) or (gold_heads[node] == j and s.heads[node] == -1)):
+            costs[RIGHT_ARC] += 1  # j's head below i, or its dependents on the stack
+        if gold_heads[j] == node or (gold_heads[node] == j and s.heads[node] == -1):
+            costs[SHIFT] += 1  # every arc between j and the stack
+
+
+cdef inline uint64_t _next_random(uint64_t* seed) noexcept nogil:
+    seed[0] += _GOLDEN
+    cdef uint64_t h = seed[0]
+    h = (h ^ (h >> 30)) * 0xbf58476d1ce4e5b9ULL
+    h = (h ^ (h >> 27)) * 0x94d049bb133111ebULL
+    return h ^ (h >> 31)
+
+
 def train_sentence(
     StateFeatures features, int system, AveragedPerceptron move_model, AveragedPerceptron label_model,
     const uint64_t[::1] words, const uint64_t[::1] tags, const int32_t[::1] gold_heads, const int32_t[::1] gold_labels,
+    double explore=0.0, uint64_t seed=0,
 ):
-    """One pass of the static oracle over a sentence, a perceptron step at each move.
+    """One pass over a sentence, a perceptron step at each move.
 
     words, tags, gold_heads, gold_labels: per node 0..n (node 0 the root slot,
         gold head -1; each other node's gold head in 0..n).
+    explore (float): arc-eager only: the share of moves where training follows
+        the model's own (legal) choice instead of the oracle's, and learns
+        from the dynamic oracle what is best from there; 0 follows the
+        static oracle (the other systems always do).
+    seed (int): Seed of those choices.
     RETURNS (Tuple[int, int, int]): moves, wrong moves, wrong labels.
     """
     cdef int n = words.shape[0] - 1
@@ -172,22 +211,41 @@ def train_sentence(
     cdef State* state = new_state(mem, n)
     cdef uint64_t hashes[MAX_TEMPLATES]
     cdef uint64_t rows[MAX_TEMPLATES]
+    cdef float move_scores[N_MOVES]
+    cdef int costs[N_MOVES]
     label_pool = Pool()
     cdef float* label_scores = <float*>label_pool.alloc(label_model.n_tags, sizeof(float))
-    cdef int n_templates = features.n_templates, gold, guess, label, guess_label
+    cdef int n_templates = features.n_templates, gold, guess, label, guess_label, move, taken
     cdef int n_moves = 0, wrong_moves = 0, wrong_labels = 0
+    cdef bint dynamic = system == ARC_EAGER and explore > 0
     cdef uint64_t move_buckets = move_model.n_buckets, label_buckets = label_model.n_buckets
+    cdef uint64_t random_state = seed
     cdef const float[:, ::1] move_weights, label_weights
     while not is_terminal(state):
         features.extract(state, &words[0], &tags[0], hashes)
-        gold = oracle(state, system, &gold_heads[0], &gold_labels[0], &dependents_view[0], &label)
-        if not is_legal(state, system, gold):  # a tree the system cannot build
-            gold, label = fallback(state, system), -1
         _rows(hashes, n_templates, 0, move_buckets, rows)
         move_weights = move_model.emission
         # Parsing takes the top move only when it is legal, so every other move,
         # legal or not, must learn to score below the gold one.
         guess = _top_move(system, &move_weights[0, 0], rows, n_templates)
+        if dynamic:
+            _arc_eager_costs(state, &gold_heads[0], costs)
+            _best(&move_weights[0, 0], rows, n_templates, N_MOVES, move_scores)
+            gold = -1
+            for move in range(N_MOVES):  # the best-scoring move of cost 0
+                if costs[move] == 0 and (gold < 0 or move_scores[move] > move_scores[gold]):
+                    gold = move
+            if costs[guess] == 0:
+                gold = guess
+            label = -1
+            if gold == LEFT_ARC and gold_heads[state.stack[state.stack_len - 1]] == state.buffer[state.buffer_start]:
+                label = gold_labels[state.stack[state.stack_len - 1]]
+            elif gold == RIGHT_ARC and gold_heads[state.buffer[state.buffer_start]] == state.stack[state.stack_len - 1]:
+                label = gold_labels[state.buffer[state.buffer_start]]
+        else:
+            gold = oracle(state, system, &gold_heads[0], &gold_labels[0], &dependents_view[0], &label)
+            if not is_legal(state, system, gold):  # a tree the system cannot build
+                gold, label = fallback(state, system), -1
         _update(move_model, rows, n_templates, gold, guess)
         n_moves += 1
         wrong_moves += gold != guess
@@ -197,5 +255,14 @@ def train_sentence(
             guess_label = _best(&label_weights[0, 0], rows, n_templates, label_model.n_tags, label_scores)
             _update(label_model, rows, n_templates, label, guess_label)
             wrong_labels += guess_label != label
-        apply(state, system, gold, label)
+        taken = gold
+        if dynamic and guess != gold and (_next_random(&random_state) >> 11) * (1.0 / 9007199254740992.0) < explore:
+            taken = guess if is_legal(state, system, guess) else fallback(state, system)
+            if taken != gold:
+                label = -1
+                if taken == LEFT_ARC or taken == RIGHT_ARC:  # the model's own label too
+                    _rows(hashes, n_templates, _direction_salt(taken), label_buckets, rows)
+                    label_weights = label_model.emission
+                    label = _best(&label_weights[0, 0], rows, n_templates, label_model.n_tags, label_scores)
+        apply(state, system, taken, label)
     return n_moves, wrong_moves, wrong_labels

@@ -96,6 +96,9 @@ cdef class StateFeatures:
         self._seeds = &seeds[0]
         self._parts = &parts_view[0, 0]
 
+    def __reduce__(self):
+        return (StateFeatures, ())
+
     cdef void extract(self, const State* s, const uint64_t* words, const uint64_t* tags, uint64_t* hashes) noexcept nogil:
         """The 64-bit hash of every template for this configuration.
 

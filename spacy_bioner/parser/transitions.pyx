@@ -17,7 +17,7 @@ SYSTEMS = {
     "covington-projective": COVINGTON_PROJECTIVE,
 }
 PROJECTIVE_SYSTEMS = ("arc-standard", "arc-eager", "covington-projective")
-MOVE_NAMES = ("SHIFT", "LEFT-ARC", "RIGHT-ARC", "REDUCE", "NO-ARC")
+MOVE_NAMES = ("SHIFT", "LEFT-ARC", "RIGHT-ARC", "REDUCE", "NO-ARC")  # in move id order
 MOVES = {name: move for move, name in enumerate(MOVE_NAMES)}
 SYSTEM_MOVES = {
     "arc-standard": ("SHIFT", "LEFT-ARC", "RIGHT-ARC"),

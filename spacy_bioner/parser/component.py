@@ -1,0 +1,404 @@
+"""The `bioner_parser` component: tokens and tags -> configurations -> greedy
+transitions -> (lowered) trees -> token.head, token.dep_ and sentence starts."""
+import json
+from collections import Counter
+from pathlib import Path
+from typing import Callable, Dict, Iterable, List, NamedTuple, Optional, Sequence, Tuple
+
+import numpy
+import srsly
+from spacy.attrs import DEP, HEAD, LOWER, TAG
+from spacy.language import Language
+from spacy.pipeline import TrainablePipe
+from spacy.pipeline.dep_parser import parser_score
+from spacy.strings import get_string_id
+from spacy.tokens import Doc
+from spacy.training import Example, validate_examples, validate_get_examples
+from spacy.util import registry
+from spacy.vocab import Vocab
+
+from .. import serialize
+from ..perceptron import AveragedPerceptron
+from .greedy import parse_batch, train_sentence
+from .projectivity import SEPARATOR, lift, lower
+from .state_features import StateFeatures
+from .transitions import MOVE_NAMES, PROJECTIVE_SYSTEMS, SYSTEMS
+
+# Saved weights are indexed by hashed templates: bump when ATOMS or TEMPLATES change.
+PARSER_FEATURES_VERSION = 1
+ROOT_WORD = get_string_id("<root>")  # the root node's word and tag
+
+DEFAULT_PARSER_CONFIG = {
+    "transition_system": "arc-eager",
+    "pseudo_projective": True,
+    "n_buckets": 2**21,
+    "label_buckets": 2**18,
+    "explore": 0.9,
+    "seed": 0,
+    "scorer": {"@scorers": "bioner.parser_scorer.v1"},
+}
+
+
+@registry.scorers("bioner.parser_scorer.v1")
+def make_parser_scorer() -> Callable:
+    return score_parse
+
+
+def score_parse(examples: Iterable[Example], **kwargs) -> Dict[str, object]:
+    """spaCy's parser scores (UAS, LAS and per label without punctuation, sentence P/R/F),
+    plus over every token, punctuation included (as the CoNLL 2018 shared task
+    scores): dep_uas_all, dep_las_all and dep_label_acc."""
+    examples = list(examples)
+    scores = parser_score(examples, **kwargs)
+    n = heads_right = both_right = labels_right = 0
+    for example in examples:
+        gold_heads, gold_deps = example.get_aligned_parse(projectivize=False)
+        for token, gold_head, gold_dep in zip(example.predicted, gold_heads, gold_deps):
+            if gold_head is None or not gold_dep:
+                continue
+            n += 1
+            head_right = token.head.i == gold_head
+            label_right = token.dep_.lower() == gold_dep.lower()
+            heads_right += head_right
+            labels_right += label_right
+            both_right += head_right and label_right
+    if n:
+        scores.update(dep_uas_all=heads_right / n, dep_las_all=both_right / n, dep_label_acc=labels_right / n)
+    return scores
+
+
+@Language.factory(
+    "bioner_parser",
+    assigns=["token.head", "token.dep", "token.is_sent_start", "doc.sents"],
+    default_config=DEFAULT_PARSER_CONFIG,
+    default_score_weights={
+        "dep_uas": 0.5, "dep_las": 0.5, "dep_las_per_type": None, "sents_p": None, "sents_r": None, "sents_f": 0.0,
+        "dep_uas_all": None, "dep_las_all": None, "dep_label_acc": None,
+    },
+)
+def make_bioner_parser(
+    nlp: Language,
+    name: str,
+    transition_system: str,
+    pseudo_projective: bool,
+    n_buckets: int,
+    label_buckets: int,
+    explore: float,
+    seed: int,
+    scorer: Optional[Callable],
+) -> "BioParser":
+    """Create a bioner_parser component.
+
+    transition_system (str): "arc-eager", "arc-standard", "covington" (builds
+        non-projective trees; quadratic time) or "covington-projective".
+    pseudo_projective (bool): Train on projectivized trees whose labels record
+        the lifts, and lower those arcs after parsing (Nivre & Nilsson 2005);
+        for the projective systems only.
+    n_buckets (int): Rows of the hashed table of the move classifier.
+    label_buckets (int): Rows of the hashed table of the label classifier.
+    explore (float): Arc-eager only: after the first pass over the training
+        data, the share of moves where training follows the model's own
+        choice and learns from the dynamic oracle; 0 for the static oracle.
+    seed (int): Seed of those choices.
+    scorer (Optional[Callable]): Scores the parses.
+    """
+    return BioParser(
+        nlp.vocab, name, transition_system=transition_system, pseudo_projective=pseudo_projective,
+        n_buckets=n_buckets, label_buckets=label_buckets, explore=explore, seed=seed, scorer=scorer,
+    )
+
+
+class Parse(NamedTuple):
+    """What `predict` hands to `set_annotations` for one doc."""
+
+    units: List[Tuple[int, int]]  # (start, end) token range of each parsed unit
+    heads: numpy.ndarray  # int32 head node of each unit's nodes, units laid end to end, root slots included
+    labels: numpy.ndarray  # int32 label ids, likewise
+
+
+class BioParser(TrainablePipe):
+    """Greedy transition-based dependency parser over averaged perceptrons.
+
+    A doc with sentence boundaries is parsed one sentence at a time; one
+    without is parsed whole, and its roots start the sentences.
+    """
+
+    def __init__(
+        self,
+        vocab: Vocab,
+        name: str = "bioner_parser",
+        *,
+        transition_system: str = "arc-eager",
+        pseudo_projective: bool = True,
+        n_buckets: int = 2**21,
+        label_buckets: int = 2**18,
+        explore: float = 0.9,
+        seed: int = 0,
+        scorer: Optional[Callable] = score_parse,
+    ):
+        if transition_system not in SYSTEMS:
+            raise ValueError(f"Unknown transition_system {transition_system!r}: use one of {sorted(SYSTEMS)}.")
+        if pseudo_projective and transition_system not in PROJECTIVE_SYSTEMS:
+            raise ValueError(f"pseudo_projective is for the projective systems {PROJECTIVE_SYSTEMS}; {transition_system!r} builds non-projective trees itself.")
+        for key, value in (("n_buckets", n_buckets), ("label_buckets", label_buckets)):
+            if not isinstance(value, int) or not 1 <= value < 2**32:
+                raise ValueError(f"{key} must be an integer in [1, 2**32), got {value!r}")
+        if not 0 <= explore < 1:
+            raise ValueError(f"explore must be in [0, 1), got {explore!r}")
+        self.vocab = vocab
+        self.name = name
+        self.scorer = scorer
+        self.cfg = {
+            "transition_system": transition_system,
+            "pseudo_projective": bool(pseudo_projective),
+            "n_buckets": n_buckets,
+            "label_buckets": label_buckets,
+            "explore": float(explore),
+            "seed": int(seed),
+            "labels": [],
+            "root_label": "ROOT",
+            "features_version": PARSER_FEATURES_VERSION,
+        }
+        self.features = StateFeatures()
+        self._build()
+
+    def _build(self) -> None:
+        self._system = SYSTEMS[self.cfg["transition_system"]]
+        self.move_model = AveragedPerceptron(self.cfg["n_buckets"], len(MOVE_NAMES))
+        self.label_model = AveragedPerceptron(self.cfg["label_buckets"], max(len(self.labels), 1))
+        self._label_ids = {label: i for i, label in enumerate(self.labels)}
+        self._examples_seen = 0
+        self._first_pass = 0  # examples in one pass over the training data; exploring starts after it
+
+    @property
+    def labels(self):
+        return tuple(self.cfg["labels"])
+
+    @property
+    def label_data(self) -> List[str]:
+        return list(self.labels)
+
+    def add_label(self, label: str) -> int:
+        """Add an arc label (lifted ones look like "dep||headlabel"). RETURNS (int): 1 if new."""
+        if not isinstance(label, str) or not label:
+            raise ValueError(f"Invalid arc label {label!r}: labels are non-empty strings.")
+        if label in self._label_ids:
+            return 0
+        self._label_ids[label] = len(self.cfg["labels"])
+        self.cfg["labels"].append(label)
+        if len(self.labels) > self.label_model.n_tags:
+            self.label_model.resize(len(self.labels))
+        return 1
+
+    def initialize(self, get_examples: Callable[[], Iterable[Example]], *, nlp: Optional[Language] = None, labels: Optional[Sequence[str]] = None) -> None:
+        """Set the arc labels (given ones, then those of the examples' trees, lifted
+        when pseudo-projective) and reset the weights."""
+        validate_get_examples(get_examples, "BioParser.initialize")
+        self.cfg["labels"] = []
+        self._build()
+        for label in labels or []:
+            self.add_label(label)
+        root_labels = Counter()
+        n_examples = 0
+        for example in get_examples():
+            n_examples += 1
+            for unit in self._gold_units(example):
+                root_labels.update(label for head, label in zip(unit.heads[1:], unit.labels[1:]) if head == 0)
+                for label in unit.labels[1:]:
+                    self.add_label(label)
+        if not self.labels:
+            raise ValueError("BioParser.initialize found no parsed examples: pass labels=[...] or examples whose reference docs have heads and deps.")
+        self.cfg["root_label"] = root_labels.most_common(1)[0][0] if root_labels else self.labels[0]
+        self._first_pass = n_examples
+
+    # Tokens -> (word, tag) per node -> parses
+
+    @staticmethod
+    def _units(doc: Doc) -> List[Tuple[int, int]]:
+        if len(doc) and doc.has_annotation("SENT_START"):
+            return [(sent.start, sent.end) for sent in doc.sents]
+        return [(0, len(doc))] if len(doc) else []
+
+    @staticmethod
+    def _nodes(doc_values: numpy.ndarray, start: int, end: int) -> numpy.ndarray:
+        """(word, tag) of each node of a unit: the root slot, then its tokens."""
+        return numpy.vstack([numpy.array([[ROOT_WORD, ROOT_WORD]], dtype=numpy.uint64), doc_values[start:end]])
+
+    def predict(self, docs: Iterable[Doc]) -> List[Parse]:
+        """The parse of each doc (averaged weights)."""
+        docs = list(docs)
+        if not self.labels:
+            raise ValueError(f"{self.name} has no labels: train it or call initialize first.")
+        units = [self._units(doc) for doc in docs]
+        nodes = [
+            self._nodes(values, start, end)
+            for doc, doc_units in zip(docs, units) if doc_units for values in [doc.to_array([LOWER, TAG])] for start, end in doc_units
+        ]
+        if not nodes:
+            return [Parse([], numpy.zeros(0, numpy.int32), numpy.zeros(0, numpy.int32)) for _ in docs]
+        offsets = numpy.cumsum([0] + [len(unit_nodes) for unit_nodes in nodes]).astype(numpy.int64)
+        all_nodes = numpy.ascontiguousarray(numpy.vstack(nodes))
+        move_weights, _ = self.move_model.averages()
+        label_weights, _ = self.label_model.averages()
+        heads, labels = parse_batch(
+            self.features, self._system, numpy.ascontiguousarray(all_nodes[:, 0]), numpy.ascontiguousarray(all_nodes[:, 1]),
+            offsets, move_weights, label_weights, self._label_ids[self.cfg["root_label"]],
+        )
+        parses, k = [], 0
+        for doc_units in units:
+            size = sum(end - start + 1 for start, end in doc_units)
+            start = int(offsets[k])
+            parses.append(Parse(doc_units, heads[start : start + size], labels[start : start + size]))
+            k += len(doc_units)
+        return parses
+
+    def set_annotations(self, docs: Iterable[Doc], parses: List[Parse]) -> None:
+        """Write heads and labels; spaCy sets the sentence starts from the heads."""
+        label_strings = self.labels
+        for doc, parse in zip(docs, parses):
+            if not parse.units:
+                continue
+            values = numpy.zeros((len(doc), 2), dtype=numpy.uint64)
+            values[:, 1] = self.vocab.strings.add(self.cfg["root_label"])
+            node = 0
+            for start, end in parse.units:
+                heads = parse.heads[node : node + end - start + 1].tolist()
+                labels = [""] + [label_strings[i] for i in parse.labels[node + 1 : node + end - start + 1].tolist()]
+                node += end - start + 1
+                if self.cfg["pseudo_projective"] and any(SEPARATOR in label for label in labels):
+                    heads, labels = lower(heads, labels)
+                for k in range(1, end - start + 1):
+                    token = start + k - 1
+                    head = start + heads[k] - 1 if heads[k] > 0 else token
+                    values[token, 0] = numpy.int64(head - token).astype(numpy.uint64)
+                    values[token, 1] = self.vocab.strings.add(labels[k])
+            doc.from_array([HEAD, DEP], values)
+
+    # Training
+
+    def _gold_units(self, example: Example) -> Iterable["GoldUnit"]:
+        """Each unit of the predicted doc whose gold tree lies within it, lifted when pseudo-projective."""
+        doc = example.predicted
+        gold_heads, gold_deps = example.get_aligned_parse(projectivize=False)
+        for start, end in self._units(doc):
+            heads, labels = [-1], [""]
+            for i in range(start, end):
+                head, dep = gold_heads[i], gold_deps[i]
+                if head is None or not dep or not start <= head < end:
+                    break
+                heads.append(0 if head == i else head - start + 1)
+                labels.append(dep)
+            else:
+                if self.cfg["pseudo_projective"]:
+                    heads, labels = lift(heads, labels)
+                yield GoldUnit(start, end, heads, labels)
+
+    def update(self, examples: Iterable[Example], *, drop: float = 0.0, sgd=None, losses: Optional[Dict[str, float]] = None) -> Dict[str, float]:
+        """Perceptron steps along each example's transitions; the loss counts wrong moves and labels.
+
+        Units with a token whose gold head is missing or outside the unit are skipped.
+        """
+        if losses is None:
+            losses = {}
+        losses.setdefault(self.name, 0.0)
+        validate_examples(examples, "BioParser.update")
+        for example in examples:
+            doc = example.predicted
+            tag_source = doc if doc.has_annotation("TAG") else None
+            values = doc.to_array([LOWER, TAG])
+            if tag_source is None:  # no tagger ran on this doc: train on the gold tags
+                values[:, 1] = [self.vocab.strings.add(tag) if tag else 0 for tag in example.get_aligned("TAG", as_string=True)]
+            explore = self.cfg["explore"] if self._examples_seen >= self._first_pass else 0.0
+            self._examples_seen += 1
+            for unit in self._gold_units(example):
+                for label in unit.labels[1:]:
+                    self.add_label(label)
+                nodes = self._nodes(values, unit.start, unit.end)
+                _, wrong_moves, wrong_labels = train_sentence(
+                    self.features, self._system, self.move_model, self.label_model,
+                    numpy.ascontiguousarray(nodes[:, 0]), numpy.ascontiguousarray(nodes[:, 1]),
+                    numpy.array(unit.heads, dtype=numpy.int32), numpy.array([-1] + [self._label_ids[label] for label in unit.labels[1:]], dtype=numpy.int32),
+                    explore, self.cfg["seed"] * 1_000_003 + self._examples_seen,
+                )
+                losses[self.name] += wrong_moves + wrong_labels
+        return losses
+
+    def finish_update(self, sgd=None) -> None:
+        """Nothing to do: perceptron steps are applied in `update`."""
+
+    def use_params(self, params: dict):
+        yield
+
+    def get_loss(self, examples, scores):
+        raise NotImplementedError("BioParser trains by perceptron steps in update(); it has no gradient loss.")
+
+    def score(self, examples: Iterable[Example], **kwargs) -> Dict[str, object]:
+        validate_examples(examples, "BioParser.score")
+        return self.scorer(examples, **kwargs) if self.scorer is not None else {}
+
+    # Serialization: a JSON config and a numpy archive, nothing unpickled.
+
+    def _arrays(self) -> Dict[str, numpy.ndarray]:
+        return {"moves": self.move_model.averages()[0], "labels": self.label_model.averages()[0]}
+
+    def to_bytes(self, *, exclude=tuple()) -> bytes:
+        return srsly.msgpack_dumps({"cfg": json.dumps(self.cfg, sort_keys=True), "weights": serialize.arrays_to_bytes(self._arrays())})
+
+    def from_bytes(self, bytes_data: bytes, *, exclude=tuple()) -> "BioParser":
+        try:
+            message = srsly.msgpack_loads(bytes_data)
+            cfg, weights = json.loads(message["cfg"]), message["weights"]
+        except Exception as err:
+            raise serialize.ModelFileError(f"Corrupted component data in bytes: {err}") from None
+        return self._load(cfg, serialize.arrays_from_bytes(weights, "bytes"), "bytes")
+
+    def to_disk(self, path, *, exclude=tuple()) -> None:
+        path = Path(path)
+        path.mkdir(parents=True, exist_ok=True)
+        serialize.write_cfg(path / "cfg", self.cfg)
+        serialize.write_arrays(path / "weights.npz", self._arrays())
+
+    def from_disk(self, path, *, exclude=tuple()) -> "BioParser":
+        path = Path(path)
+        return self._load(serialize.read_cfg(path / "cfg"), serialize.read_arrays(path / "weights.npz"), str(path))
+
+    def _load(self, cfg, arrays, where: str) -> "BioParser":
+        _check_cfg(cfg, where)
+        serialize.check_array(arrays, "moves", (cfg["n_buckets"], len(MOVE_NAMES)), where)
+        serialize.check_array(arrays, "labels", (cfg["label_buckets"], len(cfg["labels"])), where)
+        self.cfg = cfg
+        self._build()
+        self.move_model.load_averages(arrays["moves"], numpy.zeros((len(MOVE_NAMES) + 1, len(MOVE_NAMES)), dtype=numpy.float32))
+        self.label_model.load_averages(arrays["labels"], numpy.zeros((len(self.labels) + 1, len(self.labels)), dtype=numpy.float32))
+        return self
+
+    def __reduce__(self):
+        return (_unpickle_parser, (self.vocab, self.name, self.scorer, self.to_bytes()))
+
+
+def _unpickle_parser(vocab, name, scorer, data):
+    # Used by nlp.pipe(n_process=...) to ship the component to worker processes.
+    return BioParser(vocab, name, scorer=scorer).from_bytes(data)
+
+
+class GoldUnit(NamedTuple):
+    start: int
+    end: int
+    heads: List[int]  # per node 0..n, -1 for the root slot
+    labels: List[str]
+
+
+PARSER_CFG_KEYS = {
+    "transition_system": str, "pseudo_projective": bool, "n_buckets": int, "label_buckets": int,
+    "explore": float, "seed": int, "labels": list, "root_label": str, "features_version": int,
+}
+
+
+def _check_cfg(cfg, where: str) -> None:
+    serialize.check_keys(cfg, PARSER_CFG_KEYS, where)
+    if cfg["features_version"] != PARSER_FEATURES_VERSION:
+        raise serialize.ModelFileError(f"Parser in {where} was trained with features version {cfg['features_version']}; this spacy-bioner uses {PARSER_FEATURES_VERSION}: retrain it.")
+    if cfg["transition_system"] not in SYSTEMS:
+        raise serialize.ModelFileError(f"Bad config in {where}: unknown transition_system {cfg['transition_system']!r}.")
+    if not cfg["labels"] or not all(isinstance(label, str) and label for label in cfg["labels"]) or cfg["root_label"] not in cfg["labels"]:
+        raise serialize.ModelFileError(f"Bad config in {where}: labels must be non-empty strings and include root_label {cfg['root_label']!r}.")

@@ -1,0 +1,265 @@
+"""The `bioner_tagger` component: part-of-speech tags from the NER's sequence core.
+
+Word attributes -> hashed templates -> averaged structured perceptron ->
+Viterbi (no constraints: any tag may follow any other) -> `token.tag_` or
+`token.pos_`. It gives a blank pipeline the tags the parser reads; spaCy's
+own tagger can take its place.
+"""
+import json
+from pathlib import Path
+from typing import Callable, Dict, Iterable, List, Optional, Sequence
+
+import numpy
+import srsly
+from spacy.attrs import POS, TAG
+from spacy.language import Language
+from spacy.parts_of_speech import IDS as UNIVERSAL_POS
+from spacy.pipeline import TrainablePipe
+from spacy.scorer import Scorer
+from spacy.tokens import Doc
+from spacy.training import Example, validate_examples, validate_get_examples
+from spacy.util import registry
+from spacy.vocab import Vocab
+
+from .. import serialize
+from ..decode import viterbi
+from ..features import FeatureExtractor, Lexicon, batch_layout
+from ..perceptron import AveragedPerceptron
+from ..templates import FAMILIES, TEMPLATES_VERSION, WORD_ATTRIBUTES, compile_templates, word_attributes
+
+ATTRIBUTES = ("tag", "pos")
+DEFAULT_TAGGER_CONFIG = {
+    "attr": "tag",
+    "n_buckets": 2**20,
+    "features": ["word", "window", "shape", "affixes", "flags", "conjunctions"],
+    "scorer": {"@scorers": "bioner.tagger_scorer.v1"},
+}
+
+
+@registry.scorers("bioner.tagger_scorer.v1")
+def make_tagger_scorer() -> Callable:
+    return score_tags
+
+
+def score_tags(examples: Iterable[Example], **kwargs) -> Dict[str, object]:
+    """Accuracy of both token.tag_ ("tag_acc") and token.pos_ ("pos_acc"), where tagged."""
+    examples = list(examples)
+    scores = {}
+    for attr in ATTRIBUTES:
+        if any(example.predicted.has_annotation(attr.upper()) for example in examples):
+            scores.update(Scorer.score_token_attr(examples, attr, **kwargs))
+    return scores
+
+
+@Language.factory(
+    "bioner_tagger",
+    assigns=["token.tag", "token.pos"],
+    default_config=DEFAULT_TAGGER_CONFIG,
+    default_score_weights={"tag_acc": 1.0, "pos_acc": None},
+)
+def make_bioner_tagger(nlp: Language, name: str, attr: str, n_buckets: int, features: List[str], scorer: Optional[Callable]) -> "BioTagger":
+    """Create a bioner_tagger component.
+
+    attr (str): What it tags: "tag" (fine-grained, token.tag_) or "pos" (universal, token.pos_).
+    n_buckets (int): Rows of the hashed feature table.
+    features (List[str]): Feature families (see spacy_bioner.templates.FAMILIES).
+    scorer (Optional[Callable]): Scores tag and pos accuracy.
+    """
+    return BioTagger(nlp.vocab, name, attr=attr, n_buckets=n_buckets, features=features, scorer=scorer)
+
+
+class BioTagger(TrainablePipe):
+    """Part-of-speech tagger: averaged structured perceptron and Viterbi over hashed word features."""
+
+    def __init__(
+        self,
+        vocab: Vocab,
+        name: str = "bioner_tagger",
+        *,
+        attr: str = "tag",
+        n_buckets: int = 2**20,
+        features: Sequence[str] = DEFAULT_TAGGER_CONFIG["features"],
+        scorer: Optional[Callable] = score_tags,
+    ):
+        if attr not in ATTRIBUTES:
+            raise ValueError(f"attr must be one of {ATTRIBUTES}, got {attr!r}")
+        if not isinstance(n_buckets, int) or not 1 <= n_buckets < 2**32:
+            raise ValueError(f"n_buckets must be an integer in [1, 2**32), got {n_buckets!r}")
+        unknown = [family for family in features if family not in FAMILIES]
+        if unknown:
+            raise ValueError(f"Unknown feature families {unknown} for the tagger: choose from {list(FAMILIES)}.")
+        self.vocab = vocab
+        self.name = name
+        self.scorer = scorer
+        self.cfg = {"attr": attr, "n_buckets": n_buckets, "features": list(features), "labels": [], "templates_version": TEMPLATES_VERSION}
+        self._build()
+
+    def _build(self) -> None:
+        self.extractor = FeatureExtractor(compile_templates(self.cfg["features"]), self.cfg["n_buckets"])
+        self.lexicon = Lexicon(word_attributes, len(WORD_ATTRIBUTES))
+        self.model = AveragedPerceptron(self.cfg["n_buckets"], max(len(self.labels), 1))
+        n_tags = self.model.n_tags
+        self._free = numpy.ones((n_tags + 1, n_tags), dtype=numpy.uint8)
+
+    @property
+    def labels(self):
+        return tuple(self.cfg["labels"])
+
+    @property
+    def label_data(self) -> List[str]:
+        return list(self.labels)
+
+    def add_label(self, label: str) -> int:
+        if not isinstance(label, str) or not label:
+            raise ValueError(f"Invalid tag {label!r}: tags are non-empty strings.")
+        if self.cfg["attr"] == "pos" and label not in UNIVERSAL_POS:
+            raise ValueError(f"{label!r} is not a universal part of speech (attr = \"pos\"); use attr = \"tag\" for other tag sets.")
+        if label in self.cfg["labels"]:
+            return 0
+        self.cfg["labels"].append(label)
+        if len(self.labels) > self.model.n_tags:
+            self.model.resize(len(self.labels))
+            self._free = numpy.ones((len(self.labels) + 1, len(self.labels)), dtype=numpy.uint8)
+        return 1
+
+    def initialize(self, get_examples: Callable[[], Iterable[Example]], *, nlp: Optional[Language] = None, labels: Optional[Sequence[str]] = None) -> None:
+        """Set the tags (given ones first, then those of the examples) and reset the weights."""
+        validate_get_examples(get_examples, "BioTagger.initialize")
+        found = list(labels or [])
+        for example in get_examples():
+            for token in example.reference:
+                value = getattr(token, f"{self.cfg['attr']}_")
+                if value and value not in found:
+                    found.append(value)
+        if not found:
+            raise ValueError(f"BioTagger.initialize found no {self.cfg['attr']} values in the examples: pass labels=[...] or tagged examples.")
+        self.cfg["labels"] = []
+        self._build()
+        for label in found:
+            self.add_label(label)
+
+    def _scores(self, docs: List[Doc], averaged: bool):
+        offsets, sentence, _, _ = batch_layout(docs)
+        rows = self.lexicon.batch_rows(docs)
+        features = self.extractor.extract(rows, self.lexicon.table, sentence)
+        return features, self.model.scores(features, averaged=averaged), offsets
+
+    def _decode(self, scores: numpy.ndarray, offsets: numpy.ndarray, averaged: bool, allowed: Optional[numpy.ndarray] = None) -> numpy.ndarray:
+        if allowed is None:
+            allowed = numpy.ones(scores.shape, dtype=numpy.uint8)
+        return viterbi(scores, self.model.transitions(averaged=averaged), allowed, self._free, offsets)
+
+    def predict(self, docs: Iterable[Doc]) -> List[numpy.ndarray]:
+        """Tag ids of each doc (averaged weights)."""
+        docs = list(docs)
+        if not self.labels:
+            raise ValueError(f"{self.name} has no tags: train it or call initialize first.")
+        if not docs:
+            return []
+        _, scores, offsets = self._scores(docs, averaged=True)
+        tags = self._decode(scores, offsets, averaged=True)
+        bounds = offsets.tolist()
+        return [tags[bounds[i] : bounds[i + 1]] for i in range(len(docs))]
+
+    def set_annotations(self, docs: Iterable[Doc], tag_ids: List[numpy.ndarray]) -> None:
+        attr = self.cfg["attr"]
+        if attr == "pos":
+            values = numpy.array([UNIVERSAL_POS[label] for label in self.labels], dtype=numpy.uint64)
+        else:
+            values = numpy.array([self.vocab.strings.add(label) for label in self.labels], dtype=numpy.uint64)
+        for doc, ids in zip(docs, tag_ids):
+            doc.from_array([POS if attr == "pos" else TAG], values[ids].reshape(-1, 1))
+
+    def update(self, examples: Iterable[Example], *, drop: float = 0.0, sgd=None, losses: Optional[Dict[str, float]] = None) -> Dict[str, float]:
+        """One perceptron step per example; tokens without a gold tag take the best tag that agrees with the rest."""
+        if losses is None:
+            losses = {}
+        losses.setdefault(self.name, 0.0)
+        validate_examples(examples, "BioTagger.update")
+        index = {label: i for i, label in enumerate(self.labels)}
+        for example in examples:
+            doc = example.predicted
+            if len(doc) == 0:
+                continue
+            gold_values = example.get_aligned(self.cfg["attr"].upper(), as_string=True)
+            known = numpy.array([index.get(value, -1) if value else -1 for value in gold_values], dtype=numpy.int32)
+            if (known < 0).all():
+                continue
+            features, scores, offsets = self._scores([doc], averaged=False)
+            gold = known
+            if (known < 0).any():
+                allowed = numpy.ones(scores.shape, dtype=numpy.uint8)
+                allowed[known >= 0] = 0
+                allowed[numpy.nonzero(known >= 0)[0], known[known >= 0]] = 1
+                gold = self._decode(scores, offsets, averaged=False, allowed=allowed)
+            guess = self._decode(scores, offsets, averaged=False)
+            self.model.update(features, gold, guess)
+            losses[self.name] += float((gold != guess).sum())
+        return losses
+
+    def finish_update(self, sgd=None) -> None:
+        """Nothing to do: perceptron steps are applied in `update`."""
+
+    def use_params(self, params: dict):
+        yield
+
+    def get_loss(self, examples, scores):
+        raise NotImplementedError("BioTagger trains by perceptron steps in update(); it has no gradient loss.")
+
+    def score(self, examples: Iterable[Example], **kwargs) -> Dict[str, object]:
+        validate_examples(examples, "BioTagger.score")
+        return self.scorer(examples, **kwargs) if self.scorer is not None else {}
+
+    # Serialization: a JSON config and a numpy archive, nothing unpickled.
+
+    def to_bytes(self, *, exclude=tuple()) -> bytes:
+        emission, transition = self.model.averages()
+        return srsly.msgpack_dumps({"cfg": json.dumps(self.cfg, sort_keys=True), "weights": serialize.arrays_to_bytes({"emission": emission, "transition": transition})})
+
+    def from_bytes(self, bytes_data: bytes, *, exclude=tuple()) -> "BioTagger":
+        try:
+            message = srsly.msgpack_loads(bytes_data)
+            cfg, weights = json.loads(message["cfg"]), message["weights"]
+        except Exception as err:
+            raise serialize.ModelFileError(f"Corrupted component data in bytes: {err}") from None
+        return self._load(cfg, serialize.arrays_from_bytes(weights, "bytes"), "bytes")
+
+    def to_disk(self, path, *, exclude=tuple()) -> None:
+        path = Path(path)
+        path.mkdir(parents=True, exist_ok=True)
+        emission, transition = self.model.averages()
+        serialize.write_cfg(path / "cfg", self.cfg)
+        serialize.write_arrays(path / "weights.npz", {"emission": emission, "transition": transition})
+
+    def from_disk(self, path, *, exclude=tuple()) -> "BioTagger":
+        path = Path(path)
+        return self._load(serialize.read_cfg(path / "cfg"), serialize.read_arrays(path / "weights.npz"), str(path))
+
+    def _load(self, cfg, arrays, where: str) -> "BioTagger":
+        _check_cfg(cfg, where)
+        n_tags = len(cfg["labels"])
+        serialize.check_array(arrays, "emission", (cfg["n_buckets"], n_tags), where)
+        serialize.check_array(arrays, "transition", (n_tags + 1, n_tags), where)
+        self.cfg = cfg
+        self._build()
+        self.model.load_averages(arrays["emission"], arrays["transition"])
+        return self
+
+    def __reduce__(self):
+        return (_unpickle_tagger, (self.vocab, self.name, self.scorer, self.to_bytes()))
+
+
+def _unpickle_tagger(vocab, name, scorer, data):
+    # Used by nlp.pipe(n_process=...) to ship the component to worker processes.
+    return BioTagger(vocab, name, scorer=scorer).from_bytes(data)
+
+
+TAGGER_CFG_KEYS = {"attr": str, "n_buckets": int, "features": list, "labels": list, "templates_version": int}
+
+
+def _check_cfg(cfg, where: str) -> None:
+    serialize.check_keys(cfg, TAGGER_CFG_KEYS, where)
+    if cfg["templates_version"] != TEMPLATES_VERSION:
+        raise serialize.ModelFileError(f"Tagger in {where} was trained with feature templates version {cfg['templates_version']}; this spacy-bioner uses {TEMPLATES_VERSION}: retrain it.")
+    if cfg["attr"] not in ATTRIBUTES or any(family not in FAMILIES for family in cfg["features"]) or not cfg["labels"]:
+        raise serialize.ModelFileError(f"Bad config in {where}: attr {cfg['attr']!r}, features {cfg['features']} or labels {cfg['labels'][:5]} are not valid.")

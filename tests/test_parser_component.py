@@ -1,0 +1,142 @@
+import pickle
+
+import pytest
+import spacy
+from spacy.tokens import Doc
+from spacy.training import Example
+
+from spacy_bioner.parser.component import BioParser
+from spacy_bioner.serialize import ModelFileError
+
+# (words, heads, deps, tags); the second tree is non-projective: "on the issue"
+# hangs from "hearing" across the verb.
+SENTENCES = [
+    ("She ate the pizza with a fork .", [1, 1, 3, 1, 1, 6, 4, 1], ["nsubj", "ROOT", "det", "obj", "prep", "det", "pobj", "punct"],
+     ["PRP", "VBD", "DT", "NN", "IN", "DT", "NN", "."]),
+    ("A hearing is scheduled on the issue today .", [1, 3, 3, 3, 6, 6, 1, 3, 3],
+     ["det", "nsubj", "aux", "ROOT", "case", "det", "nmod", "tmod", "punct"],
+     ["DT", "NN", "VBZ", "VBN", "IN", "DT", "NN", "NN", "."]),
+    ("The cat sat on the mat .", [1, 2, 2, 5, 5, 2, 2], ["det", "nsubj", "ROOT", "case", "det", "obl", "punct"],
+     ["DT", "NN", "VBD", "IN", "DT", "NN", "."]),
+    ("Dogs bark loudly .", [1, 1, 1, 1], ["nsubj", "ROOT", "advmod", "punct"], ["NNS", "VBP", "RB", "."]),
+]
+NON_PROJECTIVE = 1
+
+
+def _examples(nlp):
+    return [
+        Example.from_dict(Doc(nlp.vocab, words=text.split()), {"heads": heads, "deps": deps, "tags": tags})
+        for text, heads, deps, tags in SENTENCES
+    ]
+
+
+def _trained(system="arc-eager", pseudo_projective=True, epochs=40):
+    nlp = spacy.blank("en")
+    nlp.add_pipe("bioner_tagger")
+    nlp.add_pipe("bioner_parser", config={"transition_system": system, "pseudo_projective": pseudo_projective, "n_buckets": 2**16, "label_buckets": 2**14})
+    examples = _examples(nlp)
+    nlp.initialize(lambda: examples)
+    for _ in range(epochs):
+        nlp.update(examples)
+    return nlp
+
+
+def _parse(doc):
+    return [(token.head.i, token.dep_) for token in doc]
+
+
+@pytest.mark.parametrize(
+    "system,pseudo_projective",
+    [("arc-eager", False), ("arc-eager", True), ("arc-standard", False), ("arc-standard", True),
+     ("covington-projective", False), ("covington-projective", True), ("covington", False)],
+)
+def test_parser_learns_the_training_trees(system, pseudo_projective):
+    nlp = _trained(system, pseudo_projective)
+    builds_non_projective = pseudo_projective or system == "covington"
+    for k, (text, heads, deps, tags) in enumerate(SENTENCES):
+        doc = nlp(Doc(nlp.vocab, words=text.split()))
+        assert [t.tag_ for t in doc] == tags
+        if k == NON_PROJECTIVE and not builds_non_projective:
+            assert [t.head.i for t in doc] != heads  # beyond a strictly projective parser
+            continue
+        assert _parse(doc) == list(zip(heads, deps)), (system, text)
+
+
+def test_output_is_a_tree_and_sentences_follow_the_roots():
+    nlp = _trained()
+    doc = nlp(Doc(nlp.vocab, words="Dogs bark loudly . The cat sat on the mat .".split()))
+    roots = [t.i for t in doc if t.head.i == t.i]
+    assert roots  # every token reaches a root
+    for token in doc:
+        seen = set()
+        while token.head.i != token.i:
+            assert token.i not in seen
+            seen.add(token.i)
+            token = token.head
+    assert [sent.root.i for sent in doc.sents] == sorted(roots)
+
+
+def test_sentence_boundaries_are_respected():
+    nlp = _trained()
+    words = "Dogs bark loudly . The cat sat on the mat .".split()
+    doc = Doc(nlp.vocab, words=words, sent_starts=[True] + [False] * 3 + [True] + [False] * 6)
+    doc = nlp(doc)
+    assert [(s.start, s.end) for s in doc.sents] == [(0, 4), (4, 11)]
+    assert _parse(doc)[4:] == [(h + 4, d) for h, d in zip(SENTENCES[2][1], SENTENCES[2][2])]
+
+
+def test_save_load_pipe_and_processes(tmp_path):
+    nlp = _trained()
+    texts = [text for text, *_ in SENTENCES]
+    expected = [_parse(nlp(text)) for text in texts]
+    assert [_parse(doc) for doc in nlp.pipe(texts, batch_size=2)] == expected
+    assert [_parse(doc) for doc in nlp.pipe(texts, n_process=2, batch_size=1)] == expected
+    nlp.to_disk(tmp_path / "model")
+    loaded = spacy.load(tmp_path / "model")
+    assert [_parse(loaded(text)) for text in texts] == expected
+    parser = nlp.get_pipe("bioner_parser")
+    data = parser.to_bytes()
+    fresh = BioParser(nlp.vocab).from_bytes(data)
+    assert fresh.to_bytes() == data
+    assert pickle.loads(pickle.dumps(nlp)).get_pipe("bioner_parser").to_bytes() == data
+
+
+def test_bad_settings_and_files_are_named(tmp_path):
+    nlp = spacy.blank("en")
+    with pytest.raises(ValueError, match="Unknown transition_system"):
+        nlp.add_pipe("bioner_parser", config={"transition_system": "arc-hybrid"})
+    with pytest.raises(ValueError, match="pseudo_projective is for the projective systems"):
+        nlp.add_pipe("bioner_parser", name="p2", config={"transition_system": "covington", "pseudo_projective": True})
+    parser = nlp.add_pipe("bioner_parser", name="p3")
+    with pytest.raises(ValueError, match="has no labels"):
+        parser.predict([nlp("text")])
+    trained = _trained().get_pipe("bioner_parser")
+    trained.to_disk(tmp_path / "parser")
+    (tmp_path / "parser" / "weights.npz").write_bytes(b"not an archive")
+    with pytest.raises(ModelFileError, match="weights.npz"):
+        BioParser(nlp.vocab).from_disk(tmp_path / "parser")
+    (tmp_path / "parser" / "cfg").write_text('{"transition_system": "arc-eager"}')
+    with pytest.raises(ModelFileError, match="cfg|parser"):
+        BioParser(nlp.vocab).from_disk(tmp_path / "parser")
+
+
+def test_scores_include_label_accuracy_and_punctuation():
+    nlp = _trained()
+    scores = nlp.evaluate(_examples(nlp))
+    assert scores["dep_las_all"] == pytest.approx(1.0)
+    assert scores["dep_label_acc"] == pytest.approx(1.0)
+    assert scores["dep_uas"] == pytest.approx(1.0) and scores["tag_acc"] == pytest.approx(1.0)
+
+
+def test_tagger_can_write_universal_pos():
+    nlp = spacy.blank("en")
+    nlp.add_pipe("bioner_tagger", config={"attr": "pos", "n_buckets": 2**14})
+    upos = [["PRON", "VERB", "DET", "NOUN", "ADP", "DET", "NOUN", "PUNCT"]]
+    examples = [Example.from_dict(Doc(nlp.vocab, words=SENTENCES[0][0].split()), {"pos": upos[0]})]
+    nlp.initialize(lambda: examples)
+    for _ in range(10):
+        nlp.update(examples)
+    assert [t.pos_ for t in nlp(SENTENCES[0][0])] == upos[0]
+    assert nlp.evaluate(examples)["pos_acc"] == pytest.approx(1.0)
+    with pytest.raises(ValueError, match="not a universal part of speech"):
+        nlp.get_pipe("bioner_tagger").add_label("NN")
