@@ -7,7 +7,7 @@ from typing import Callable, Dict, Iterable, List, NamedTuple, Optional, Sequenc
 
 import numpy
 import srsly
-from spacy.attrs import DEP, HEAD, LOWER, TAG
+from spacy.attrs import DEP, HEAD, LOWER, SUFFIX, TAG
 from spacy.language import Language
 from spacy.pipeline import TrainablePipe
 from spacy.pipeline.dep_parser import parser_score
@@ -25,8 +25,9 @@ from .state_features import StateFeatures
 from .transitions import MOVE_NAMES, PROJECTIVE_SYSTEMS, SYSTEMS
 
 # Saved weights are indexed by hashed templates: bump when ATOMS or TEMPLATES change.
-PARSER_FEATURES_VERSION = 1
-ROOT_WORD = get_string_id("<root>")  # the root node's word and tag
+PARSER_FEATURES_VERSION = 2  # 2: suffixes
+ROOT_WORD = get_string_id("<root>")  # the root node's word, tag and suffix
+NODE_ATTRIBUTES = [LOWER, TAG, SUFFIX]  # what the features read of each token
 
 DEFAULT_PARSER_CONFIG = {
     "transition_system": "arc-eager",
@@ -221,8 +222,8 @@ class BioParser(TrainablePipe):
 
     @staticmethod
     def _nodes(doc_values: numpy.ndarray, start: int, end: int) -> numpy.ndarray:
-        """(word, tag) of each node of a unit: the root slot, then its tokens."""
-        return numpy.vstack([numpy.array([[ROOT_WORD, ROOT_WORD]], dtype=numpy.uint64), doc_values[start:end]])
+        """NODE_ATTRIBUTES of each node of a unit: the root slot, then its tokens."""
+        return numpy.ascontiguousarray(numpy.vstack([numpy.full((1, len(NODE_ATTRIBUTES)), ROOT_WORD, dtype=numpy.uint64), doc_values[start:end]]))
 
     def predict(self, docs: Iterable[Doc]) -> List[Parse]:
         """The parse of each doc (averaged weights)."""
@@ -232,7 +233,7 @@ class BioParser(TrainablePipe):
         units = [self._units(doc) for doc in docs]
         nodes = [
             self._nodes(values, start, end)
-            for doc, doc_units in zip(docs, units) if doc_units for values in [doc.to_array([LOWER, TAG])] for start, end in doc_units
+            for doc, doc_units in zip(docs, units) if doc_units for values in [doc.to_array(NODE_ATTRIBUTES)] for start, end in doc_units
         ]
         if not nodes:
             return [Parse([], numpy.zeros(0, numpy.int32), numpy.zeros(0, numpy.int32)) for _ in docs]
@@ -241,8 +242,7 @@ class BioParser(TrainablePipe):
         move_weights, _ = self.move_model.averages()
         label_weights, _ = self.label_model.averages()
         heads, labels = parse_batch(
-            self.features, self._system, numpy.ascontiguousarray(all_nodes[:, 0]), numpy.ascontiguousarray(all_nodes[:, 1]),
-            offsets, move_weights, label_weights, self._label_ids[self.cfg["root_label"]],
+            self.features, self._system, all_nodes, offsets, move_weights, label_weights, self._label_ids[self.cfg["root_label"]],
         )
         parses, k = [], 0
         for doc_units in units:
@@ -305,7 +305,7 @@ class BioParser(TrainablePipe):
         for example in examples:
             doc = example.predicted
             tag_source = doc if doc.has_annotation("TAG") else None
-            values = doc.to_array([LOWER, TAG])
+            values = doc.to_array(NODE_ATTRIBUTES)
             if tag_source is None:  # no tagger ran on this doc: train on the gold tags
                 values[:, 1] = [self.vocab.strings.add(tag) if tag else 0 for tag in example.get_aligned("TAG", as_string=True)]
             explore = self.cfg["explore"] if self._examples_seen >= self._first_pass else 0.0
@@ -315,8 +315,7 @@ class BioParser(TrainablePipe):
                     self.add_label(label)
                 nodes = self._nodes(values, unit.start, unit.end)
                 _, wrong_moves, wrong_labels = train_sentence(
-                    self.features, self._system, self.move_model, self.label_model,
-                    numpy.ascontiguousarray(nodes[:, 0]), numpy.ascontiguousarray(nodes[:, 1]),
+                    self.features, self._system, self.move_model, self.label_model, nodes,
                     numpy.array(unit.heads, dtype=numpy.int32), numpy.array([-1] + [self._label_ids[label] for label in unit.labels[1:]], dtype=numpy.int32),
                     explore, self.cfg["seed"] * 1_000_003 + self._examples_seen,
                 )

@@ -71,19 +71,21 @@ cdef inline uint64_t _direction_salt(int move) noexcept nogil:
 
 def parse_batch(
     StateFeatures features, int system,
-    const uint64_t[::1] words, const uint64_t[::1] tags, const int64_t[::1] offsets,
+    const uint64_t[:, ::1] nodes, const int64_t[::1] offsets,
     const float[:, ::1] move_weights, const float[:, ::1] label_weights, int root_label,
 ):
     """Parse sentences laid end to end, each a root slot then its words.
 
-    words, tags (uint64[N]): Per node; node 0 of each sentence is its root slot.
+    nodes (uint64[N, 3]): (word, tag, suffix) per node; node 0 of each sentence is its root slot.
     offsets (int64[n_sentences + 1]): Where each sentence's root slot is.
     move_weights (float32[buckets, N_MOVES]), label_weights (float32[buckets, n_labels]).
     root_label (int): The label given to nodes left without a head.
     RETURNS (Tuple[int32[N], int32[N]]): each node's head (node index within
         its sentence, 0 the root; -1 for the root slots) and label id.
     """
-    cdef int N = words.shape[0]
+    cdef int N = nodes.shape[0]
+    if nodes.shape[1] != 3:
+        raise ValueError("nodes need 3 columns: word, tag, suffix")
     heads = numpy.full(N, -1, dtype=numpy.int32)
     labels = numpy.full(N, -1, dtype=numpy.int32)
     cdef int32_t[::1] heads_view = heads, labels_view = labels
@@ -113,7 +115,7 @@ def parse_batch(
         state = new_state(mem, n)
         with nogil:
             while not is_terminal(state):
-                features.extract(state, &words[start], &tags[start], hashes)
+                features.extract(state, &nodes[start, 0], hashes)
                 _rows(hashes, n_templates, 0, move_buckets, rows)
                 move = _top_move(system, &move_weights[0, 0], rows, n_templates)
                 if not is_legal(state, system, move):
@@ -180,12 +182,12 @@ cdef inline uint64_t _next_random(uint64_t* seed) noexcept nogil:
 
 def train_sentence(
     StateFeatures features, int system, AveragedPerceptron move_model, AveragedPerceptron label_model,
-    const uint64_t[::1] words, const uint64_t[::1] tags, const int32_t[::1] gold_heads, const int32_t[::1] gold_labels,
+    const uint64_t[:, ::1] nodes, const int32_t[::1] gold_heads, const int32_t[::1] gold_labels,
     double explore=0.0, uint64_t seed=0,
 ):
     """One pass over a sentence, a perceptron step at each move.
 
-    words, tags, gold_heads, gold_labels: per node 0..n (node 0 the root slot,
+    nodes (uint64[n + 1, 3]), gold_heads, gold_labels: per node 0..n (node 0 the root slot,
         gold head -1; each other node's gold head in 0..n).
     explore (float): arc-eager only: the share of moves where training follows
         the model's own (legal) choice instead of the oracle's, and learns
@@ -194,9 +196,9 @@ def train_sentence(
     seed (int): Seed of those choices.
     RETURNS (Tuple[int, int, int]): moves, wrong moves, wrong labels.
     """
-    cdef int n = words.shape[0] - 1
-    if n < 0 or tags.shape[0] != n + 1 or gold_heads.shape[0] != n + 1 or gold_labels.shape[0] != n + 1:
-        raise ValueError("words, tags, gold heads and labels need one entry per node 0..n")
+    cdef int n = nodes.shape[0] - 1
+    if n < 0 or nodes.shape[1] != 3 or gold_heads.shape[0] != n + 1 or gold_labels.shape[0] != n + 1:
+        raise ValueError("nodes (3 columns), gold heads and labels need one row per node 0..n")
     if move_model.n_tags != N_MOVES:
         raise ValueError("the move model needs one column per move")
     dependents = numpy.zeros(n + 1, dtype=numpy.int32)
@@ -222,7 +224,7 @@ def train_sentence(
     cdef uint64_t random_state = seed
     cdef const float[:, ::1] move_weights, label_weights
     while not is_terminal(state):
-        features.extract(state, &words[0], &tags[0], hashes)
+        features.extract(state, &nodes[0, 0], hashes)
         _rows(hashes, n_templates, 0, move_buckets, rows)
         move_weights = move_model.emission
         # Parsing takes the top move only when it is legal, so every other move,

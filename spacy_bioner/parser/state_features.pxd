@@ -9,4 +9,4 @@ cdef class StateFeatures:
     cdef const uint64_t* _seeds
     cdef const int32_t* _parts   # n_templates x MAX_PARTS atom indices, -1 padded
 
-    cdef void extract(self, const State* state, const uint64_t* words, const uint64_t* tags, uint64_t* hashes) noexcept nogil
+    cdef void extract(self, const State* state, const uint64_t* nodes, uint64_t* hashes) noexcept nogil

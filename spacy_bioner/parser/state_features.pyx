@@ -22,9 +22,12 @@ ATOMS = (
     "s0lc1w", "s0lc1t", "s0lc1l", "s0rc1w", "s0rc1t", "s0rc1l", "n0lc1w", "n0lc1t", "n0lc1l",
     "s0lc2w", "s0lc2t", "s0lc2l", "s0rc2w", "s0rc2t", "s0rc2l", "n0lc2w", "n0lc2t", "n0lc2l",
     "dist", "s0vl", "s0vr", "n0vl", "s0lset", "s0rset", "n0lset",
+    "s0s", "n0s", "n1s",
 )
+# The columns of a node's values (see the component's NODE_ATTRIBUTES).
+WORD, TAG, SUFFIX, N_COLUMNS = 0, 1, 2, 3
 cdef enum:
-    N_ATOMS = 42
+    N_ATOMS = 45
     MAX_PARTS = 4
 
 TEMPLATES = (
@@ -48,6 +51,8 @@ TEMPLATES = (
     ("s0h2w",), ("s0h2t",), ("s0hl",), ("s0lc2w",), ("s0lc2t",), ("s0lc2l",), ("s0rc2w",), ("s0rc2t",), ("s0rc2l",),
     ("n0lc2w",), ("n0lc2t",), ("n0lc2l",),
     ("s0t", "s0lc1t", "s0lc2t"), ("s0t", "s0rc1t", "s0rc2t"), ("s0t", "s0ht", "s0h2t"), ("n0t", "n0lc1t", "n0lc2t"),
+    # suffixes: what a wrong tag leaves of the word's class
+    ("s0s",), ("n0s",), ("n1s",), ("s0s", "n0s"), ("s0t", "n0s"), ("s0s", "n0t"),
     # label sets
     ("s0w", "s0rset"), ("s0t", "s0rset"), ("s0w", "s0lset"), ("s0t", "s0lset"), ("n0w", "n0lset"), ("n0t", "n0lset"),
 )
@@ -99,10 +104,10 @@ cdef class StateFeatures:
     def __reduce__(self):
         return (StateFeatures, ())
 
-    cdef void extract(self, const State* s, const uint64_t* words, const uint64_t* tags, uint64_t* hashes) noexcept nogil:
+    cdef void extract(self, const State* s, const uint64_t* nodes, uint64_t* hashes) noexcept nogil:
         """The 64-bit hash of every template for this configuration.
 
-        words, tags: per node 0..n (node 0 holds the root's own values).
+        nodes: (word, tag, suffix) of each node 0..n, row by row (node 0 holds the root's own values).
         """
         cdef uint64_t atoms[N_ATOMS]
         cdef int s0 = s.stack[s.stack_len - 1] if s.stack_len > 0 else -1
@@ -115,12 +120,12 @@ cdef class StateFeatures:
         cdef int s0h2 = _at(s.heads, s0h)
         cdef int s0lc1 = _at(s.left1, s0), s0rc1 = _at(s.right1, s0), n0lc1 = _at(s.left1, n0)
         cdef int s0lc2 = _at(s.left2, s0), s0rc2 = _at(s.right2, s0), n0lc2 = _at(s.left2, n0)
-        cdef int[14] nodes = [s0, s1, s2, n0, n1, n2, s0h, s0h2, s0lc1, s0rc1, n0lc1, s0lc2, s0rc2, n0lc2]
+        cdef int[14] positions = [s0, s1, s2, n0, n1, n2, s0h, s0h2, s0lc1, s0rc1, n0lc1, s0lc2, s0rc2, n0lc2]
         cdef uint64_t[14] word, tag
         cdef int k, j, p, a
         for k in range(14):
-            word[k] = words[nodes[k]] if nodes[k] >= 0 else _NONE
-            tag[k] = tags[nodes[k]] if nodes[k] >= 0 else _NONE
+            word[k] = nodes[positions[k] * 3] if positions[k] >= 0 else _NONE
+            tag[k] = nodes[positions[k] * 3 + 1] if positions[k] >= 0 else _NONE
         atoms[0] = word[0]; atoms[1] = tag[0]; atoms[2] = word[1]; atoms[3] = tag[1]; atoms[4] = tag[2]
         atoms[5] = word[3]; atoms[6] = tag[3]; atoms[7] = word[4]; atoms[8] = tag[4]; atoms[9] = word[5]; atoms[10] = tag[5]
         atoms[11] = word[6]; atoms[12] = tag[6]; atoms[13] = _label(s, s0)
@@ -138,6 +143,9 @@ cdef class StateFeatures:
         atoms[39] = mix(s.left_labels[s0] + 2) if s0 >= 0 else _NONE
         atoms[40] = mix(s.right_labels[s0] + 2) if s0 >= 0 else _NONE
         atoms[41] = mix(s.left_labels[n0] + 2) if n0 >= 0 else _NONE
+        atoms[42] = nodes[s0 * 3 + 2] if s0 >= 0 else _NONE
+        atoms[43] = nodes[n0 * 3 + 2] if n0 >= 0 else _NONE
+        atoms[44] = nodes[n1 * 3 + 2] if n1 >= 0 else _NONE
         cdef uint64_t h
         for j in range(self.n_templates):
             h = self._seeds[j]

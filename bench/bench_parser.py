@@ -1,0 +1,137 @@
+"""The seven parsers of Nivre (2008) on UD English EWT: dev LAS, UAS, label accuracy, training time, tokens/s.
+
+Converts the treebank with `spacy convert -c conllu -n 1` (gold tokens and
+sentences), trains configs/parser.cfg with `spacy train` once per parser
+(model-best on dev) and scores dev with the tags of the pipeline's own tagger.
+Scores count every token, punctuation included (CoNLL 2018 style); spaCy's
+scores without punctuation are printed too. Speed: the parser component alone
+over tagged docs, and tagger + parser, medians of 3. Also the share of
+non-projective sentences and how many of them lift/lower restores exactly.
+Figures are printed as JSON too.
+
+Usage: python bench/bench_parser.py [--data ../shared/data] [--parsers covington,arc-eager+pp,...] [--jobs 2] [--max-epochs 15]
+"""
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import spacy
+from spacy.tokens import DocBin
+
+from bench_bioner import ROOT, gold_token_examples, train
+from spacy_bioner.parser.projectivity import is_projective, lift, lower
+
+# name -> (transition_system, pseudo_projective)
+PARSERS = {
+    "covington": ("covington", False),
+    "covington-projective": ("covington-projective", False),
+    "covington-projective+pp": ("covington-projective", True),
+    "arc-standard": ("arc-standard", False),
+    "arc-standard+pp": ("arc-standard", True),
+    "arc-eager": ("arc-eager", False),
+    "arc-eager+pp": ("arc-eager", True),
+}
+
+
+def convert(conllu: Path, out_dir: Path) -> Path:
+    out_dir.mkdir(parents=True, exist_ok=True)
+    subprocess.run([sys.executable, "-m", "spacy", "convert", str(conllu), str(out_dir), "-c", "conllu", "-n", "1"], check=True, capture_output=True)
+    return out_dir / (conllu.stem + ".spacy")
+
+
+def projectivity(path: Path) -> dict:
+    """Non-projective sentences and the lift/lower round trip over a converted treebank."""
+    nlp = spacy.blank("en")
+    total = non_projective = restored = 0
+    for doc in DocBin().from_disk(path).get_docs(nlp.vocab):
+        for sent in doc.sents:
+            heads = [-1] + [0 if t.head.i == t.i else t.head.i - sent.start + 1 for t in sent]
+            labels = [""] + [t.dep_ for t in sent]
+            total += 1
+            if not is_projective(heads):
+                non_projective += 1
+                restored += lower(*lift(heads, labels)) == (heads, labels)
+    return {"sentences": total, "non_projective": non_projective, "restored": restored}
+
+
+def speed(nlp, examples, repeats: int = 3) -> dict:
+    docs = [eg.predicted for eg in examples]
+    n_tokens = sum(len(doc) for doc in docs)
+    tagger, parser = nlp.get_pipe("bioner_tagger"), nlp.get_pipe("bioner_parser")
+    tagged = list(tagger.pipe([doc.copy() for doc in docs], batch_size=1000))
+    component, pipeline = [], []
+    for _ in range(repeats):
+        batch = [doc.copy() for doc in tagged]
+        start = time.perf_counter()
+        for _ in parser.pipe(batch, batch_size=1000):
+            pass
+        component.append(n_tokens / (time.perf_counter() - start))
+        batch = [doc.copy() for doc in docs]
+        start = time.perf_counter()
+        for _ in parser.pipe(tagger.pipe(batch, batch_size=1000), batch_size=1000):
+            pass
+        pipeline.append(n_tokens / (time.perf_counter() - start))
+    return {
+        "parser_tokens_per_s": statistics.median(component), "parser_spread": [min(component), max(component)],
+        "tagger_parser_tokens_per_s": statistics.median(pipeline),
+    }
+
+
+def run(name: str, train_path: Path, dev_path: Path, work: Path, max_epochs: int) -> dict:
+    system, pseudo_projective = PARSERS[name]
+    out = work / name
+    seconds = train(train_path, dev_path, out, [
+        "--components.bioner_parser.transition_system", system,
+        "--components.bioner_parser.pseudo_projective", str(pseudo_projective).lower(),
+        "--training.max_epochs", str(max_epochs),
+    ], config="parser.cfg")
+    nlp = spacy.load(out / "model-best")
+    examples = gold_token_examples(nlp, dev_path)
+    scores = nlp.evaluate(examples)
+    return {
+        "las": scores["dep_las_all"], "uas": scores["dep_uas_all"], "label_acc": scores["dep_label_acc"],
+        "spacy_las": scores["dep_las"], "spacy_uas": scores["dep_uas"], "tag_acc": scores["tag_acc"],
+        "train_seconds": seconds, **speed(nlp, examples),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data")
+    parser.add_argument("--parsers", default=",".join(PARSERS))
+    parser.add_argument("--jobs", type=int, default=2, help="parsers trained at once (training times are then measured side by side)")
+    parser.add_argument("--max-epochs", type=int, default=15)
+    args = parser.parse_args()
+    names = args.parsers.split(",")
+    unknown = [name for name in names if name not in PARSERS]
+    if unknown:
+        parser.error(f"unknown parsers {unknown}: choose from {list(PARSERS)}")
+    treebank = args.data / "ud_english_ewt"
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        train_path = convert(treebank / "en_ewt-ud-train.conllu", work)
+        dev_path = convert(treebank / "en_ewt-ud-dev.conllu", work)
+        figures = {"train_projectivity": projectivity(train_path), "dev_projectivity": projectivity(dev_path)}
+        with ThreadPoolExecutor(args.jobs) as pool:
+            results = pool.map(lambda name: (name, run(name, train_path, dev_path, work, args.max_epochs)), names)
+            figures["parsers"] = dict(results)
+    for split in ("train", "dev"):
+        p = figures[f"{split}_projectivity"]
+        print(f"{split}: {p['non_projective']} of {p['sentences']} sentences non-projective "
+              f"({100 * p['non_projective'] / p['sentences']:.1f}%); lift then lower restores {p['restored']}")
+    print(f"{'parser':<26}{'LAS':>7}{'UAS':>7}{'label':>7}{'LAS-p':>7}{'UAS-p':>7}{'tags':>7}{'train s':>9}{'parser tok/s':>14}{'+tagger tok/s':>15}")
+    for name, f in figures["parsers"].items():
+        print(f"{name:<26}{100 * f['las']:7.2f}{100 * f['uas']:7.2f}{100 * f['label_acc']:7.2f}{100 * f['spacy_las']:7.2f}"
+              f"{100 * f['spacy_uas']:7.2f}{100 * f['tag_acc']:7.2f}{f['train_seconds']:9.0f}{f['parser_tokens_per_s']:14,.0f}{f['tagger_parser_tokens_per_s']:15,.0f}")
+    print("LAS/UAS/label: every token, punctuation included; LAS-p/UAS-p: spaCy's scorer, without punctuation.")
+    print(json.dumps(figures))
+
+
+if __name__ == "__main__":
+    main()
