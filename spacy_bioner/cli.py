@@ -13,6 +13,7 @@ from tqdm import tqdm
 from wasabi import msg
 
 from .annotate import BadLine, annotate
+from .bulk import annotate_shards
 from .calibration import expected_calibration_error, fit_temperature, log_loss, outcomes, reliability
 from .evaluate import corpus_stats, report
 from .explain import explain
@@ -141,12 +142,19 @@ def annotate_cli(
     n_process: int = typer.Option(1, "--n-process", "-n", help="Processes for nlp.pipe."),
     batch_size: int = typer.Option(1000, "--batch-size", "-b", help="Docs per batch."),
     strict: bool = typer.Option(False, "--strict", help="Stop at the first bad line instead of skipping it."),
+    scheduler: Optional[str] = typer.Option(None, "--scheduler", help="A Dask scheduler's address: annotate the shards of SOURCE on that cluster (pip install spacy-bioner[dask])."),
 ) -> None:
     """Annotate a file of docs, streaming; the output appears only when complete.
 
     Bad lines are skipped and reported on stderr with their line number
-    (--strict stops instead); the progress bar is on stderr too.
+    (--strict stops instead); the progress bar is on stderr too. When SOURCE
+    is a directory of shards (.jsonl, .parquet), or --scheduler is given,
+    each shard becomes a shard of the same name in the directory OUTPUT,
+    in this process or on the cluster; a rerun skips finished shards.
     """
+    if scheduler or source.is_dir():
+        _annotate_shards(model, source, output, scheduler, batch_size)
+        return
     fmt = fmt or ("jsonl" if source.suffix == ".jsonl" else "text")
     nlp = spacy.load(model)
     start = time.perf_counter()
@@ -163,6 +171,26 @@ def annotate_cli(
         f"{counts['docs']:,} docs, {counts['entities']:,} entities, {counts['skipped']:,} lines skipped: {output} "
         f"({counts['docs'] / (time.perf_counter() - start):,.0f} docs/s)"
     )
+
+
+def _annotate_shards(model: str, source: Path, output: Path, scheduler: Optional[str], batch_size: int) -> None:
+    start = time.perf_counter()
+    try:
+        summaries = annotate_shards(model, source, output, scheduler=scheduler, batch_size=batch_size)
+    except (ImportError, ValueError) as err:
+        msg.fail(str(err), exits=1)
+    for summary in summaries:
+        for error in summary["errors"]:
+            print(f"skipped {error}", file=sys.stderr)
+    done = [s for s in summaries if s["status"] == "done"]
+    failed = [s["shard"] for s in summaries if s["status"] == "failed"]
+    records = sum(s["records"] for s in done)
+    msg.good(
+        f"{len(done)} shards annotated ({records:,} records, {sum(s['entities'] for s in done):,} entities, "
+        f"{records / (time.perf_counter() - start):,.0f} records/s), {len(summaries) - len(done) - len(failed)} already finished: {output}"
+    )
+    if failed:
+        msg.fail(f"{len(failed)} shards could not be read: {', '.join(failed)}; rerun after fixing them", exits=1)
 
 
 @app.command("debug-data")

@@ -103,3 +103,18 @@ def test_convert_reads_bilou_text_and_passes_spacy_files_through(tmp_path):
     assert len(docs) == 1 and [(e.text, e.label_) for e in docs[0].ents] == [("Alice Smith", "PER"), ("Paris", "LOC")]
     convert_corpus(tmp_path / "out" / "train.spacy", tmp_path / "copy" / "dev.spacy", 1)
     assert (tmp_path / "copy" / "dev.spacy").read_bytes() == (tmp_path / "out" / "train.spacy").read_bytes()
+
+
+def test_project_parser_workflow_on_embedded_treebank(tmp_path):
+    project = tmp_path / "project"
+    project.mkdir()
+    shutil.copy(ROOT / "project.yml", project / "project.yml")
+    for folder in ("assets", "configs", "scripts"):
+        shutil.copytree(ROOT / folder, project / folder)
+    run("spacy", "project", "run", "parser", str(project), cwd=project)
+    scores = srsly.read_json(project / "metrics" / "parser_scores.json")
+    assert scores["tag_acc"] > 0.95 and scores["dep_las_all"] > 0.8 and scores["dep_label_acc"] > 0.8
+    nlp = spacy.load(project / "training" / "parser" / "model-best")
+    doc = nlp("The green river approved the report .")
+    assert nlp.pipe_names == ["bioner_tagger", "bioner_parser"]
+    assert [t.dep_ for t in doc][-1] == "punct" and doc[3].head.i == 3
