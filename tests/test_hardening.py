@@ -1,0 +1,173 @@
+"""Bad input and faults: random text, damaged model files, threads, determinism across processes."""
+import hashlib
+import subprocess
+import sys
+import threading
+
+import numpy
+import pytest
+import spacy
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from spacy.tokens import Doc
+
+from spacy_bioner.parser.component import BioParser
+from spacy_bioner.parser.tagger import BioTagger
+from spacy_bioner.serialize import ModelFileError
+
+from conftest import train_nlp
+from test_parser_component import _trained as train_parser
+
+CASES = {"ner": 0, "parser": 0}
+
+
+@pytest.fixture(scope="module")
+def ner_nlp():
+    nlp = train_nlp()
+    nlp.get_pipe("bioner").add_patterns([{"label": "ORG", "pattern": "Acme Corp", "id": "acme"}, {"label": "LOC", "pattern": "Paris"}])
+    return nlp
+
+
+@pytest.fixture(scope="module")
+def parser_nlp():
+    return train_parser()
+
+
+# Words from every Unicode category, control characters and whitespace runs included.
+WORD = st.text(st.characters(blacklist_categories=("Cs",)), min_size=0, max_size=12)
+TEXT = st.lists(st.one_of(WORD, st.sampled_from(["Acme Corp", "Paris", "  ", "\n\n", "\t", "\x00", "\u200b", "Bob", "."])), max_size=40).map(" ".join)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(text=TEXT)
+def test_ner_and_gazetteer_never_crash_on_random_text(ner_nlp, text):
+    CASES["ner"] += 1
+    doc = ner_nlp(text)
+    labels = set(ner_nlp.get_pipe("bioner").labels)
+    previous_end = 0
+    for ent in doc.ents:
+        assert previous_end <= ent.start < ent.end <= len(doc) and ent.label_ in labels
+        assert not ent[0].is_space and not ent[-1].is_space
+        previous_end = ent.end
+    for span in doc.spans["bioner_gazetteer"]:
+        assert 0 <= span.start < span.end <= len(doc)
+    iob = [token.ent_iob_ for token in doc]
+    assert all(tag != "I" or (i > 0 and iob[i - 1] in "BI") for i, tag in enumerate(iob))
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(text=TEXT)
+def test_tagger_and_parser_never_crash_on_random_text(parser_nlp, text):
+    CASES["parser"] += 1
+    doc = parser_nlp(text)
+    tags = set(parser_nlp.get_pipe("bioner_tagger").labels)
+    assert all(token.tag_ in tags for token in doc)
+    for token in doc:  # a tree: every token reaches a root
+        seen = set()
+        while token.head.i != token.i:
+            assert token.i not in seen
+            seen.add(token.i)
+            token = token.head
+    assert sum(len(sent) for sent in doc.sents) == len(doc)
+
+
+def test_random_text_cases_ran():
+    # Run after the two property tests (pytest keeps file order): each saw its examples.
+    assert CASES["ner"] >= 100 and CASES["parser"] >= 100, CASES
+
+
+@pytest.mark.parametrize("n_tokens", [0, 1, 200_000])
+def test_empty_one_token_and_long_docs(ner_nlp, parser_nlp, n_tokens):
+    words = (["Bob", "works", "at", "Acme", "Corp", "in", "Paris", "."] * (n_tokens // 8 + 1))[:n_tokens]
+    doc = ner_nlp(Doc(ner_nlp.vocab, words=words))
+    assert len(doc) == n_tokens
+    if n_tokens > 1:
+        assert {ent.label_ for ent in doc.ents} >= {"ORG", "LOC"}
+    parsed = parser_nlp(Doc(parser_nlp.vocab, words=words))
+    assert len(list(parsed.sents)) >= (1 if n_tokens else 0)
+
+
+def _damage(path, how):
+    data = path.read_bytes()
+    if how == "truncated":
+        path.write_bytes(data[: len(data) // 2])
+    elif how == "bit-flipped":
+        flipped = bytearray(data)
+        for k in range(len(flipped) // 3, len(flipped) // 3 + 64):
+            flipped[k] ^= 0xFF
+        path.write_bytes(bytes(flipped))
+    elif how == "foreign":
+        path.write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 4)
+    elif how == "pickle":
+        import pickle
+
+        path.write_bytes(pickle.dumps({"emission": numpy.zeros(3)}))
+
+
+@pytest.mark.parametrize("how", ["truncated", "bit-flipped", "foreign", "pickle"])
+@pytest.mark.parametrize("component", ["bioner_parser", "bioner_tagger"])
+def test_damaged_weights_are_named(parser_nlp, tmp_path, component, how):
+    path = tmp_path / component
+    parser_nlp.get_pipe(component).to_disk(path)
+    _damage(path / "weights.npz", how)
+    cls = BioParser if component == "bioner_parser" else BioTagger
+    with pytest.raises(ModelFileError, match="weights.npz"):
+        cls(parser_nlp.vocab).from_disk(path)
+
+
+@pytest.mark.parametrize("component", ["bioner_parser", "bioner_tagger"])
+def test_damaged_configs_and_wrong_shapes_are_named(parser_nlp, tmp_path, component):
+    cls = BioParser if component == "bioner_parser" else BioTagger
+    path = tmp_path / component
+    pipe = parser_nlp.get_pipe(component)
+    pipe.to_disk(path)
+    (path / "cfg").write_bytes(b"\xff\xfe{")
+    with pytest.raises(ModelFileError, match="cfg"):
+        cls(parser_nlp.vocab).from_disk(path)
+    pipe.to_disk(path)
+    cfg = (path / "cfg").read_text()
+    version_key = "features_version" if component == "bioner_parser" else "templates_version"
+    (path / "cfg").write_text(cfg.replace(f'"{version_key}": ', f'"{version_key}": 9'))
+    with pytest.raises(ModelFileError, match="retrain"):
+        cls(parser_nlp.vocab).from_disk(path)
+    pipe.to_disk(path)
+    arrays = dict(numpy.load(path / "weights.npz"))
+    key = "moves" if component == "bioner_parser" else "emission"
+    arrays[key] = arrays[key][:-1]
+    numpy.savez(path / "weights.npz", **arrays)
+    with pytest.raises(ModelFileError, match=f"'{key}' is float32"):
+        cls(parser_nlp.vocab).from_disk(path)
+
+
+def test_two_threads_tag_and_parse_like_one(ner_nlp, parser_nlp):
+    texts = [f"Bob {i} works at Acme Corp in Paris and Alice Smith lives in Berlin ." for i in range(400)]
+    expected = [([(e.start, e.end, e.label_) for e in doc.ents], [(t.head.i, t.dep_) for t in parse])
+                for doc, parse in zip(ner_nlp.pipe(texts), parser_nlp.pipe(texts))]
+    results = [None, None]
+
+    def work(slot):
+        results[slot] = [([(e.start, e.end, e.label_) for e in doc.ents], [(t.head.i, t.dep_) for t in parse])
+                         for doc, parse in zip(ner_nlp.pipe(texts, batch_size=7), parser_nlp.pipe(texts, batch_size=5))]
+
+    threads = [threading.Thread(target=work, args=(slot,)) for slot in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert results[0] == expected and results[1] == expected
+
+
+TRAIN_AND_HASH = """
+import hashlib, sys
+sys.path[:0] = sys.argv[1:]
+from conftest import train_nlp
+from test_parser_component import _trained
+ner, parser = train_nlp(), _trained()
+print(hashlib.sha1(ner.get_pipe("bioner").to_bytes() + parser.get_pipe("bioner_tagger").to_bytes() + parser.get_pipe("bioner_parser").to_bytes()).hexdigest())
+"""
+
+
+def test_training_is_deterministic_across_processes():
+    tests_dir = str(__import__("pathlib").Path(__file__).parent)
+    digests = {subprocess.run([sys.executable, "-c", TRAIN_AND_HASH, tests_dir], capture_output=True, text=True, check=True).stdout for _ in range(2)}
+    assert len(digests) == 1
