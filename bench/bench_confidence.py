@@ -5,8 +5,11 @@ dev), splits the dev docs in two halves (even and odd docs), fits the
 temperature on one half and measures the expected calibration error (10
 bins) of the decoded entities on the other, both ways; also the ECE with no
 temperature (T = 1) and the cost of confidences in tokens/s. On CoNLL, the
-recall knob: P/R/F1 on dev for a range of `entity_bias` values. Figures are
-printed as JSON too.
+recall knob: P/R/F1 on dev for a range of `entity_bias` values; and the
+candidate spans, for routing to a person: the decoded entities plus every
+other span whose probability reaches `alternatives_threshold` (up to
+MAX_CANDIDATES per doc, `doc.spans["bioner_alternatives"]`), as P/R against
+the gold entities for a range of thresholds. Figures are printed as JSON too.
 
 Usage: python bench/bench_confidence.py [--data ../shared/data] [--corpora conll2003,bc5cdr]
 """
@@ -23,6 +26,8 @@ from bench_bioner import ROOT, spacy_evaluate_examples, train
 from spacy_bioner.calibration import expected_calibration_error, fit_temperature, outcomes, reliability
 
 BIASES = [0.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0]
+THRESHOLDS = [0.5, 0.2, 0.1, 0.05, 0.02, 0.01, 0.005, 0.001]
+MAX_CANDIDATES = 1000
 
 
 def calibration(ner, pairs) -> dict:
@@ -67,6 +72,22 @@ def recall_knob(nlp, examples) -> list:
     return curve
 
 
+def candidate_recall(nlp, examples) -> list:
+    """P/R of entities + alternatives (exact span and label) against the gold entities, per threshold."""
+    ner, curve = nlp.get_pipe("bioner"), []
+    ner.cfg["alternatives"] = MAX_CANDIDATES
+    for threshold in THRESHOLDS:
+        ner.cfg["alternatives_threshold"] = threshold
+        found = gold = right = 0
+        for doc, example in zip(nlp.pipe(eg.predicted.copy() for eg in examples), examples):
+            truth = {(e.start_char, e.end_char, e.label_) for e in example.reference.ents}
+            candidates = {(s.start_char, s.end_char, s.label_) for s in list(doc.ents) + list(doc.spans[f"{ner.name}_alternatives"])}
+            found, gold, right = found + len(candidates), gold + len(truth), right + len(truth & candidates)
+        curve.append({"threshold": threshold, "p": right / max(found, 1), "r": right / max(gold, 1), "candidates_per_entity": found / max(gold, 1)})
+    ner.cfg.update(alternatives=0, alternatives_threshold=0.1)
+    return curve
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data")
@@ -85,6 +106,7 @@ def main() -> None:
                                "tokens_per_s": confidence_cost(nlp, [eg.predicted for eg in examples])}
             if corpus == "conll2003":
                 figures[corpus]["recall_knob"] = recall_knob(nlp, spacy_evaluate_examples(nlp, dev_path))
+                figures[corpus]["candidates"] = candidate_recall(nlp, spacy_evaluate_examples(nlp, dev_path))
     for corpus, f in figures.items():
         c = f["calibration"]
         print(f"{corpus} dev: ECE {c['ece']:.3f} with a temperature fitted on the other half "
@@ -92,6 +114,9 @@ def main() -> None:
               f"tagging {f['tokens_per_s']['without']:,.0f} tokens/s, {f['tokens_per_s']['with']:,.0f} with confidences")
         for point in f.get("recall_knob", []):
             print(f"  entity_bias {point['entity_bias']:>5}: P {100 * point['p']:.2f} R {100 * point['r']:.2f} F1 {100 * point['f']:.2f}")
+        for point in f.get("candidates", []):
+            print(f"  candidates at threshold {point['threshold']:>6}: P {100 * point['p']:.2f} R {100 * point['r']:.2f} "
+                  f"({point['candidates_per_entity']:.2f} candidates per gold entity)")
     print(json.dumps(figures))
 
 

@@ -31,7 +31,7 @@ NODE_ATTRIBUTES = [LOWER, TAG, SUFFIX]  # what the features read of each token
 
 DEFAULT_PARSER_CONFIG = {
     "transition_system": "arc-eager",
-    "pseudo_projective": True,
+    "pseudo_projective": False,
     "n_buckets": 2**21,
     "label_buckets": 2**18,
     "explore": 0.9,
@@ -130,7 +130,7 @@ class BioParser(TrainablePipe):
         name: str = "bioner_parser",
         *,
         transition_system: str = "arc-eager",
-        pseudo_projective: bool = True,
+        pseudo_projective: bool = False,
         n_buckets: int = 2**21,
         label_buckets: int = 2**18,
         explore: float = 0.9,
