@@ -8,8 +8,9 @@ temperature (T = 1) and the cost of confidences in tokens/s. On CoNLL, the
 recall knob: P/R/F1 on dev for a range of `entity_bias` values; and the
 candidate spans, for routing to a person: the decoded entities plus every
 other span whose probability reaches `alternatives_threshold` (up to
-MAX_CANDIDATES per doc, `doc.spans["bioner_alternatives"]`), as P/R against
-the gold entities for a range of thresholds. Figures are printed as JSON too.
+1000 per doc, `doc.spans["bioner_alternatives"]`), as P/R against
+the gold entities for a range of thresholds, on the even dev docs with the
+temperature fitted on the odd ones. Figures are printed as JSON too.
 
 Usage: python bench/bench_confidence.py [--data ../shared/data] [--corpora conll2003,bc5cdr]
 """
@@ -24,10 +25,10 @@ import spacy
 from bench_accuracy import converted
 from bench_bioner import ROOT, spacy_evaluate_examples, train
 from spacy_bioner.calibration import expected_calibration_error, fit_temperature, outcomes, reliability
+from spacy_bioner.cli import candidate_curve
 
 BIASES = [0.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0]
-THRESHOLDS = [0.5, 0.2, 0.1, 0.05, 0.02, 0.01, 0.005, 0.001]
-MAX_CANDIDATES = 1000
+THRESHOLDS = [0.5, 0.2, 0.1, 0.05, 0.02, 0.01, 0.005, 0.002, 0.001]
 
 
 def calibration(ner, pairs) -> dict:
@@ -72,22 +73,6 @@ def recall_knob(nlp, examples) -> list:
     return curve
 
 
-def candidate_recall(nlp, examples) -> list:
-    """P/R of entities + alternatives (exact span and label) against the gold entities, per threshold."""
-    ner, curve = nlp.get_pipe("bioner"), []
-    ner.cfg["alternatives"] = MAX_CANDIDATES
-    for threshold in THRESHOLDS:
-        ner.cfg["alternatives_threshold"] = threshold
-        found = gold = right = 0
-        for doc, example in zip(nlp.pipe(eg.predicted.copy() for eg in examples), examples):
-            truth = {(e.start_char, e.end_char, e.label_) for e in example.reference.ents}
-            candidates = {(s.start_char, s.end_char, s.label_) for s in list(doc.ents) + list(doc.spans[f"{ner.name}_alternatives"])}
-            found, gold, right = found + len(candidates), gold + len(truth), right + len(truth & candidates)
-        curve.append({"threshold": threshold, "p": right / max(found, 1), "r": right / max(gold, 1), "candidates_per_entity": found / max(gold, 1)})
-    ner.cfg.update(alternatives=0, alternatives_threshold=0.1)
-    return curve
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data")
@@ -106,7 +91,10 @@ def main() -> None:
                                "tokens_per_s": confidence_cost(nlp, [eg.predicted for eg in examples])}
             if corpus == "conll2003":
                 figures[corpus]["recall_knob"] = recall_knob(nlp, spacy_evaluate_examples(nlp, dev_path))
-                figures[corpus]["candidates"] = candidate_recall(nlp, spacy_evaluate_examples(nlp, dev_path))
+                # On the even docs, with the temperature fitted on the odd ones.
+                ner = nlp.get_pipe("bioner")
+                ner.cfg["temperature"] = figures[corpus]["calibration"]["halves"][0]["temperature"]
+                figures[corpus]["candidates"] = candidate_curve(nlp, ner, spacy_evaluate_examples(nlp, dev_path)[0::2], THRESHOLDS)
     for corpus, f in figures.items():
         c = f["calibration"]
         print(f"{corpus} dev: ECE {c['ece']:.3f} with a temperature fitted on the other half "
@@ -116,7 +104,7 @@ def main() -> None:
             print(f"  entity_bias {point['entity_bias']:>5}: P {100 * point['p']:.2f} R {100 * point['r']:.2f} F1 {100 * point['f']:.2f}")
         for point in f.get("candidates", []):
             print(f"  candidates at threshold {point['threshold']:>6}: P {100 * point['p']:.2f} R {100 * point['r']:.2f} "
-                  f"({point['candidates_per_entity']:.2f} candidates per gold entity)")
+                  f"({point['per_gold']:.2f} candidates per gold entity)")
     print(json.dumps(figures))
 
 

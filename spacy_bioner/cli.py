@@ -70,13 +70,15 @@ def evaluate_cli(
     html: Optional[Path] = typer.Option(None, "--html", help="Write a report page (index.html) into this directory."),
     n_worst: int = typer.Option(20, "--worst", help="Sentences with the most errors to show in the report page."),
     bias_curve: Optional[str] = typer.Option(None, "--bias-curve", help="Comma-separated entity_bias values: P/R/F1 at each (the recall knob)."),
+    candidate_curve: Optional[str] = typer.Option(None, "--candidate-curve", help="Comma-separated probability thresholds: P/R of the entities plus the alternatives above each (the candidates for review)."),
     gold_preproc: bool = typer.Option(False, "--gold-preproc", "-G", help="Use the gold tokenization and sentences."),
 ) -> None:
     """Score a pipeline's entities: overall and per type (as `spacy evaluate`),
     seen and unseen in training, the kind of each error, and which types are
     taken for which; optionally as a page with the worst sentences rendered."""
     biases = [float(value) for value in bias_curve.split(",")] if bias_curve else []
-    figures = evaluate(model, data, train, gold_preproc, html, n_worst, biases)
+    thresholds = [float(value) for value in candidate_curve.split(",")] if candidate_curve else []
+    figures = evaluate(model, data, train, gold_preproc, html, n_worst, biases, thresholds)
     overall = figures["overall"]
     msg.divider("Entities")
     msg.table(
@@ -94,6 +96,9 @@ def evaluate_cli(
     if "recall_knob" in figures:
         msg.table([(k["entity_bias"], *(f"{100 * k[m]:.2f}" for m in "prf")) for k in figures["recall_knob"]],
                   header=("entity_bias", "P", "R", "F"), aligns=("r", "r", "r", "r"))
+    if "candidates" in figures:
+        msg.table([(k["threshold"], f"{100 * k['p']:.2f}", f"{100 * k['r']:.2f}", f"{k['per_gold']:.2f}") for k in figures["candidates"]],
+                  header=("threshold", "P", "R", "candidates per gold"), aligns=("r", "r", "r", "r"))
     if output:
         output.parent.mkdir(parents=True, exist_ok=True)
         output.write_text(json.dumps(figures, indent=2), encoding="utf8")
@@ -104,12 +109,12 @@ def evaluate_cli(
 
 def evaluate(
     model: str, data: Path, train: Optional[Path] = None, gold_preproc: bool = False,
-    html: Optional[Path] = None, n_worst: int = 20, biases: Sequence[float] = (),
+    html: Optional[Path] = None, n_worst: int = 20, biases: Sequence[float] = (), thresholds: Sequence[float] = (),
 ) -> dict:
     """The figures of `bioner evaluate` (`spacy` holds spaCy's own scores of
     the same run); with `html`, also the report page in that directory. For a
     bioner component: with confidences on, their calibration; with `biases`,
-    P/R/F1 at each entity_bias."""
+    P/R/F1 at each entity_bias; with `thresholds`, P/R of the candidates at each."""
     nlp = spacy.load(model)
     examples = list(Corpus(str(data), gold_preproc=gold_preproc)(nlp))
     spacy_scores = nlp.evaluate(examples)
@@ -128,6 +133,8 @@ def evaluate(
                                   "ece": expected_calibration_error(probabilities, correct), "reliability": reliability(probabilities, correct)}
     if ner is not None and biases:
         figures["recall_knob"] = recall_curve(nlp, ner, examples, biases)
+    if ner is not None and thresholds:
+        figures["candidates"] = candidate_curve(nlp, ner, examples, thresholds)
     if html:
         write_report(html, figures, pairs, entity_report.worst_sentences(n_worst), title=f"{model} on {data.name}")
     return figures
@@ -296,6 +303,27 @@ def recall_curve(nlp, ner: BioNER, examples, biases: Sequence[float]) -> List[di
             curve.append({"entity_bias": bias, "p": scores["ents_p"], "r": scores["ents_r"], "f": scores["ents_f"]})
     finally:
         ner.cfg["entity_bias"] = kept
+    return curve
+
+
+def candidate_curve(nlp, ner: BioNER, examples, thresholds: Sequence[float], max_candidates: int = 1000) -> List[dict]:
+    """P/R against the gold entities (exact span and label) of the candidates:
+    the entities plus every other span whose probability, at the component's
+    temperature, reaches each threshold (its `alternatives`)."""
+    curve, kept = [], {key: ner.cfg[key] for key in ("alternatives", "alternatives_threshold")}
+    try:
+        ner.cfg["alternatives"] = max_candidates
+        for threshold in thresholds:
+            ner.cfg["alternatives_threshold"] = threshold
+            found = gold = right = 0
+            for doc, example in zip(nlp.pipe(eg.predicted.copy() for eg in examples), examples):
+                truth = {(e.start_char, e.end_char, e.label_) for e in example.reference.ents}
+                spans = list(doc.ents) + list(doc.spans[f"{ner.name}_alternatives"])
+                candidates = {(span.start_char, span.end_char, span.label_) for span in spans}
+                found, gold, right = found + len(candidates), gold + len(truth), right + len(truth & candidates)
+            curve.append({"threshold": threshold, "p": right / max(found, 1), "r": right / max(gold, 1), "per_gold": found / max(gold, 1)})
+    finally:
+        ner.cfg.update(kept)
     return curve
 
 

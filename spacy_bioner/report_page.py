@@ -71,6 +71,18 @@ def _knob(figures: Dict[str, object]) -> str:
             f"{rows}</table>")
 
 
+def _candidates(figures: Dict[str, object]) -> str:
+    if "candidates" not in figures:
+        return ""
+    rows = "".join(
+        f"<tr><td>{k['threshold']:g}</td><td>{100 * k['p']:.2f}</td><td>{100 * k['r']:.2f}</td><td>{k['per_gold']:.2f}</td>"
+        f"<td><span class='bar' style='width:{300 * k['r']:.0f}px'></span></td></tr>"
+        for k in figures["candidates"]
+    )
+    return ("<h2>Candidates for review</h2><p>The entities plus every other span at least this probable.</p>"
+            f"<table id='candidates'><tr><th>threshold</th><th>P</th><th>R</th><th>per gold entity</th><th>recall</th></tr>{rows}</table>")
+
+
 def _reliability(figures: Dict[str, object]) -> str:
     if "calibration" not in figures:
         return ""
@@ -104,7 +116,7 @@ def write_report(path: Path, figures: Dict[str, object], pairs: List[Tuple[Doc, 
         f"<h2>Scores</h2>{_scores_table(figures)}"
         f"<h2>F1 per type</h2>{_bars(figures)}"
         f"<h2>Errors</h2><p id='errors'>{escape(errors)}</p>"
-        f"<h2>Confusions</h2>{_confusion(figures)}{_knob(figures)}{_reliability(figures)}"
+        f"<h2>Confusions</h2>{_confusion(figures)}{_knob(figures)}{_candidates(figures)}{_reliability(figures)}"
         f"<h2>Sentences with the most errors</h2><div id='worst'>{sentences or '<p>none</p>'}</div>"
         "</body></html>"
     )

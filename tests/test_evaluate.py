@@ -93,6 +93,17 @@ def test_recall_knob_curve_rises_with_the_bias(model_and_data):
     assert recalls[0] <= recalls[1] <= recalls[2] and recalls[0] < recalls[2]
 
 
+def test_candidate_recall_rises_as_the_threshold_falls(model_and_data):
+    from spacy_bioner.cli import evaluate
+
+    _, path = model_and_data
+    figures = evaluate(str(path / "model"), path / "dev.spacy", thresholds=[1.0, 0.1, 1e-6])
+    recalls = [point["r"] for point in figures["candidates"]]
+    assert recalls[0] == pytest.approx(figures["overall"]["r"])  # nothing else is certain: the entities alone
+    assert recalls[0] <= recalls[1] <= recalls[2] and recalls[0] < recalls[2]
+    assert figures["candidates"][2]["per_gold"] > figures["candidates"][0]["per_gold"]
+
+
 def test_error_kinds_and_confusions():
     vocab = spacy.blank("en").vocab
     gold = Doc(vocab, words="Ann met Bob Lee at Acme in Oslo".split(), ents=["B-PER", "O", "B-PER", "I-PER", "O", "B-ORG", "O", "B-LOC"])
@@ -132,12 +143,13 @@ def test_report_page_renders_in_a_headless_browser(model_and_data):
     nlp.get_pipe("bioner").cfg["confidence"] = True
     nlp.to_disk(path / "model_with_confidence")
     result = CliRunner().invoke(app, ["evaluate", str(path / "model_with_confidence"), str(path / "dev.spacy"), "--train", str(path / "train.spacy"),
-                                      "--html", str(path / "report"), "--worst", "3", "--bias-curve", "-20,0,20"])
+                                      "--html", str(path / "report"), "--worst", "3", "--bias-curve", "-20,0,20",
+                                      "--candidate-curve", "0.5,0.01"])
     assert result.exit_code == 0, result.output
     assert "ECE" in result.output and "entity_bias" in result.output
     page = path / "report" / "index.html"
     html = page.read_text()
-    sections = ("scores", "bars", "errors", "confusion", "knob", "reliability", "worst")
+    sections = ("scores", "bars", "errors", "confusion", "knob", "candidates", "reliability", "worst")
     assert all(f"id='{section}'" in html for section in sections)
     n_pairs = html.count("class='pair'")
     assert 1 <= n_pairs <= 3 and "<mark" in html  # the model makes errors on this data, in at most 3 sentences shown

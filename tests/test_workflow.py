@@ -56,6 +56,7 @@ def test_project_all_runs_on_embedded_sample(tmp_path):
     report = srsly.read_json(project / "metrics" / "report.json")
     assert report["overall"]["f"] == scores["ents_f"] and report["unseen"]["gold"] > 0
     assert report["calibration"]["temperature"] > 0 and len(report["recall_knob"]) == 3
+    assert [point["threshold"] for point in report["candidates"]] == [0.1, 0.02, 0.005]
     assert (project / "metrics" / "report" / "index.html").exists()
     # Documents were kept whole: -DOCSTART- never became a token.
     nlp = spacy.blank("en")
