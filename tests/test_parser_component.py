@@ -140,3 +140,16 @@ def test_tagger_can_write_universal_pos():
     assert nlp.evaluate(examples)["pos_acc"] == pytest.approx(1.0)
     with pytest.raises(ValueError, match="not a universal part of speech"):
         nlp.get_pipe("bioner_tagger").add_label("NN")
+
+
+def test_list_based_systems_refuse_units_longer_than_max_length():
+    nlp = _trained("covington", False, epochs=5)
+    nlp.get_pipe("bioner_parser").cfg["max_length"] = 20
+    words = "Dogs bark loudly .".split() * 6
+    with pytest.raises(ValueError, match="24 tokens is longer than max_length = 20.*sentencizer"):
+        nlp(Doc(nlp.vocab, words=words))
+    with_sentences = Doc(nlp.vocab, words=words, sent_starts=[i % 4 == 0 for i in range(len(words))])
+    assert len(list(nlp(with_sentences).sents)) >= 6
+    eager = _trained("arc-eager", False, epochs=5)
+    eager.get_pipe("bioner_parser").cfg["max_length"] = 20
+    assert len(eager(Doc(eager.vocab, words=words))) == 24  # linear time: no limit

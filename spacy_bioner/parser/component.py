@@ -24,6 +24,8 @@ from .projectivity import SEPARATOR, lift, lower
 from .state_features import StateFeatures
 from .transitions import MOVE_NAMES, PROJECTIVE_SYSTEMS, SYSTEMS
 
+STACK_BASED_SYSTEMS = ("arc-standard", "arc-eager")  # linear time; the list-based ones are quadratic
+
 # Saved weights are indexed by hashed templates: bump when ATOMS or TEMPLATES change.
 PARSER_FEATURES_VERSION = 2  # 2: suffixes
 ROOT_WORD = get_string_id("<root>")  # the root node's word, tag and suffix
@@ -36,6 +38,7 @@ DEFAULT_PARSER_CONFIG = {
     "label_buckets": 2**18,
     "explore": 0.9,
     "seed": 0,
+    "max_length": 5000,
     "scorer": {"@scorers": "bioner.parser_scorer.v1"},
 }
 
@@ -86,6 +89,7 @@ def make_bioner_parser(
     label_buckets: int,
     explore: float,
     seed: int,
+    max_length: int,
     scorer: Optional[Callable],
 ) -> "BioParser":
     """Create a bioner_parser component.
@@ -101,11 +105,16 @@ def make_bioner_parser(
         data, the share of moves where training follows the model's own
         choice and learns from the dynamic oracle; 0 for the static oracle.
     seed (int): Seed of those choices.
+    max_length (int): The longest unit (a sentence, or a doc without sentence
+        boundaries) the list-based systems parse: their time grows with the
+        square of its length (a 32,000-token doc took 25 s), so a longer one
+        is refused with an error; add a sentencizer or senter before the
+        parser. The stack-based systems are linear and parse any length.
     scorer (Optional[Callable]): Scores the parses.
     """
     return BioParser(
         nlp.vocab, name, transition_system=transition_system, pseudo_projective=pseudo_projective,
-        n_buckets=n_buckets, label_buckets=label_buckets, explore=explore, seed=seed, scorer=scorer,
+        n_buckets=n_buckets, label_buckets=label_buckets, explore=explore, seed=seed, max_length=max_length, scorer=scorer,
     )
 
 
@@ -135,6 +144,7 @@ class BioParser(TrainablePipe):
         label_buckets: int = 2**18,
         explore: float = 0.9,
         seed: int = 0,
+        max_length: int = 5000,
         scorer: Optional[Callable] = score_parse,
     ):
         if transition_system not in SYSTEMS:
@@ -146,6 +156,8 @@ class BioParser(TrainablePipe):
                 raise ValueError(f"{key} must be an integer in [1, 2**32), got {value!r}")
         if not 0 <= explore < 1:
             raise ValueError(f"explore must be in [0, 1), got {explore!r}")
+        if not isinstance(max_length, int) or max_length < 1:
+            raise ValueError(f"max_length must be a positive integer, got {max_length!r}")
         self.vocab = vocab
         self.name = name
         self.scorer = scorer
@@ -156,6 +168,7 @@ class BioParser(TrainablePipe):
             "label_buckets": label_buckets,
             "explore": float(explore),
             "seed": int(seed),
+            "max_length": max_length,
             "labels": [],
             "root_label": "ROOT",
             "features_version": PARSER_FEATURES_VERSION,
@@ -231,6 +244,14 @@ class BioParser(TrainablePipe):
         if not self.labels:
             raise ValueError(f"{self.name} has no labels: train it or call initialize first.")
         units = [self._units(doc) for doc in docs]
+        if self.cfg["transition_system"] not in STACK_BASED_SYSTEMS:
+            longest = max((end - start for doc_units in units for start, end in doc_units), default=0)
+            if longest > self.cfg["max_length"]:
+                raise ValueError(
+                    f"{self.name}: a sentence (or a doc without sentence boundaries) of {longest:,} tokens is longer than "
+                    f"max_length = {self.cfg['max_length']:,}; {self.cfg['transition_system']} takes time quadratic in it. "
+                    "Add a sentencizer or senter before the parser, or raise max_length."
+                )
         nodes = [
             self._nodes(values, start, end)
             for doc, doc_units in zip(docs, units) if doc_units for values in [doc.to_array(NODE_ATTRIBUTES)] for start, end in doc_units
@@ -389,7 +410,7 @@ class GoldUnit(NamedTuple):
 
 PARSER_CFG_KEYS = {
     "transition_system": str, "pseudo_projective": bool, "n_buckets": int, "label_buckets": int,
-    "explore": float, "seed": int, "labels": list, "root_label": str, "features_version": int,
+    "explore": float, "seed": int, "max_length": int, "labels": list, "root_label": str, "features_version": int,
 }
 
 
