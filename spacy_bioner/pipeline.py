@@ -147,6 +147,25 @@ def make_bioner(
     )
 
 
+def span_confidence(span: Span) -> Optional[float]:
+    """`span._.bioner_confidence`: the probability a bioner component gave this
+    span (same tokens and label) in a scored span group of its doc
+    (`doc.spans["bioner"]`, `doc.spans["bioner_alternatives"]`), or None."""
+    key = (span.start, span.end, span.label)
+    for group in span.doc.spans.values():
+        scores = group.attrs.get("scores")
+        if scores is None or len(scores) != len(group):
+            continue
+        for scored, probability in zip(group, scores):
+            if (scored.start, scored.end, scored.label) == key:
+                return probability
+    return None
+
+
+if not Span.has_extension("bioner_confidence"):
+    Span.set_extension("bioner_confidence", getter=span_confidence)
+
+
 class BioNER(TrainablePipe):
     """Named entity tagger: averaged structured perceptron with BIO/BILOU-constrained Viterbi.
 

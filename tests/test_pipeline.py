@@ -272,6 +272,8 @@ def test_confidences_go_to_a_span_group(tmp_path):
     assert [(s.start, s.end, s.label_) for s in group] == [(e.start, e.end, e.label_) for e in doc.ents]
     scores = group.attrs["scores"]
     assert len(scores) == len(group) and all(0.5 < p <= 1.0 for p in scores)  # trained on this very sentence
+    assert [ent._.bioner_confidence for ent in doc.ents] == scores
+    assert doc[0:2]._.bioner_confidence is None  # not an entity the component scored
     nlp.to_disk(tmp_path)
     assert spacy.load(tmp_path)(TRAIN_DATA[1][0]).spans["bioner"].attrs["scores"] == pytest.approx(scores)
 
