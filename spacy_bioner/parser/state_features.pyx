@@ -24,11 +24,14 @@ ATOMS = (
     "dist", "s0vl", "s0vr", "n0vl", "s0lset", "s0rset", "n0lset",
     "s0s", "n0s", "n1s",
 )
-# The columns of a node's values (see the component's NODE_ATTRIBUTES).
-WORD, TAG, SUFFIX, N_COLUMNS = 0, 1, 2, 3
 cdef enum:
     N_ATOMS = 45
     MAX_PARTS = 4
+    # The columns of a node's values (see the component's NODE_ATTRIBUTES).
+    WORD = 0
+    TAG = 1
+    SUFFIX = 2
+    N_COLUMNS = 3
 
 TEMPLATES = (
     # single words
@@ -124,8 +127,8 @@ cdef class StateFeatures:
         cdef uint64_t[14] word, tag
         cdef int k, j, p, a
         for k in range(14):
-            word[k] = nodes[positions[k] * 3] if positions[k] >= 0 else _NONE
-            tag[k] = nodes[positions[k] * 3 + 1] if positions[k] >= 0 else _NONE
+            word[k] = nodes[positions[k] * N_COLUMNS + WORD] if positions[k] >= 0 else _NONE
+            tag[k] = nodes[positions[k] * N_COLUMNS + TAG] if positions[k] >= 0 else _NONE
         atoms[0] = word[0]; atoms[1] = tag[0]; atoms[2] = word[1]; atoms[3] = tag[1]; atoms[4] = tag[2]
         atoms[5] = word[3]; atoms[6] = tag[3]; atoms[7] = word[4]; atoms[8] = tag[4]; atoms[9] = word[5]; atoms[10] = tag[5]
         atoms[11] = word[6]; atoms[12] = tag[6]; atoms[13] = _label(s, s0)
@@ -143,9 +146,9 @@ cdef class StateFeatures:
         atoms[39] = mix(s.left_labels[s0] + 2) if s0 >= 0 else _NONE
         atoms[40] = mix(s.right_labels[s0] + 2) if s0 >= 0 else _NONE
         atoms[41] = mix(s.left_labels[n0] + 2) if n0 >= 0 else _NONE
-        atoms[42] = nodes[s0 * 3 + 2] if s0 >= 0 else _NONE
-        atoms[43] = nodes[n0 * 3 + 2] if n0 >= 0 else _NONE
-        atoms[44] = nodes[n1 * 3 + 2] if n1 >= 0 else _NONE
+        atoms[42] = nodes[s0 * N_COLUMNS + SUFFIX] if s0 >= 0 else _NONE
+        atoms[43] = nodes[n0 * N_COLUMNS + SUFFIX] if n0 >= 0 else _NONE
+        atoms[44] = nodes[n1 * N_COLUMNS + SUFFIX] if n1 >= 0 else _NONE
         cdef uint64_t h
         for j in range(self.n_templates):
             h = self._seeds[j]
