@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from spacy.tokens import Doc
 
 from spacy_bioner.parser.component import BioParser
+from spacy_bioner.pipeline import BioNER
 from spacy_bioner.parser.tagger import BioTagger
 from spacy_bioner.serialize import ModelFileError
 
@@ -105,14 +106,17 @@ def _damage(path, how):
 
 
 @pytest.mark.parametrize("how", ["truncated", "bit-flipped", "foreign", "pickle"])
-@pytest.mark.parametrize("component", ["bioner_parser", "bioner_tagger"])
-def test_damaged_weights_are_named(parser_nlp, tmp_path, component, how):
+@pytest.mark.parametrize("component,filename", [
+    ("bioner_parser", "weights.npz"), ("bioner_tagger", "weights.npz"), ("bioner", "weights.npz"), ("bioner", "gazetteer"),
+])
+def test_damaged_files_are_named(ner_nlp, parser_nlp, tmp_path, component, filename, how):
+    nlp = ner_nlp if component == "bioner" else parser_nlp
     path = tmp_path / component
-    parser_nlp.get_pipe(component).to_disk(path)
-    _damage(path / "weights.npz", how)
-    cls = BioParser if component == "bioner_parser" else BioTagger
-    with pytest.raises(ModelFileError, match="weights.npz"):
-        cls(parser_nlp.vocab).from_disk(path)
+    nlp.get_pipe(component).to_disk(path)
+    _damage(path / filename, how)
+    fresh = {"bioner": lambda: BioNER(nlp.vocab), "bioner_parser": lambda: BioParser(nlp.vocab), "bioner_tagger": lambda: BioTagger(nlp.vocab)}[component]()
+    with pytest.raises(ModelFileError, match=filename):
+        fresh.from_disk(path)
 
 
 @pytest.mark.parametrize("component", ["bioner_parser", "bioner_tagger"])
