@@ -74,6 +74,7 @@ def test_tagger_and_parser_never_crash_on_random_text(parser_nlp, text):
 
 def test_random_text_cases_ran():
     # Run after the two property tests (pytest keeps file order): each saw its examples.
+    print(f"random-text cases run: {CASES}")  # shown with pytest -s
     assert CASES["ner"] >= 100 and CASES["parser"] >= 100, CASES
 
 
