@@ -252,14 +252,15 @@ class BioParser(TrainablePipe):
                     f"max_length = {self.cfg['max_length']:,}; {self.cfg['transition_system']} takes time quadratic in it. "
                     "Add a sentencizer or senter before the parser, or raise max_length."
                 )
+        # Each doc's nodes: a root row before every unit (units tile the doc).
         nodes = [
-            self._nodes(values, start, end)
-            for doc, doc_units in zip(docs, units) if doc_units for values in [doc.to_array(NODE_ATTRIBUTES)] for start, end in doc_units
+            numpy.insert(doc.to_array(NODE_ATTRIBUTES), [start for start, _ in doc_units], ROOT_WORD, axis=0)
+            for doc, doc_units in zip(docs, units) if doc_units
         ]
         if not nodes:
             return [Parse([], numpy.zeros(0, numpy.int32), numpy.zeros(0, numpy.int32)) for _ in docs]
-        offsets = numpy.cumsum([0] + [len(unit_nodes) for unit_nodes in nodes]).astype(numpy.int64)
-        all_nodes = numpy.ascontiguousarray(numpy.vstack(nodes))
+        offsets = numpy.cumsum([0] + [end - start + 1 for doc_units in units for start, end in doc_units]).astype(numpy.int64)
+        all_nodes = numpy.ascontiguousarray(numpy.vstack(nodes), dtype=numpy.uint64)
         move_weights, _ = self.move_model.averages()
         label_weights, _ = self.label_model.averages()
         heads, labels = parse_batch(
@@ -275,25 +276,39 @@ class BioParser(TrainablePipe):
 
     def set_annotations(self, docs: Iterable[Doc], parses: List[Parse]) -> None:
         """Write heads and labels; spaCy sets the sentence starts from the heads."""
-        label_strings = self.labels
+        label_hashes, augmented = self._label_table()
         for doc, parse in zip(docs, parses):
             if not parse.units:
                 continue
-            values = numpy.zeros((len(doc), 2), dtype=numpy.uint64)
-            values[:, 1] = self.vocab.strings.add(self.cfg["root_label"])
-            node = 0
-            for start, end in parse.units:
-                heads = parse.heads[node : node + end - start + 1].tolist()
-                labels = [""] + [label_strings[i] for i in parse.labels[node + 1 : node + end - start + 1].tolist()]
-                node += end - start + 1
-                if self.cfg["pseudo_projective"] and any(SEPARATOR in label for label in labels):
-                    heads, labels = lower(heads, labels)
-                for k in range(1, end - start + 1):
-                    token = start + k - 1
-                    head = start + heads[k] - 1 if heads[k] > 0 else token
-                    values[token, 0] = numpy.int64(head - token).astype(numpy.uint64)
-                    values[token, 1] = self.vocab.strings.add(labels[k])
-            doc.from_array([HEAD, DEP], values)
+            sizes = [end - start for start, end in parse.units]
+            is_token = numpy.ones(len(parse.heads), dtype=numpy.bool_)
+            is_token[numpy.cumsum([0] + [size + 1 for size in sizes[:-1]])] = False  # the root slots
+            heads, labels = parse.heads[is_token].astype(numpy.int64), parse.labels[is_token]
+            tokens = numpy.arange(len(doc), dtype=numpy.int64)
+            unit_starts = numpy.repeat([start for start, _ in parse.units], sizes)
+            absolute = numpy.where(heads > 0, unit_starts + heads - 1, tokens)
+            deps = label_hashes[labels]
+            if self.cfg["pseudo_projective"] and augmented[labels].any():
+                for start, end in parse.units:
+                    if augmented[labels[start:end]].any():
+                        self._lower(start, end, heads[start:end], labels[start:end], absolute, deps)
+            doc.from_array([HEAD, DEP], numpy.column_stack([(absolute - tokens).view(numpy.uint64), deps]))
+
+    def _label_table(self) -> Tuple[numpy.ndarray, numpy.ndarray]:
+        """Each label's string id, and whether it is a lifted one."""
+        if getattr(self, "_labels_hashed", None) != self.labels:
+            self._label_hashes = numpy.array([self.vocab.strings.add(label) for label in self.labels], dtype=numpy.uint64)
+            self._augmented = numpy.array([SEPARATOR in label for label in self.labels], dtype=numpy.bool_)
+            self._labels_hashed = self.labels
+        return self._label_hashes, self._augmented
+
+    def _lower(self, start: int, end: int, heads: numpy.ndarray, labels: numpy.ndarray, absolute: numpy.ndarray, deps: numpy.ndarray) -> None:
+        """Lower the lifted arcs of one unit, writing its tokens' heads and labels."""
+        lowered_heads, lowered_labels = lower([-1] + heads.tolist(), [""] + [self.labels[i] for i in labels.tolist()])
+        for k in range(1, end - start + 1):
+            token = start + k - 1
+            absolute[token] = start + lowered_heads[k] - 1 if lowered_heads[k] > 0 else token
+            deps[token] = self.vocab.strings.add(lowered_labels[k])
 
     # Training
 
