@@ -153,3 +153,11 @@ def test_list_based_systems_refuse_units_longer_than_max_length():
     eager = _trained("arc-eager", False, epochs=5)
     eager.get_pipe("bioner_parser").cfg["max_length"] = 20
     assert len(eager(Doc(eager.vocab, words=words))) == 24  # linear time: no limit
+
+
+def test_displacy_draws_the_parse():
+    from spacy import displacy
+
+    nlp = _trained(epochs=20)
+    svg = displacy.render(nlp(SENTENCES[0][0]), style="dep", jupyter=False, options={"collapse_punct": False})
+    assert svg.count("displacy-arc") == len(SENTENCES[0][0].split()) - 1 and ">nsubj<" in svg
