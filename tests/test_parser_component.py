@@ -161,3 +161,16 @@ def test_displacy_draws_the_parse():
     nlp = _trained(epochs=20)
     svg = displacy.render(nlp(SENTENCES[0][0]), style="dep", jupyter=False, options={"collapse_punct": False})
     assert svg.count("displacy-arc") == len(SENTENCES[0][0].split()) - 1 and ">nsubj<" in svg
+
+
+def test_untagged_docs_are_warned_about_once():
+    nlp = _trained(epochs=5)
+    parser = nlp.get_pipe("bioner_parser")
+    with pytest.warns(UserWarning, match="without part-of-speech tags"):
+        parser(Doc(nlp.vocab, words=["Dogs", "bark"]))
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        parser(Doc(nlp.vocab, words=["Dogs", "bark"]))
+        nlp("Dogs bark .")  # tagged by the pipeline's tagger

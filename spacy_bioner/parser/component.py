@@ -1,6 +1,7 @@
 """The `bioner_parser` component: tokens and tags -> configurations -> greedy
 transitions -> (lowered) trees -> token.head, token.dep_ and sentence starts."""
 import json
+import warnings
 from collections import Counter
 from pathlib import Path
 from typing import Callable, Dict, Iterable, List, NamedTuple, Optional, Sequence, Tuple
@@ -183,6 +184,7 @@ class BioParser(TrainablePipe):
         self._label_ids = {label: i for i, label in enumerate(self.labels)}
         self._examples_seen = 0
         self._first_pass = 0  # examples in one pass over the training data; exploring starts after it
+        self._warned_untagged = False
 
     @property
     def labels(self):
@@ -225,7 +227,7 @@ class BioParser(TrainablePipe):
         self.cfg["root_label"] = root_labels.most_common(1)[0][0] if root_labels else self.labels[0]
         self._first_pass = n_examples
 
-    # Tokens -> (word, tag) per node -> parses
+    # Tokens -> (word, tag, suffix) per node -> parses
 
     @staticmethod
     def _units(doc: Doc) -> List[Tuple[int, int]]:
@@ -244,6 +246,10 @@ class BioParser(TrainablePipe):
         if not self.labels:
             raise ValueError(f"{self.name} has no labels: train it or call initialize first.")
         units = [self._units(doc) for doc in docs]
+        if not self._warned_untagged and any(len(doc) and not doc.has_annotation("TAG") for doc in docs):
+            warnings.warn(f"{self.name}: docs without part-of-speech tags (token.tag_): the parser reads them; "
+                          "put bioner_tagger or spaCy's tagger before it.")
+            self._warned_untagged = True
         if self.cfg["transition_system"] not in STACK_BASED_SYSTEMS:
             longest = max((end - start for doc_units in units for start, end in doc_units), default=0)
             if longest > self.cfg["max_length"]:
