@@ -1,12 +1,10 @@
 """Bad input and faults: random text, damaged model files, threads, determinism across processes."""
-import hashlib
 import subprocess
 import sys
 import threading
 
 import numpy
 import pytest
-import spacy
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from spacy.tokens import Doc

@@ -14,10 +14,9 @@ from libc.stdint cimport int32_t, int64_t, uint64_t
 from ..perceptron cimport AveragedPerceptron
 from .state_features cimport StateFeatures
 from .transitions cimport (
-    ARC_STANDARD, ARC_EAGER, COVINGTON, COVINGTON_PROJECTIVE, LEFT_ARC, N_MOVES, NO_ARC, REDUCE, RIGHT_ARC, SHIFT,
+    ARC_EAGER, COVINGTON, COVINGTON_PROJECTIVE, LEFT_ARC, N_MOVES, NO_ARC, REDUCE, RIGHT_ARC, SHIFT,
     State, apply, attach_roots, fallback, is_legal, is_terminal, new_state, oracle,
 )
-from .state_features import TEMPLATES
 
 cdef enum:
     MAX_TEMPLATES = 128
@@ -65,6 +64,13 @@ cdef inline int _top_move(int system, const float* weights, const uint64_t* rows
     return best
 
 
+cdef int _checked(StateFeatures features) except -1:
+    """The number of templates, which the loops' fixed-size arrays must hold."""
+    if features.n_templates > MAX_TEMPLATES:
+        raise ValueError(f"At most {MAX_TEMPLATES} templates, got {features.n_templates}")
+    return features.n_templates
+
+
 cdef inline uint64_t _direction_salt(int move) noexcept nogil:
     return 1 if move == LEFT_ARC else 2
 
@@ -89,9 +95,7 @@ def parse_batch(
     heads = numpy.full(N, -1, dtype=numpy.int32)
     labels = numpy.full(N, -1, dtype=numpy.int32)
     cdef int32_t[::1] heads_view = heads, labels_view = labels
-    cdef int n_templates = features.n_templates, n_labels = label_weights.shape[1]
-    if n_templates > MAX_TEMPLATES:
-        raise ValueError(f"At most {MAX_TEMPLATES} templates")
+    cdef int n_templates = _checked(features), n_labels = label_weights.shape[1]
     if move_weights.shape[1] != N_MOVES or n_labels < 1 or not 0 <= root_label < n_labels:
         raise ValueError("move weights need one column per move, label weights one per label, and root_label one of them")
     if offsets.shape[0] < 1 or offsets[0] != 0 or (offsets.shape[0] > 1 and offsets[offsets.shape[0] - 1] != N):
@@ -217,7 +221,7 @@ def train_sentence(
     cdef int costs[N_MOVES]
     label_pool = Pool()
     cdef float* label_scores = <float*>label_pool.alloc(label_model.n_tags, sizeof(float))
-    cdef int n_templates = features.n_templates, gold, guess, label, guess_label, move, taken
+    cdef int n_templates = _checked(features), gold, guess, label, guess_label, move, taken
     cdef int n_moves = 0, wrong_moves = 0, wrong_labels = 0
     cdef bint dynamic = system == ARC_EAGER and explore > 0
     cdef uint64_t move_buckets = move_model.n_buckets, label_buckets = label_model.n_buckets
