@@ -1,4 +1,5 @@
 """The `bioner` component: hashed features -> averaged perceptron -> constrained Viterbi -> Doc.ents."""
+import threading
 from pathlib import Path
 from typing import Callable, Dict, Iterable, List, NamedTuple, Optional, Sequence, Tuple, Union
 
@@ -233,6 +234,7 @@ class BioNER(TrainablePipe):
             "templates_version": TEMPLATES_VERSION,
         }
         self._build()
+        self._predict_lock = threading.Lock()
         # Terms are split by the pipeline's own tokenizer, so they align with its tokens.
         self.gazetteer = Gazetteer(tokenizer or Tokenizer(vocab), case_sensitive=self.cfg["gazetteer"]["case_sensitive"])
 
@@ -420,8 +422,11 @@ class BioNER(TrainablePipe):
         Docs are tagged together, laid end to end, in groups of about
         TOKENS_PER_PASS tokens: per-doc overhead is paid once per group, and
         the group's arrays stay a few megabytes whatever the batch size.
+        One call at a time: the word caches (lexicon, word scores) fill as
+        new words arrive, and a thread must not read a row another one is writing.
         """
-        return [prediction for group in _groups(docs) for prediction in self._predict_group(group)]
+        with self._predict_lock:
+            return [prediction for group in _groups(docs) for prediction in self._predict_group(group)]
 
     def _predict_group(self, docs: List[Doc]) -> List["Prediction"]:
         decoded = self._decoded(docs)

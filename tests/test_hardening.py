@@ -1,4 +1,5 @@
 """Bad input and faults: random text, damaged model files, threads, determinism across processes."""
+import pickle
 import subprocess
 import sys
 import threading
@@ -143,9 +144,11 @@ def test_damaged_configs_and_wrong_shapes_are_named(parser_nlp, tmp_path, compon
 
 
 def test_two_threads_tag_and_parse_like_one(ner_nlp, parser_nlp):
-    texts = [f"Bob {i} works at Acme Corp in Paris and Alice Smith lives in Berlin ." for i in range(400)]
+    # Words never seen before, so the threads fill the word caches as they go.
+    texts = [f"Bob{i} works at Acme Corp in Paris{i % 7} and Alice Smith{i} lives in Berlin ." for i in range(2000)]
     expected = [([(e.start, e.end, e.label_) for e in doc.ents], [(t.head.i, t.dep_) for t in parse])
                 for doc, parse in zip(ner_nlp.pipe(texts), parser_nlp.pipe(texts))]
+    ner_nlp, parser_nlp = pickle.loads(pickle.dumps(ner_nlp)), pickle.loads(pickle.dumps(parser_nlp))  # cold caches
     results = [None, None]
 
     def work(slot):

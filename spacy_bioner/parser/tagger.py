@@ -6,6 +6,7 @@ Viterbi (no constraints: any tag may follow any other) -> `token.tag_` or
 own tagger can take its place.
 """
 import json
+import threading
 from pathlib import Path
 from typing import Callable, Dict, Iterable, List, Optional, Sequence
 
@@ -93,6 +94,7 @@ class BioTagger(TrainablePipe):
         self.scorer = scorer
         self.cfg = {"attr": attr, "n_buckets": n_buckets, "features": list(features), "labels": [], "templates_version": TEMPLATES_VERSION}
         self._build()
+        self._predict_lock = threading.Lock()
 
     def _build(self) -> None:
         self.extractor = FeatureExtractor(compile_templates(self.cfg["features"]), self.cfg["n_buckets"])
@@ -156,7 +158,8 @@ class BioTagger(TrainablePipe):
             raise ValueError(f"{self.name} has no tags: train it or call initialize first.")
         if not docs:
             return []
-        _, scores, offsets = self._scores(docs, averaged=True)
+        with self._predict_lock:  # one call at a time: the lexicon fills as new words arrive
+            _, scores, offsets = self._scores(docs, averaged=True)
         tags = self._decode(scores, offsets, averaged=True)
         bounds = offsets.tolist()
         return [tags[bounds[i] : bounds[i + 1]] for i in range(len(docs))]
