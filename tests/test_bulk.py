@@ -138,3 +138,15 @@ def test_killing_a_worker_mid_run_loses_nothing(model, cluster, tmp_path):
 def _expected(model, shards, folder):
     annotate_shards(model, shards, folder)
     return folder
+
+
+def test_cli_with_a_scheduler_address(model, cluster, tmp_path):
+    from typer.testing import CliRunner
+
+    from spacy_bioner.cli import app
+
+    shards = _write_shards(tmp_path / "in", 3)
+    result = CliRunner().invoke(app, ["annotate", str(model), str(shards), str(tmp_path / "out"), "--scheduler", cluster.scheduler_address])
+    assert result.exit_code == 0, result.output
+    assert "3 shards annotated (90 records" in result.output
+    assert _read_output(tmp_path / "out") == _read_output(_expected(model, shards, tmp_path / "local"))
