@@ -49,6 +49,18 @@ def test_local_run_keeps_order_reports_bad_lines_and_skips_finished_shards(model
     assert [s["status"] for s in again] == ["skipped"] * 3
 
 
+def test_an_unreadable_shard_fails_alone_and_is_retried_on_rerun(model, tmp_path):
+    shards = _write_shards(tmp_path / "in", 2)
+    (shards / "part-001.jsonl").write_bytes(b'{"text": "ok"}\n\xff\xfe broken\n')
+    summaries = annotate_shards(model, shards, tmp_path / "out")
+    assert [s["status"] for s in summaries] == ["done", "failed"]
+    assert "part-001.jsonl" in summaries[1]["errors"][0] and "not UTF-8" in summaries[1]["errors"][0]
+    assert not (tmp_path / "out" / "part-001.jsonl").exists()
+    (shards / "part-001.jsonl").write_text('{"text": "Bob works at Acme Corp"}\n', encoding="utf8")
+    again = annotate_shards(model, shards, tmp_path / "out")
+    assert [s["status"] for s in again] == ["skipped", "done"]
+
+
 def test_cli_annotates_a_directory_of_shards(model, tmp_path):
     from typer.testing import CliRunner
 
