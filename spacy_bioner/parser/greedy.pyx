@@ -4,8 +4,10 @@
 Two averaged perceptrons over the same hashed features: one scores the
 moves, one the label of the arc a move adds (its features salted with the
 arc's direction). Parsing takes the best-scoring move of the system, or the
-system's default move when that one is illegal (Nivre 2008); training
-follows the static oracle and updates wherever the guess differs from it.
+system's default move when that one is illegal (Nivre 2008). Training
+updates wherever the guess differs from the oracle's move: the static
+oracle's, or for arc-eager with exploration the best move the dynamic oracle
+allows (Goldberg & Nivre 2012), following the model's own moves part of the time.
 """
 import numpy
 from cymem.cymem cimport Pool
