@@ -103,6 +103,6 @@ def test_expected_counts_equal_brute_force(name, n, seed):
             expected_marginals[i, tag] += w / z
             expected_counts_[previous, tag] += w / z
             previous = tag
-    assert log_z == pytest.approx(numpy.log(z), rel=1e-6)
+    assert log_z == pytest.approx(numpy.log(z), rel=1e-6, abs=1e-6)  # float32 scores: near 0, only an absolute bound holds
     assert numpy.allclose(marginals, expected_marginals, atol=1e-5)
     assert numpy.allclose(counts, expected_counts_, atol=1e-5)
