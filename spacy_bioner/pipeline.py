@@ -6,7 +6,6 @@ from typing import Callable, Dict, Iterable, List, NamedTuple, Optional, Sequenc
 import numpy
 from spacy.attrs import ENT_IOB, ENT_KB_ID, ENT_TYPE
 from spacy.language import Language
-from spacy.pipeline import TrainablePipe
 from spacy.scorer import get_ner_prf
 from spacy.strings import get_string_id
 from spacy.tokenizer import Tokenizer
@@ -28,6 +27,7 @@ from .gold import gold_tags
 from .gazetteer import FILTERS, GAZETTEER_MODES, Gazetteer, filter_matches, match_codes
 from .hmm import CountedHMM
 from .perceptron import DROPPED, AveragedPerceptron
+from .perceptron_pipe import PerceptronPipe
 from .schemes import TagScheme
 from .templates import TEMPLATES_VERSION, ABBREVIATION_FAMILY, DEFAULT_FAMILIES, DOCUMENT_FAMILY, HISTORY_FAMILY, WORD_ATTRIBUTES, compile_templates, identity_templates, word_attributes
 
@@ -167,7 +167,7 @@ if not Span.has_extension("bioner_confidence"):
     Span.set_extension("bioner_confidence", getter=span_confidence)
 
 
-class BioNER(TrainablePipe):
+class BioNER(PerceptronPipe):
     """Named entity tagger: averaged structured perceptron with BIO/BILOU-constrained Viterbi.
 
     Trains inside `spacy train`: `update` makes one perceptron step per example,
@@ -265,14 +265,6 @@ class BioNER(TrainablePipe):
     def add_patterns(self, patterns: Iterable[dict]) -> None:
         """Add EntityRuler-style phrase patterns to the gazetteer ({"label", "pattern", "id"})."""
         self.gazetteer.add_patterns(patterns)
-
-    @property
-    def labels(self):
-        return tuple(self.cfg["labels"])
-
-    @property
-    def label_data(self) -> List[str]:
-        return list(self.labels)
 
     def add_label(self, label: str) -> int:
         """Add an entity label; existing weights are kept. RETURNS (int): 1 if new, else 0."""
@@ -633,46 +625,27 @@ class BioNER(TrainablePipe):
             features[numpy.ix_(hidden, self._identity)] = DROPPED
         return features
 
-    def finish_update(self, sgd=None) -> None:
-        """Nothing to do: perceptron steps are applied in `update`, not by an optimizer."""
+    # Serialization (see PerceptronPipe), with the gazetteer beside the weights.
 
-    def use_params(self, params: dict):
-        """Predictions always use the perceptron's own averages, so nothing to swap.
-
-        A plain generator, as `Language.use_params` expects.
-        """
-        yield
-
-    def get_loss(self, examples, scores):
-        raise NotImplementedError("BioNER trains by perceptron steps in update(); it has no gradient loss.")
-
-    def score(self, examples: Iterable[Example], **kwargs) -> Dict[str, object]:
-        validate_examples(examples, "BioNER.score")
-        return self.scorer(examples, **kwargs) if self.scorer is not None else {}
-
-    # Serialization: JSON config and a numpy archive; nothing is unpickled.
+    def _arrays(self) -> Dict[str, numpy.ndarray]:
+        emission, transition = self.model.averages()
+        return {"emission": emission, "transition": transition}
 
     def to_bytes(self, *, exclude=tuple()) -> bytes:
-        emission, transition = self.model.averages()
-        arrays = {"emission": emission, "transition": transition}
-        return serialize.pack(self.cfg, arrays, self.gazetteer.to_bytes())
+        return serialize.pack(self.cfg, self._arrays(), gazetteer=self.gazetteer.to_bytes())
 
     def from_bytes(self, bytes_data: bytes, *, exclude=tuple()) -> "BioNER":
-        cfg, arrays, gazetteer = serialize.unpack(bytes_data, where="bytes")
+        cfg, arrays, (gazetteer,) = serialize.unpack(bytes_data, "bytes", parts=("gazetteer",))
         return self._load(cfg, arrays, gazetteer, where="bytes")
 
     def to_disk(self, path, *, exclude=tuple()) -> None:
         path = Path(path)
-        path.mkdir(parents=True, exist_ok=True)
-        emission, transition = self.model.averages()
-        serialize.write_cfg(path / "cfg", self.cfg)
-        serialize.write_arrays(path / "weights.npz", {"emission": emission, "transition": transition})
+        serialize.write_model(path, self.cfg, self._arrays())
         (path / "gazetteer").write_bytes(self.gazetteer.to_bytes())
 
     def from_disk(self, path, *, exclude=tuple()) -> "BioNER":
         path = Path(path)
-        cfg = serialize.read_cfg(path / "cfg")
-        arrays = serialize.read_arrays(path / "weights.npz")
+        cfg, arrays = serialize.read_model(path)
         gazetteer = serialize.read_bytes(path / "gazetteer")
         return self._load(cfg, arrays, gazetteer, where=str(path / "weights.npz"), gazetteer_where=str(path / "gazetteer"))
 

@@ -5,7 +5,7 @@ Every failure names the file (or "bytes") and what is wrong with it.
 import io
 import json
 from pathlib import Path
-from typing import Dict, Tuple
+from typing import Dict, List, Sequence, Tuple
 
 import numpy
 import srsly
@@ -125,18 +125,32 @@ def read_bytes(path: Path) -> bytes:
     return path.read_bytes()
 
 
-def pack(cfg: dict, arrays: Dict[str, numpy.ndarray], gazetteer: bytes) -> bytes:
-    return srsly.msgpack_dumps({"cfg": json.dumps(cfg, sort_keys=True), "weights": arrays_to_bytes(arrays), "gazetteer": gazetteer})
+def pack(cfg: dict, arrays: Dict[str, numpy.ndarray], **parts: bytes) -> bytes:
+    """A component as bytes: its config, its weights, and any other named parts (a gazetteer)."""
+    return srsly.msgpack_dumps({"cfg": json.dumps(cfg, sort_keys=True), "weights": arrays_to_bytes(arrays), **parts})
 
 
-def unpack(data: bytes, where: str) -> Tuple[dict, Dict[str, numpy.ndarray], bytes]:
+def unpack(data: bytes, where: str, parts: Sequence[str] = ()) -> Tuple[dict, Dict[str, numpy.ndarray], List[bytes]]:
+    """The config, weights and named parts of `pack`'s bytes."""
     try:
         message = srsly.msgpack_loads(data)
         cfg = json.loads(message["cfg"])
         weights = message["weights"]
-        gazetteer = message["gazetteer"]
+        values = [message[name] for name in parts]
     except Exception as err:
         raise ModelFileError(f"Corrupted component data in {where}: {err}") from None
-    if not isinstance(weights, bytes) or not isinstance(gazetteer, bytes):
-        raise ModelFileError(f"Corrupted component data in {where}: weights or gazetteer are not bytes.")
-    return cfg, arrays_from_bytes(weights, where), gazetteer
+    if not all(isinstance(value, bytes) for value in [weights, *values]):
+        raise ModelFileError(f"Corrupted component data in {where}: {' or '.join(['weights', *parts])} are not bytes.")
+    return cfg, arrays_from_bytes(weights, where), values
+
+
+def write_model(path: Path, cfg: dict, arrays: Dict[str, numpy.ndarray]) -> None:
+    """A component's directory: `cfg` (JSON) and `weights.npz`."""
+    path.mkdir(parents=True, exist_ok=True)
+    write_cfg(path / "cfg", cfg)
+    write_arrays(path / "weights.npz", arrays)
+
+
+def read_model(path: Path) -> Tuple[dict, Dict[str, numpy.ndarray]]:
+    """The config and weights of `write_model`'s directory."""
+    return read_cfg(path / "cfg"), read_arrays(path / "weights.npz")

@@ -1,16 +1,12 @@
 """The `bioner_parser` component: tokens and tags -> configurations -> greedy
 transitions -> (lowered) trees -> token.head, token.dep_ and sentence starts."""
-import json
 import warnings
 from collections import Counter
-from pathlib import Path
 from typing import Callable, Dict, Iterable, List, NamedTuple, Optional, Sequence, Tuple
 
 import numpy
-import srsly
 from spacy.attrs import DEP, HEAD, LOWER, SUFFIX, TAG
 from spacy.language import Language
-from spacy.pipeline import TrainablePipe
 from spacy.pipeline.dep_parser import parser_score
 from spacy.strings import get_string_id
 from spacy.tokens import Doc
@@ -20,6 +16,7 @@ from spacy.vocab import Vocab
 
 from .. import serialize
 from ..perceptron import AveragedPerceptron
+from ..perceptron_pipe import PerceptronPipe
 from .greedy import parse_batch, train_sentence
 from .projectivity import SEPARATOR, lift, lower
 from .state_features import StateFeatures
@@ -127,7 +124,7 @@ class Parse(NamedTuple):
     labels: numpy.ndarray  # int32 label ids, likewise
 
 
-class BioParser(TrainablePipe):
+class BioParser(PerceptronPipe):
     """Greedy transition-based dependency parser over averaged perceptrons.
 
     A doc with sentence boundaries is parsed one sentence at a time; one
@@ -185,14 +182,6 @@ class BioParser(TrainablePipe):
         self._examples_seen = 0
         self._first_pass = 0  # examples in one pass over the training data; exploring starts after it
         self._warned_untagged = False
-
-    @property
-    def labels(self):
-        return tuple(self.cfg["labels"])
-
-    @property
-    def label_data(self) -> List[str]:
-        return list(self.labels)
 
     def add_label(self, label: str) -> int:
         """Add an arc label (lifted ones look like "dep||headlabel"). RETURNS (int): 1 if new."""
@@ -364,44 +353,10 @@ class BioParser(TrainablePipe):
                 losses[self.name] += wrong_moves + wrong_labels
         return losses
 
-    def finish_update(self, sgd=None) -> None:
-        """Nothing to do: perceptron steps are applied in `update`."""
-
-    def use_params(self, params: dict):
-        yield
-
-    def get_loss(self, examples, scores):
-        raise NotImplementedError("BioParser trains by perceptron steps in update(); it has no gradient loss.")
-
-    def score(self, examples: Iterable[Example], **kwargs) -> Dict[str, object]:
-        validate_examples(examples, "BioParser.score")
-        return self.scorer(examples, **kwargs) if self.scorer is not None else {}
-
-    # Serialization: a JSON config and a numpy archive, nothing unpickled.
+    # Serialization (see PerceptronPipe): these weights, checked on loading.
 
     def _arrays(self) -> Dict[str, numpy.ndarray]:
         return {"moves": self.move_model.averages()[0], "labels": self.label_model.averages()[0]}
-
-    def to_bytes(self, *, exclude=tuple()) -> bytes:
-        return srsly.msgpack_dumps({"cfg": json.dumps(self.cfg, sort_keys=True), "weights": serialize.arrays_to_bytes(self._arrays())})
-
-    def from_bytes(self, bytes_data: bytes, *, exclude=tuple()) -> "BioParser":
-        try:
-            message = srsly.msgpack_loads(bytes_data)
-            cfg, weights = json.loads(message["cfg"]), message["weights"]
-        except Exception as err:
-            raise serialize.ModelFileError(f"Corrupted component data in bytes: {err}") from None
-        return self._load(cfg, serialize.arrays_from_bytes(weights, "bytes"), "bytes")
-
-    def to_disk(self, path, *, exclude=tuple()) -> None:
-        path = Path(path)
-        path.mkdir(parents=True, exist_ok=True)
-        serialize.write_cfg(path / "cfg", self.cfg)
-        serialize.write_arrays(path / "weights.npz", self._arrays())
-
-    def from_disk(self, path, *, exclude=tuple()) -> "BioParser":
-        path = Path(path)
-        return self._load(serialize.read_cfg(path / "cfg"), serialize.read_arrays(path / "weights.npz"), str(path))
 
     def _load(self, cfg, arrays, where: str) -> "BioParser":
         _check_cfg(cfg, where)

@@ -5,17 +5,13 @@ Viterbi (no constraints: any tag may follow any other) -> `token.tag_` or
 `token.pos_`. It gives a blank pipeline the tags the parser reads; spaCy's
 own tagger can take its place.
 """
-import json
 import threading
-from pathlib import Path
 from typing import Callable, Dict, Iterable, List, Optional, Sequence
 
 import numpy
-import srsly
 from spacy.attrs import POS, TAG
 from spacy.language import Language
 from spacy.parts_of_speech import IDS as UNIVERSAL_POS
-from spacy.pipeline import TrainablePipe
 from spacy.scorer import Scorer
 from spacy.tokens import Doc
 from spacy.training import Example, validate_examples, validate_get_examples
@@ -26,6 +22,7 @@ from .. import serialize
 from ..decode import viterbi
 from ..features import FeatureExtractor, Lexicon, batch_layout
 from ..perceptron import AveragedPerceptron
+from ..perceptron_pipe import PerceptronPipe
 from ..templates import FAMILIES, TEMPLATES_VERSION, WORD_ATTRIBUTES, compile_templates, word_attributes
 
 ATTRIBUTES = ("tag", "pos")
@@ -69,7 +66,7 @@ def make_bioner_tagger(nlp: Language, name: str, attr: str, n_buckets: int, feat
     return BioTagger(nlp.vocab, name, attr=attr, n_buckets=n_buckets, features=features, scorer=scorer)
 
 
-class BioTagger(TrainablePipe):
+class BioTagger(PerceptronPipe):
     """Part-of-speech tagger: averaged structured perceptron and Viterbi over hashed word features."""
 
     def __init__(
@@ -102,14 +99,6 @@ class BioTagger(TrainablePipe):
         self.model = AveragedPerceptron(self.cfg["n_buckets"], max(len(self.labels), 1))
         n_tags = self.model.n_tags
         self._free = numpy.ones((n_tags + 1, n_tags), dtype=numpy.uint8)
-
-    @property
-    def labels(self):
-        return tuple(self.cfg["labels"])
-
-    @property
-    def label_data(self) -> List[str]:
-        return list(self.labels)
 
     def add_label(self, label: str) -> int:
         if not isinstance(label, str) or not label:
@@ -200,43 +189,11 @@ class BioTagger(TrainablePipe):
             losses[self.name] += float((gold != guess).sum())
         return losses
 
-    def finish_update(self, sgd=None) -> None:
-        """Nothing to do: perceptron steps are applied in `update`."""
+    # Serialization (see PerceptronPipe): these weights, checked on loading.
 
-    def use_params(self, params: dict):
-        yield
-
-    def get_loss(self, examples, scores):
-        raise NotImplementedError("BioTagger trains by perceptron steps in update(); it has no gradient loss.")
-
-    def score(self, examples: Iterable[Example], **kwargs) -> Dict[str, object]:
-        validate_examples(examples, "BioTagger.score")
-        return self.scorer(examples, **kwargs) if self.scorer is not None else {}
-
-    # Serialization: a JSON config and a numpy archive, nothing unpickled.
-
-    def to_bytes(self, *, exclude=tuple()) -> bytes:
+    def _arrays(self) -> Dict[str, numpy.ndarray]:
         emission, transition = self.model.averages()
-        return srsly.msgpack_dumps({"cfg": json.dumps(self.cfg, sort_keys=True), "weights": serialize.arrays_to_bytes({"emission": emission, "transition": transition})})
-
-    def from_bytes(self, bytes_data: bytes, *, exclude=tuple()) -> "BioTagger":
-        try:
-            message = srsly.msgpack_loads(bytes_data)
-            cfg, weights = json.loads(message["cfg"]), message["weights"]
-        except Exception as err:
-            raise serialize.ModelFileError(f"Corrupted component data in bytes: {err}") from None
-        return self._load(cfg, serialize.arrays_from_bytes(weights, "bytes"), "bytes")
-
-    def to_disk(self, path, *, exclude=tuple()) -> None:
-        path = Path(path)
-        path.mkdir(parents=True, exist_ok=True)
-        emission, transition = self.model.averages()
-        serialize.write_cfg(path / "cfg", self.cfg)
-        serialize.write_arrays(path / "weights.npz", {"emission": emission, "transition": transition})
-
-    def from_disk(self, path, *, exclude=tuple()) -> "BioTagger":
-        path = Path(path)
-        return self._load(serialize.read_cfg(path / "cfg"), serialize.read_arrays(path / "weights.npz"), str(path))
+        return {"emission": emission, "transition": transition}
 
     def _load(self, cfg, arrays, where: str) -> "BioTagger":
         _check_cfg(cfg, where)

@@ -1,0 +1,63 @@
+"""What the components trained by perceptron steps share (bioner, bioner_tagger, bioner_parser).
+
+They update their weights in `update` itself, so there is no optimizer step,
+no gradient and no parameter swap; their labels live in `cfg["labels"]`;
+and they are saved as a JSON config plus a numpy archive, nothing unpickled.
+A subclass gives `_arrays()` (its averaged weights by name) and
+`_load(cfg, arrays, where)` (checks them and takes them on).
+"""
+from pathlib import Path
+from typing import Dict, Iterable, List
+
+import numpy
+from spacy.pipeline import TrainablePipe
+from spacy.training import Example, validate_examples
+
+from . import serialize
+
+
+class PerceptronPipe(TrainablePipe):
+    @property
+    def labels(self):
+        return tuple(self.cfg["labels"])
+
+    @property
+    def label_data(self) -> List[str]:
+        return list(self.labels)
+
+    def finish_update(self, sgd=None) -> None:
+        """Nothing to do: perceptron steps are applied in `update`, not by an optimizer."""
+
+    def use_params(self, params: dict):
+        """Predictions always use the perceptron's own averages, so nothing to swap.
+
+        A plain generator, as `Language.use_params` expects.
+        """
+        yield
+
+    def get_loss(self, examples, scores):
+        raise NotImplementedError(f"{type(self).__name__} trains by perceptron steps in update(); it has no gradient loss.")
+
+    def score(self, examples: Iterable[Example], **kwargs) -> Dict[str, object]:
+        validate_examples(examples, f"{type(self).__name__}.score")
+        return self.scorer(examples, **kwargs) if self.scorer is not None else {}
+
+    def _arrays(self) -> Dict[str, numpy.ndarray]:
+        raise NotImplementedError
+
+    def _load(self, cfg: dict, arrays: Dict[str, numpy.ndarray], where: str) -> "PerceptronPipe":
+        raise NotImplementedError
+
+    def to_bytes(self, *, exclude=tuple()) -> bytes:
+        return serialize.pack(self.cfg, self._arrays())
+
+    def from_bytes(self, bytes_data: bytes, *, exclude=tuple()) -> "PerceptronPipe":
+        cfg, arrays, _ = serialize.unpack(bytes_data, "bytes")
+        return self._load(cfg, arrays, "bytes")
+
+    def to_disk(self, path, *, exclude=tuple()) -> None:
+        serialize.write_model(Path(path), self.cfg, self._arrays())
+
+    def from_disk(self, path, *, exclude=tuple()) -> "PerceptronPipe":
+        cfg, arrays = serialize.read_model(Path(path))
+        return self._load(cfg, arrays, str(path))
