@@ -59,28 +59,31 @@ def _confusion(figures: Dict[str, object]) -> str:
     return f"<table id='confusion'><tr><th>gold \\ predicted</th>{head}</tr>{body}</table>"
 
 
+def _recall_table(table_id: str, header: List[str], rows: List[List[str]], recalls: List[float]) -> str:
+    """A curve as a table: its columns, then each point's recall as a bar."""
+    head = "".join(f"<th>{name}</th>" for name in header + ["recall"])
+    body = "".join(
+        "<tr>" + "".join(f"<td>{cell}</td>" for cell in row) + f"<td><span class='bar' style='width:{300 * recall:.0f}px'></span></td></tr>"
+        for row, recall in zip(rows, recalls)
+    )
+    return f"<table id='{table_id}'><tr>{head}</tr>{body}</table>"
+
+
 def _knob(figures: Dict[str, object]) -> str:
     if "recall_knob" not in figures:
         return ""
-    rows = "".join(
-        f"<tr><td>{k['entity_bias']:g}</td><td>{100 * k['p']:.2f}</td><td>{100 * k['r']:.2f}</td><td>{100 * k['f']:.2f}</td>"
-        f"<td><span class='bar' style='width:{300 * k['r']:.0f}px'></span></td></tr>"
-        for k in figures["recall_knob"]
-    )
-    return (f"<h2>Recall knob</h2><table id='knob'><tr><th>entity_bias</th><th>P</th><th>R</th><th>F1</th><th>recall</th></tr>"
-            f"{rows}</table>")
+    curve = figures["recall_knob"]
+    rows = [[f"{k['entity_bias']:g}", f"{100 * k['p']:.2f}", f"{100 * k['r']:.2f}", f"{100 * k['f']:.2f}"] for k in curve]
+    return "<h2>Recall knob</h2>" + _recall_table("knob", ["entity_bias", "P", "R", "F1"], rows, [k["r"] for k in curve])
 
 
 def _candidates(figures: Dict[str, object]) -> str:
     if "candidates" not in figures:
         return ""
-    rows = "".join(
-        f"<tr><td>{k['threshold']:g}</td><td>{100 * k['p']:.2f}</td><td>{100 * k['r']:.2f}</td><td>{k['per_gold']:.2f}</td>"
-        f"<td><span class='bar' style='width:{300 * k['r']:.0f}px'></span></td></tr>"
-        for k in figures["candidates"]
-    )
+    curve = figures["candidates"]
+    rows = [[f"{k['threshold']:g}", f"{100 * k['p']:.2f}", f"{100 * k['r']:.2f}", f"{k['per_gold']:.2f}"] for k in curve]
     return ("<h2>Candidates for review</h2><p>The entities plus every other span at least this probable.</p>"
-            f"<table id='candidates'><tr><th>threshold</th><th>P</th><th>R</th><th>per gold entity</th><th>recall</th></tr>{rows}</table>")
+            + _recall_table("candidates", ["threshold", "P", "R", "per gold entity"], rows, [k["r"] for k in curve]))
 
 
 def _reliability(figures: Dict[str, object]) -> str:
