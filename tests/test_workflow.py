@@ -21,6 +21,16 @@ def run(*args, cwd=None):
     return result
 
 
+def copy_project(tmp_path):
+    """The project's files (project.yml, assets, configs, scripts) in a fresh folder."""
+    project = tmp_path / "project"
+    project.mkdir()
+    shutil.copy(ROOT / "project.yml", project / "project.yml")
+    for folder in ("assets", "configs", "scripts"):
+        shutil.copytree(ROOT / folder, project / folder)
+    return project
+
+
 def test_spacy_train_cli_writes_loadable_model_best(tmp_path):
     nlp = spacy.blank("en")
     corpus = DocBin(docs=[eg.reference for eg in make_examples(nlp)] * 3)
@@ -41,12 +51,7 @@ def test_normalize_docstart_lines():
 
 
 def test_project_all_runs_on_embedded_sample(tmp_path):
-    project = tmp_path / "project"
-    project.mkdir()
-    for name in ("project.yml",):
-        shutil.copy(ROOT / name, project / name)
-    for folder in ("assets", "configs", "scripts"):
-        shutil.copytree(ROOT / folder, project / folder)
+    project = copy_project(tmp_path)
     run("spacy", "project", "run", "all", str(project), cwd=project)
     trained = spacy.load(project / "training" / "model-best")
     doc = trained("Shares of Norvex Bank rose in Oslo .")
@@ -67,11 +72,7 @@ def test_project_all_runs_on_embedded_sample(tmp_path):
 
 
 def test_project_package_installs_and_loads_by_name(tmp_path):
-    project = tmp_path / "project"
-    project.mkdir()
-    shutil.copy(ROOT / "project.yml", project / "project.yml")
-    for folder in ("assets", "configs", "scripts"):
-        shutil.copytree(ROOT / folder, project / folder)
+    project = copy_project(tmp_path)
     run("spacy", "project", "run", "all", str(project), "--vars.max_epochs", "3", cwd=project)
     run("spacy", "project", "run", "package", str(project), cwd=project)
     package = project / "packages" / "en_bioner_sample-0.0.1"
@@ -107,11 +108,7 @@ def test_convert_reads_bilou_text_and_passes_spacy_files_through(tmp_path):
 
 
 def test_project_parser_workflow_on_embedded_treebank(tmp_path):
-    project = tmp_path / "project"
-    project.mkdir()
-    shutil.copy(ROOT / "project.yml", project / "project.yml")
-    for folder in ("assets", "configs", "scripts"):
-        shutil.copytree(ROOT / folder, project / folder)
+    project = copy_project(tmp_path)
     run("spacy", "project", "run", "parser", str(project), cwd=project)
     scores = srsly.read_json(project / "metrics" / "parser_scores.json")
     assert scores["tag_acc"] > 0.95 and scores["dep_las_all"] > 0.8 and scores["dep_label_acc"] > 0.8
