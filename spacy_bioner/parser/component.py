@@ -225,9 +225,10 @@ class BioParser(PerceptronPipe):
         return [(0, len(doc))] if len(doc) else []
 
     @staticmethod
-    def _nodes(doc_values: numpy.ndarray, start: int, end: int) -> numpy.ndarray:
-        """NODE_ATTRIBUTES of each node of a unit: the root slot, then its tokens."""
-        return numpy.ascontiguousarray(numpy.vstack([numpy.full((1, len(NODE_ATTRIBUTES)), ROOT_WORD, dtype=numpy.uint64), doc_values[start:end]]))
+    def _nodes(doc_values: numpy.ndarray, units: List[Tuple[int, int]]) -> numpy.ndarray:
+        """NODE_ATTRIBUTES of each node of consecutive units: per unit a root row, then its tokens."""
+        first, last = units[0][0], units[-1][1]
+        return numpy.insert(doc_values[first:last], [start - first for start, _ in units], ROOT_WORD, axis=0)
 
     def predict(self, docs: Iterable[Doc]) -> List[Parse]:
         """The parse of each doc (averaged weights)."""
@@ -249,7 +250,7 @@ class BioParser(PerceptronPipe):
                 )
         # Each doc's nodes: a root row before every unit (units tile the doc).
         nodes = [
-            numpy.insert(doc.to_array(NODE_ATTRIBUTES), [start for start, _ in doc_units], ROOT_WORD, axis=0)
+            self._nodes(doc.to_array(NODE_ATTRIBUTES), doc_units)
             for doc, doc_units in zip(docs, units) if doc_units
         ]
         if not nodes:
@@ -344,7 +345,7 @@ class BioParser(PerceptronPipe):
             for unit in self._gold_units(example):
                 for label in unit.labels[1:]:
                     self.add_label(label)
-                nodes = self._nodes(values, unit.start, unit.end)
+                nodes = numpy.ascontiguousarray(self._nodes(values, [(unit.start, unit.end)]), dtype=numpy.uint64)
                 _, wrong_moves, wrong_labels = train_sentence(
                     self.features, self._system, self.move_model, self.label_model, nodes,
                     numpy.array(unit.heads, dtype=numpy.int32), numpy.array([-1] + [self._label_ids[label] for label in unit.labels[1:]], dtype=numpy.int32),
