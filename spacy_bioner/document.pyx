@@ -20,10 +20,9 @@ see abbreviations.py): the long form's head word and its last three letters,
 and in the second pass the type the first pass gave that head.
 """
 from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
-from libcpp.unordered_map cimport unordered_map
 from libcpp.vector cimport vector
 
-from .hashing cimport mix as _mix
+from .hashing cimport bucket as _bucket, mix as _mix
 
 import numpy
 from spacy.strings import get_string_id
@@ -48,17 +47,32 @@ cdef int _CASE_COLUMN = COLUMNS["case"]
 cdef int _SUFFIX3_COLUMN = COLUMNS["suffix3"]
 
 
-cdef int _mentions(const int32_t[::1] rows, const uint64_t[:, ::1] table, int32_t* group) except -1:
-    """A group id per token (tokens with the same lowercase form share one); RETURNS the number of groups."""
-    cdef unordered_map[uint64_t, int32_t] groups
-    cdef Py_ssize_t i
-    cdef uint64_t lower
-    for i in range(rows.shape[0]):
-        lower = table[rows[i], _LOWER_COLUMN]
-        if groups.count(lower) == 0:
-            groups[lower] = <int32_t>groups.size()
-        group[i] = groups[lower]
-    return <int>groups.size()
+cdef int _mentions(const int32_t[::1] mentions, int32_t* slots, int32_t* group) noexcept:
+    """A group id per token of one doc, numbered from 0 in order of first
+    appearance (tokens with the same mention id share one); RETURNS the number
+    of groups. slots (one per mention id, all -1) is left as it was found."""
+    cdef Py_ssize_t i, n = mentions.shape[0]
+    cdef int n_groups = 0
+    for i in range(n):
+        if slots[mentions[i]] < 0:
+            slots[mentions[i]] = n_groups
+            n_groups += 1
+        group[i] = slots[mentions[i]]
+    for i in range(n):
+        slots[mentions[i]] = -1
+    return n_groups
+
+
+def _mention_slots(const int32_t[::1] mentions):
+    """Scratch for `_mentions`: -1 for every mention id of the batch."""
+    if mentions.shape[0] and numpy.min(mentions) < 0:
+        raise ValueError("mention ids must not be negative")
+    return numpy.full(int(numpy.max(mentions)) + 1 if mentions.shape[0] else 1, -1, dtype=numpy.int32)
+
+
+def _check_lengths(const int32_t[::1] rows, const int32_t[::1] mentions):
+    if mentions.shape[0] != rows.shape[0]:
+        raise ValueError(f"{mentions.shape[0]} mention ids for {rows.shape[0]} tokens")
 
 
 def _each_doc(offsets, Py_ssize_t n):
@@ -71,28 +85,32 @@ def _each_doc(offsets, Py_ssize_t n):
     return list(zip(bounds, bounds[1:]))
 
 
-def document_features(const int32_t[::1] rows, const uint64_t[:, ::1] table, const int32_t[::1] sentence, uint64_t n_buckets, offsets=None):
+def document_features(const int32_t[::1] rows, const uint64_t[:, ::1] table, const int32_t[::1] mentions,
+                      const int32_t[::1] sentence, uint64_t n_buckets, offsets=None):
     """The document features of every token of one doc, or of docs laid end to end.
 
     rows (int32[n]): Each token's row in the lexicon table.
     table (uint64[rows, attributes]): The lexicon table.
+    mentions (int32[n]): Each token's lowercase form as a small id (`Lexicon.mention_ids`).
     sentence (int32[n]): Sentence number of each token.
     offsets (Optional[int64[n_docs + 1]]): Where each doc starts; None for one doc.
     RETURNS (uint32[n, len(DOCUMENT_FEATURES)]): Feature ids, DROPPED where a token has none.
     """
+    _check_lengths(rows, mentions)
     out = numpy.full((rows.shape[0], len(DOCUMENT_FEATURES)), DROPPED, dtype=numpy.uint32)
     cdef uint32_t[:, ::1] out_view = out
+    cdef int32_t[::1] slots = _mention_slots(mentions)
     for start, end in _each_doc(offsets, rows.shape[0]):
         if end > start:
-            _document_features(rows[start:end], table, sentence[start:end], n_buckets, out_view[start:end])
+            _document_features(rows[start:end], table, mentions[start:end], &slots[0], sentence[start:end], n_buckets, out_view[start:end])
     return out
 
 
-cdef void _document_features(const int32_t[::1] rows, const uint64_t[:, ::1] table, const int32_t[::1] sentence,
-                             uint64_t n_buckets, uint32_t[:, ::1] out_view):
+cdef void _document_features(const int32_t[::1] rows, const uint64_t[:, ::1] table, const int32_t[::1] mentions, int32_t* slots,
+                             const int32_t[::1] sentence, uint64_t n_buckets, uint32_t[:, ::1] out_view) noexcept:
     cdef Py_ssize_t i, n = rows.shape[0], at
     cdef vector[int32_t] group = vector[int32_t](n)
-    cdef int n_groups = _mentions(rows, table, group.data())
+    cdef int n_groups = _mentions(mentions, slots, group.data())
     cdef vector[int32_t] lowercase = vector[int32_t](n_groups), capitalized = vector[int32_t](n_groups)
     cdef vector[int64_t] first = vector[int64_t](n_groups, -1)
     cdef vector[int32_t] is_lower = vector[int32_t](n), is_capitalized = vector[int32_t](n)
@@ -110,39 +128,42 @@ cdef void _document_features(const int32_t[::1] rows, const uint64_t[:, ::1] tab
     for i in range(n):
         case = table[rows[i], _CASE_COLUMN]
         code = 1 + (lowercase[group[i]] - is_lower[i] > 0) + 2 * (capitalized[group[i]] - is_capitalized[i] > 0)
-        out_view[i, 0] = <uint32_t>(_mix(_mix(seed_case ^ code) ^ case) % n_buckets)
+        out_view[i, 0] = <uint32_t>_bucket(_mix(_mix(seed_case ^ code) ^ case), n_buckets)
         at = first[group[i]]
         if at == i:
             continue  # a first mention: its own window already says this
         value = table[rows[at - 1], _LOWER_COLUMN] if at > 0 and sentence[at - 1] == sentence[at] else _PADDING
-        out_view[i, 1] = <uint32_t>(_mix(seed_prev ^ value) % n_buckets)
+        out_view[i, 1] = <uint32_t>_bucket(_mix(seed_prev ^ value), n_buckets)
         value = table[rows[at + 1], _LOWER_COLUMN] if at + 1 < n and sentence[at + 1] == sentence[at] else _PADDING
-        out_view[i, 2] = <uint32_t>(_mix(seed_next ^ value) % n_buckets)
+        out_view[i, 2] = <uint32_t>_bucket(_mix(seed_next ^ value), n_buckets)
 
 
-def history_features(const int32_t[::1] rows, const uint64_t[:, ::1] table, const int64_t[::1] types, int n_types,
-                     uint64_t n_buckets, offsets=None):
+def history_features(const int32_t[::1] rows, const uint64_t[:, ::1] table, const int32_t[::1] mentions,
+                     const int64_t[::1] types, int n_types, uint64_t n_buckets, offsets=None):
     """The history features of every token of one doc (or docs laid end to end), from a first pass's tags.
 
+    mentions (int32[n]): Each token's lowercase form as a small id (`Lexicon.mention_ids`).
     types (int64[n]): Each token's entity type in the first pass: 0 for O, else label + 1.
     n_types (int): Labels + 1.
     offsets (Optional[int64[n_docs + 1]]): Where each doc starts; None for one doc.
     RETURNS (uint32[n, len(HISTORY_FEATURES)]): Feature ids, DROPPED where a word has no other mention.
     """
+    _check_lengths(rows, mentions)
     out = numpy.full((rows.shape[0], len(HISTORY_FEATURES)), DROPPED, dtype=numpy.uint32)
     cdef uint32_t[:, ::1] out_view = out
+    cdef int32_t[::1] slots = _mention_slots(mentions)
     for start, end in _each_doc(offsets, rows.shape[0]):
         if end > start:
-            _history_features(rows[start:end], table, types[start:end], n_types, n_buckets, out_view[start:end])
+            _history_features(rows[start:end], table, mentions[start:end], &slots[0], types[start:end], n_types, n_buckets, out_view[start:end])
     return out
 
 
-cdef int _history_features(const int32_t[::1] rows, const uint64_t[:, ::1] table, const int64_t[::1] types, int n_types,
-                           uint64_t n_buckets, uint32_t[:, ::1] out_view) except -1:
+cdef int _history_features(const int32_t[::1] rows, const uint64_t[:, ::1] table, const int32_t[::1] mentions, int32_t* slots,
+                           const int64_t[::1] types, int n_types, uint64_t n_buckets, uint32_t[:, ::1] out_view) except -1:
     cdef Py_ssize_t i, n = rows.shape[0]
     cdef int t, best, best_count, count, total
     cdef vector[int32_t] group = vector[int32_t](n)
-    cdef vector[int32_t] counts = vector[int32_t](_mentions(rows, table, group.data()) * n_types)
+    cdef vector[int32_t] counts = vector[int32_t](_mentions(mentions, slots, group.data()) * n_types)
     cdef uint64_t majority, seed = _HISTORY_SEEDS[0], seed_case = _HISTORY_SEEDS[1]
     for i in range(n):
         if not 0 <= types[i] < n_types:
@@ -158,8 +179,8 @@ cdef int _history_features(const int32_t[::1] rows, const uint64_t[:, ::1] table
         if total == 0:
             continue
         majority = 1 + best
-        out_view[i, 0] = <uint32_t>(_mix(seed ^ majority) % n_buckets)
-        out_view[i, 1] = <uint32_t>(_mix(_mix(seed_case ^ majority) ^ table[rows[i], _CASE_COLUMN]) % n_buckets)
+        out_view[i, 0] = <uint32_t>_bucket(_mix(seed ^ majority), n_buckets)
+        out_view[i, 1] = <uint32_t>_bucket(_mix(_mix(seed_case ^ majority) ^ table[rows[i], _CASE_COLUMN]), n_buckets)
     return 0
 
 
@@ -175,8 +196,8 @@ def abbreviation_features(const int32_t[::1] rows, const uint64_t[:, ::1] table,
     cdef uint64_t seed_head = _ABBREVIATION_SEEDS[0], seed_suffix = _ABBREVIATION_SEEDS[1]
     for i in range(n):
         if heads[i] >= 0:
-            out_view[i, 0] = <uint32_t>(_mix(seed_head ^ table[rows[heads[i]], _LOWER_COLUMN]) % n_buckets)
-            out_view[i, 1] = <uint32_t>(_mix(seed_suffix ^ table[rows[heads[i]], _SUFFIX3_COLUMN]) % n_buckets)
+            out_view[i, 0] = <uint32_t>_bucket(_mix(seed_head ^ table[rows[heads[i]], _LOWER_COLUMN]), n_buckets)
+            out_view[i, 1] = <uint32_t>_bucket(_mix(seed_suffix ^ table[rows[heads[i]], _SUFFIX3_COLUMN]), n_buckets)
     return out
 
 
@@ -192,5 +213,5 @@ def abbreviation_history(const int64_t[::1] heads, const int64_t[::1] types, uin
     cdef uint64_t seed = _ABBREVIATION_SEEDS[2]
     for i in range(n):
         if heads[i] >= 0:
-            out_view[i, 0] = <uint32_t>(_mix(seed ^ <uint64_t>(1 + types[heads[i]])) % n_buckets)
+            out_view[i, 0] = <uint32_t>_bucket(_mix(seed ^ <uint64_t>(1 + types[heads[i]])), n_buckets)
     return out

@@ -13,7 +13,7 @@ from spacy.attrs cimport IS_SPACE
 from spacy.lexeme cimport Lexeme
 from spacy.tokens.doc cimport Doc
 
-from .hashing cimport mix as _mix
+from .hashing cimport bucket as _bucket, mix as _mix
 
 import numpy
 
@@ -25,18 +25,28 @@ cdef class Lexicon:
     n_attributes (int): How many hashes it returns.
     max_size (int): Rows kept before the cache starts over (bounds memory on
         endless streams of new words).
+    mention_column (int): The attribute whose equal values make two word forms
+        mentions of one word (the lowercase form, for the document features);
+        `mention_ids` numbers its values densely. -1: none.
     """
     cdef unordered_map[uint64_t, int32_t] _rows
+    cdef unordered_map[uint64_t, int32_t] _mentions
     cdef object _attributes
     cdef public object table
+    cdef public object mention_ids  # int32 per row: equal for equal values of mention_column
+    cdef int _mention_column
     cdef int _n_rows
     cdef int _max_size
     cdef readonly int generation  # counts restarts: row ids of one generation mean nothing in another
 
-    def __init__(self, attributes, int n_attributes, int max_size=1_000_000):
+    def __init__(self, attributes, int n_attributes, int max_size=1_000_000, int mention_column=-1):
+        if not -1 <= mention_column < n_attributes:
+            raise ValueError(f"mention_column {mention_column} outside -1..{n_attributes - 1}")
         self._attributes = attributes
         self._max_size = max_size
+        self._mention_column = mention_column
         self.table = numpy.zeros((1024, n_attributes), dtype=numpy.uint64)
+        self.mention_ids = numpy.zeros(1024, dtype=numpy.int32)
         self._n_rows = 0
         self.generation = 0
 
@@ -54,6 +64,7 @@ cdef class Lexicon:
         cdef unordered_map[uint64_t, int32_t].iterator found
         if self._n_rows + n > self._max_size:
             self._rows.clear()
+            self._mentions.clear()
             self._n_rows = 0
             self.generation += 1
         out = numpy.empty(n, dtype=numpy.int32)
@@ -82,15 +93,22 @@ cdef class Lexicon:
         return self.rows(orths, docs[0].vocab.strings if len(docs) else None)
 
     cdef int32_t _add(self, uint64_t orth, str text) except -1:
+        cdef uint64_t key
         if self._n_rows == self.table.shape[0]:
             self.table = numpy.concatenate([self.table, numpy.zeros_like(self.table)])
+            self.mention_ids = numpy.concatenate([self.mention_ids, numpy.zeros_like(self.mention_ids)])
         self.table[self._n_rows] = self._attributes(text)
+        if self._mention_column >= 0:
+            key = self.table[self._n_rows, self._mention_column]
+            if self._mentions.count(key) == 0:
+                self._mentions[key] = <int32_t>self._mentions.size()
+            self.mention_ids[self._n_rows] = self._mentions[key]
         self._rows[orth] = self._n_rows
         self._n_rows += 1
         return self._n_rows - 1
 
     def __reduce__(self):
-        return (Lexicon, (self._attributes, self.table.shape[1], self._max_size))
+        return (Lexicon, (self._attributes, self.table.shape[1], self._max_size, self._mention_column))
 
 
 def batch_layout(docs):
@@ -188,7 +206,7 @@ cdef class FeatureExtractor:
                         else:
                             value = table[rows[at], columns[j, k]]
                         h = _mix(h ^ value)
-                    out_view[i, j] = <uint32_t>(h % <uint64_t>self.n_buckets)
+                    out_view[i, j] = <uint32_t>_bucket(h, <uint64_t>self.n_buckets)
         return out
 
     def __reduce__(self):

@@ -29,7 +29,7 @@ from .hmm import CountedHMM
 from .perceptron import DROPPED, AveragedPerceptron
 from .perceptron_pipe import PerceptronPipe
 from .schemes import TagScheme
-from .templates import TEMPLATES_VERSION, ABBREVIATION_FAMILY, DEFAULT_FAMILIES, DOCUMENT_FAMILY, HISTORY_FAMILY, WORD_ATTRIBUTES, compile_templates, identity_templates, word_attributes
+from .templates import TEMPLATES_VERSION, ABBREVIATION_FAMILY, COLUMNS, DEFAULT_FAMILIES, DOCUMENT_FAMILY, HISTORY_FAMILY, WORD_ATTRIBUTES, compile_templates, identity_templates, word_attributes
 
 TOKENS_PER_PASS = 2**15  # predict tags docs in groups of about this many tokens
 TRAINERS = ("perceptron", "crf", "hmm")
@@ -246,7 +246,7 @@ class BioNER(PerceptronPipe):
         # Prediction scores single-word templates from a per-word cache and hashes only the others.
         self._word_scores = WordScores(single_word_templates(templates), cfg["n_buckets"])
         self._joint_extractor = FeatureExtractor([t for t in templates if len(t[1]) > 1], cfg["n_buckets"])
-        self.lexicon = Lexicon(word_attributes, len(WORD_ATTRIBUTES))
+        self.lexicon = Lexicon(word_attributes, len(WORD_ATTRIBUTES), mention_column=COLUMNS["lower"])
         if cfg["trainer"] == "hmm" and HISTORY_FAMILY in cfg["features"]:
             raise ValueError(
                 "The hmm trainer counts the features of the gold tags; 'history' needs a first decoding pass: "
@@ -324,7 +324,8 @@ class BioNER(PerceptronPipe):
                 numpy.where(doc_heads >= 0, doc_heads + offset, -1)
                 for doc, offset in zip(docs, offsets.tolist()) for doc_heads in [mentions(doc, definitions(doc))]
             ])
-        return Layout(offsets, self.lexicon.batch_rows(docs), sentence, sent_starts, is_space, heads)
+        rows = self.lexicon.batch_rows(docs)
+        return Layout(offsets, rows, self.lexicon.mention_ids[rows], sentence, sent_starts, is_space, heads)
 
     def _features(self, layout: "Layout", matches: List[numpy.ndarray], predicting: bool = False) -> numpy.ndarray:
         """Feature ids per token of the batch; in training, history columns (if any) come last and empty (DROPPED).
@@ -336,7 +337,7 @@ class BioNER(PerceptronPipe):
         extractor = self._joint_extractor if predicting else self.extractor
         columns = [extractor.extract(rows, self.lexicon.table, sentence)]
         if DOCUMENT_FAMILY in self.cfg["features"]:
-            columns.append(document_features(rows, self.lexicon.table, sentence, self.cfg["n_buckets"], offsets))
+            columns.append(document_features(rows, self.lexicon.table, layout.mentions, sentence, self.cfg["n_buckets"], offsets))
         if self.cfg["gazetteer"]["mode"] != "ents" and self.gazetteer.labels:
             batch_matches = numpy.concatenate(
                 [doc_matches + (start, start, 0, 0) for doc_matches, start in zip(matches, offsets.tolist())]
@@ -353,7 +354,7 @@ class BioNER(PerceptronPipe):
         """The history features of every token, from a first pass's tags."""
         types = numpy.where(first_pass == 0, 0, (first_pass - 1) // len(self.scheme.moves) + 1).astype(numpy.int64)
         history = history_features(
-            layout.rows, self.lexicon.table, types, len(self.labels) + 1, self.cfg["n_buckets"], layout.offsets
+            layout.rows, self.lexicon.table, layout.mentions, types, len(self.labels) + 1, self.cfg["n_buckets"], layout.offsets
         )
         if layout.abbreviation_heads is None:
             return history
@@ -673,6 +674,7 @@ class Layout(NamedTuple):
 
     offsets: numpy.ndarray  # int64, n_docs + 1
     rows: numpy.ndarray  # int32 lexicon row of each token
+    mentions: numpy.ndarray  # int32 id of each token's lowercase form (Lexicon.mention_ids)
     sentence: numpy.ndarray  # int32 sentence number of each token
     sent_starts: numpy.ndarray  # bool
     is_space: numpy.ndarray  # bool

@@ -5,19 +5,19 @@ import spacy
 from spacy_bioner.document import DOCUMENT_FEATURES, document_features
 from spacy_bioner.features import Lexicon
 from spacy_bioner.perceptron import DROPPED
-from spacy_bioner.templates import WORD_ATTRIBUTES, word_attributes
+from spacy_bioner.templates import COLUMNS, WORD_ATTRIBUTES, word_attributes
 
 from conftest import TRAIN_DATA, train_nlp
 
 
 def features_of(words, sentence_starts=None):
     nlp = spacy.blank("en")
-    lexicon = Lexicon(word_attributes, len(WORD_ATTRIBUTES))
+    lexicon = Lexicon(word_attributes, len(WORD_ATTRIBUTES), mention_column=COLUMNS["lower"])
     orths = numpy.array([nlp.vocab.strings.add(w) for w in words], dtype=numpy.uint64)
     rows = lexicon.rows(orths, nlp.vocab.strings)
     starts = sentence_starts or [0] * len(words)
     sentence = numpy.cumsum(starts).astype(numpy.int32)
-    return document_features(rows, lexicon.table, sentence, 2**20)
+    return document_features(rows, lexicon.table, lexicon.mention_ids[rows], sentence, 2**20)
 
 
 def test_first_mentions_have_no_first_mention_context():
@@ -55,17 +55,17 @@ def test_history_gives_the_majority_type_of_other_mentions():
     from spacy_bioner.document import HISTORY_FEATURES, history_features
 
     nlp = spacy.blank("en")
-    lexicon = Lexicon(word_attributes, len(WORD_ATTRIBUTES))
+    lexicon = Lexicon(word_attributes, len(WORD_ATTRIBUTES), mention_column=COLUMNS["lower"])
     words = "Jordan met Jordan and Jordan in Amman".split()
     orths = numpy.array([nlp.vocab.strings.add(w) for w in words], dtype=numpy.uint64)
     rows = lexicon.rows(orths, nlp.vocab.strings)
     # First-pass types: 0 = O, 1 = PER, 2 = LOC.
-    out = history_features(rows, lexicon.table, numpy.array([1, 0, 1, 0, 2, 0, 2]), 3, 2**20)
+    out = history_features(rows, lexicon.table, lexicon.mention_ids[rows], numpy.array([1, 0, 1, 0, 2, 0, 2]), 3, 2**20)
     assert out.shape == (len(words), len(HISTORY_FEATURES))
     # Token 4 (LOC) sees two PER mentions; token 0 sees one PER and one LOC: argmax keeps the first, PER.
     assert out[4, 0] == out[0, 0] == out[2, 0] != DROPPED
     assert (out[[1, 5, 6]] == DROPPED).all()  # "met", "in", "Amman" have no other mention
-    changed = history_features(rows, lexicon.table, numpy.array([2, 0, 2, 0, 2, 0, 2]), 3, 2**20)
+    changed = history_features(rows, lexicon.table, lexicon.mention_ids[rows], numpy.array([2, 0, 2, 0, 2, 0, 2]), 3, 2**20)
     assert changed[0, 0] != out[0, 0]
 
 
@@ -83,17 +83,34 @@ def test_docs_laid_end_to_end_get_their_own_features():
     from spacy_bioner.document import history_features
 
     nlp = spacy.blank("en")
-    lexicon = Lexicon(word_attributes, len(WORD_ATTRIBUTES))
+    lexicon = Lexicon(word_attributes, len(WORD_ATTRIBUTES), mention_column=COLUMNS["lower"])
     docs = ["Jordan met Jordan".split(), "Jordan left Amman".split(), [], "Amman".split()]
     words = [w for d in docs for w in d]
     rows = lexicon.rows(numpy.array([nlp.vocab.strings.add(w) for w in words], dtype=numpy.uint64), nlp.vocab.strings)
     offsets = numpy.cumsum([0] + [len(d) for d in docs]).astype(numpy.int64)
     sentence = numpy.repeat(numpy.arange(len(docs), dtype=numpy.int32), [len(d) for d in docs])
     types = numpy.array([1, 0, 1, 2, 0, 2, 2], dtype=numpy.int64)
-    together = document_features(rows, lexicon.table, sentence, 2**20, offsets)
-    history = history_features(rows, lexicon.table, types, 3, 2**20, offsets)
+    mentions = lexicon.mention_ids[rows]
+    together = document_features(rows, lexicon.table, mentions, sentence, 2**20, offsets)
+    history = history_features(rows, lexicon.table, mentions, types, 3, 2**20, offsets)
     for a, b in zip(offsets[:-1], offsets[1:]):
-        assert (together[a:b] == document_features(rows[a:b], lexicon.table, sentence[a:b], 2**20)).all()
-        assert (history[a:b] == history_features(rows[a:b], lexicon.table, types[a:b], 3, 2**20)).all()
+        assert (together[a:b] == document_features(rows[a:b], lexicon.table, mentions[a:b], sentence[a:b], 2**20)).all()
+        assert (history[a:b] == history_features(rows[a:b], lexicon.table, mentions[a:b], types[a:b], 3, 2**20)).all()
     with pytest.raises(ValueError, match="offsets must rise"):
-        document_features(rows, lexicon.table, sentence, 2**20, numpy.array([0, 3], dtype=numpy.int64))
+        document_features(rows, lexicon.table, mentions, sentence, 2**20, numpy.array([0, 3], dtype=numpy.int64))
+
+
+def test_mention_ids_number_lowercase_forms():
+    nlp = spacy.blank("en")
+    lexicon = Lexicon(word_attributes, len(WORD_ATTRIBUTES), max_size=4, mention_column=COLUMNS["lower"])
+    words = ["Jordan", "JORDAN", "Amman", "jordan"]
+    rows = lexicon.rows(numpy.array([nlp.vocab.strings.add(w) for w in words], dtype=numpy.uint64), nlp.vocab.strings)
+    ids = lexicon.mention_ids[rows]
+    assert ids[0] == ids[1] == ids[3] != ids[2]
+    # A restart of the full cache numbers the forms anew, from 0.
+    rows = lexicon.rows(numpy.array([nlp.vocab.strings.add(w) for w in ["Amman", "amman"]], dtype=numpy.uint64), nlp.vocab.strings)
+    assert lexicon.generation == 1 and lexicon.mention_ids[rows].tolist() == [0, 0]
+    with pytest.raises(ValueError, match="mention_column"):
+        Lexicon(word_attributes, len(WORD_ATTRIBUTES), mention_column=len(WORD_ATTRIBUTES))
+    with pytest.raises(ValueError, match="mention ids"):
+        document_features(rows, lexicon.table, numpy.zeros(1, dtype=numpy.int32), numpy.zeros(2, dtype=numpy.int32), 2**20)

@@ -82,3 +82,26 @@ def test_feature_extractor_matches_python_reference():
     assert not numpy.array_equal(features[0], features2[0])
     assert features.max() < 1000
     assert len(lexicon) == 6
+
+
+def test_scores_of_long_batches_match_reference():
+    # Long enough for the kernel's look-ahead over later tokens' rows.
+    rng = numpy.random.default_rng(7)
+    n_buckets, n_tags = 4096, 17
+    model = AveragedPerceptron(n_buckets, n_tags)
+    weights = rng.normal(size=(n_buckets, n_tags)).astype(numpy.float32)
+    model.load_averages(weights, numpy.zeros((n_tags + 1, n_tags), dtype=numpy.float32))
+    features = rng.integers(0, n_buckets, size=(300, 9)).astype(numpy.uint32)
+    features[rng.random(features.shape) < 0.3] = DROPPED
+    assert numpy.allclose(model.scores(features), reference_scores(weights, features), atol=1e-5)
+
+
+def test_power_of_two_tables_take_the_low_bits_of_the_hash():
+    templates = compile_templates(["word", "window", "conjunctions"])
+    lexicon = Lexicon(word_attributes, len(WORD_ATTRIBUTES))
+    words = ["Alice", "met", "Bob", "in", "Paris", "."]
+    rows = lexicon.rows(numpy.array([get_string_id(w) for w in words], dtype=numpy.uint64), {get_string_id(w): w for w in words})
+    sentence = numpy.ones(len(words), dtype=numpy.int32)
+    wide = FeatureExtractor(templates, 2**30).extract(rows, lexicon.table, sentence)
+    assert numpy.array_equal(FeatureExtractor(templates, 1024).extract(rows, lexicon.table, sentence), wide % 1024)
+    assert FeatureExtractor(templates, 1000).extract(rows, lexicon.table, sentence).max() < 1000
