@@ -4,7 +4,7 @@ from Cython.Build import cythonize
 from setuptools import Extension, setup
 
 KERNELS = [
-    "features", "word_scores", "perceptron", "decode", "marginals", "token_codes", "document",
+    "features", "word_scores", "perceptron", "decode", "marginals", "token_codes", "document", "entities",
     "parser.transitions", "parser.state_features", "parser.greedy",
 ]
 

@@ -4,7 +4,6 @@ from pathlib import Path
 from typing import Callable, Dict, Iterable, List, NamedTuple, Optional, Sequence, Tuple, Union
 
 import numpy
-from spacy.attrs import ENT_IOB, ENT_KB_ID, ENT_TYPE
 from spacy.language import Language
 from spacy.scorer import get_ner_prf
 from spacy.strings import get_string_id
@@ -17,6 +16,7 @@ from . import serialize
 from .decode import viterbi
 from .marginals import entity_probabilities, expected_counts, span_probabilities
 from .abbreviations import definitions, mentions
+from .entities import write_entities
 from .document import (
     ABBREVIATION_HISTORY_FEATURES, HISTORY_FEATURES, abbreviation_features, abbreviation_history, document_features,
     history_features,
@@ -493,14 +493,15 @@ class BioNER(PerceptronPipe):
         """Write entities to `doc.ents` (presets kept as they were) and all matches to `doc.spans`.
 
         Entities go in as token arrays (ENT_IOB, ENT_TYPE, ENT_KB_ID) made from
-        the tags at once: a tenth of the cost of building Spans for `set_ents`.
+        the tags, for all docs at once: a small part of the cost of building
+        Spans for `set_ents`, or of `Doc.from_array` per doc.
         """
         settings = self.cfg["gazetteer"]
         docs, predictions = list(docs), list(predictions)
         all_values = self._entity_values(numpy.concatenate([numpy.zeros(0, dtype=numpy.int32)] + [p.tags for p in predictions]))
         offsets = numpy.cumsum([0] + [len(doc) for doc in docs]).tolist()
         for i, (doc, (_, matches, presets, confidences, alternatives)) in enumerate(zip(docs, predictions)):
-            values = all_values[offsets[i] : offsets[i + 1]]
+            values = all_values[offsets[i] : offsets[i + 1]]  # a view: the edits below land in all_values
             if len(matches):
                 self._link(values, matches)
             for ent in presets:  # presets with our labels were forced in the trellis; the others were kept O
@@ -510,7 +511,6 @@ class BioNER(PerceptronPipe):
                     if (values[start:end, 0] == _OUTSIDE).all():
                         span = self.gazetteer.span(doc, (start, end, label, kb))
                         _write_entity(values, start, end, span.label, span.kb_id)
-            doc.from_array([ENT_IOB, ENT_TYPE, ENT_KB_ID], values)
             for key, scored in ((self.name, confidences), (f"{self.name}_alternatives", alternatives)):
                 if scored is not None:
                     doc.spans[key] = SpanGroup(
@@ -521,15 +521,21 @@ class BioNER(PerceptronPipe):
                 doc.spans[settings["spans_key"]] = SpanGroup(
                     doc, name=settings["spans_key"], spans=[self.gazetteer.span(doc, m) for m in matches.tolist()]
                 )
+        write_entities(docs, all_values)
 
     def _entity_values(self, tags: numpy.ndarray) -> numpy.ndarray:
         """(ENT_IOB, ENT_TYPE, ENT_KB_ID) of each token: uint64 (n, 3), from its tag."""
-        type_ids = numpy.array([0] + [self.vocab.strings.add(label) for label in self.labels], dtype=numpy.uint64)
-        begins = numpy.array([move in "BU" for move in self.scheme.moves])
-        values = numpy.zeros((len(tags), 3), dtype=numpy.uint64)
-        values[:, 0] = numpy.where(tags == 0, _OUTSIDE, numpy.where(begins[(tags - 1) % len(begins)], _BEGIN, _INSIDE))
-        values[:, 1] = type_ids[numpy.where(tags == 0, 0, (tags - 1) // len(self.scheme.moves) + 1)]
-        return values
+        labels = tuple(self.labels)
+        if getattr(self, "_tag_values", (None,))[0] != labels:
+            type_ids = [0] + [self.vocab.strings.add(label) for label in labels]
+            n_moves = len(self.scheme.moves)
+            table = numpy.zeros((1 + len(labels) * n_moves, 3), dtype=numpy.uint64)
+            table[0, 0] = _OUTSIDE
+            for tag in range(1, len(table)):
+                move = self.scheme.moves[(tag - 1) % n_moves]
+                table[tag, :2] = (_BEGIN if move in "BU" else _INSIDE, type_ids[(tag - 1) // n_moves + 1])
+            self._tag_values = (labels, table)
+        return self._tag_values[1][tags]
 
     def _link(self, values: numpy.ndarray, matches: numpy.ndarray) -> None:
         """Give an entity that is exactly a match of its label the KB id of the first such match."""
