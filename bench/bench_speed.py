@@ -9,7 +9,8 @@ tokens/s of the components alone (`nlp.pipe` over pre-tokenized Docs, batch
 medians and min-max of the repetitions, and the ratios bioner / spaCy. Also
 model size on disk, RSS while tagging, RSS over a long stream of short docs,
 one long document (time, RSS growth), and nlp.pipe with n_process=2 against
-one process. Figures are printed as JSON too.
+one process, for bioner and for a blank pipeline (the ceiling spaCy's
+hand-over of docs between processes sets). Figures are printed as JSON too.
 
 Usage: python bench/bench_speed.py [--data ../shared/data] [--repeats 5] [--stream-docs 1000000] [--long-tokens 1000000]
 """
@@ -95,11 +96,16 @@ def stream(nlp, texts, n_docs: int) -> dict:
 
 
 def multiprocess(nlp, texts, n_docs: int, repeats: int) -> dict:
+    """nlp.pipe in two processes against one, and the same for a blank pipeline
+    (the tokenizer alone): what spaCy's own hand-over of docs between processes allows."""
     texts = [texts[i % len(texts)] for i in range(n_docs)]
     n_tokens = sum(len(nlp.make_doc(text)) for text in texts)
-    one = rates(lambda: [None for _ in nlp.pipe(texts, batch_size=1000)], n_tokens, repeats)
-    two = rates(lambda: [None for _ in nlp.pipe(texts, batch_size=1000, n_process=2)], n_tokens, repeats)
-    return {"docs": n_docs, "one_process": one, "two_processes": two, "ratio": two["median"] / one["median"]}
+    figures = {"docs": n_docs}
+    for name, pipeline in (("bioner", nlp), ("blank", spacy.blank("en"))):
+        one = rates(lambda: [None for _ in pipeline.pipe(texts, batch_size=1000)], n_tokens, repeats)
+        two = rates(lambda: [None for _ in pipeline.pipe(texts, batch_size=1000, n_process=2)], n_tokens, repeats)
+        figures[name] = {"one_process": one, "two_processes": two, "ratio": two["median"] / one["median"]}
+    return figures
 
 
 def main() -> None:
@@ -147,7 +153,9 @@ def main() -> None:
     print(f"bioner training (spacy train, eng.train, default config): {figures['bioner_train_seconds']:.1f} s; "
           f"model-best {figures['bioner_model_mb']:.1f} MB; RSS after tagging {figures['bioner_rss_mb_after_tagging']:.0f} MB")
     m = figures["n_process"]
-    print(f"n_process=2 on {m['docs']:,} sentences: {m['two_processes']['median']:,.0f} vs {m['one_process']['median']:,.0f} tokens/s, {m['ratio']:.2f}x")
+    for name in ("bioner", "blank"):
+        print(f"n_process=2 on {m['docs']:,} sentences, {name} pipeline: {m[name]['two_processes']['median']:,.0f} vs "
+              f"{m[name]['one_process']['median']:,.0f} tokens/s in one process, {m[name]['ratio']:.2f}x")
     d = figures["long_document"]
     print(f"one {d['tokens']:,}-token doc: {d['seconds']:.2f} s, RSS +{d['rss_growth_mb']:.0f} MB")
     print(f"stream of {figures['stream']['docs']:,} short docs: " + ", ".join(
