@@ -95,15 +95,15 @@ def stream(nlp, texts, n_docs: int) -> dict:
     return {"docs": n_docs, "seconds": time.perf_counter() - start, **marks}
 
 
-def multiprocess(nlp, texts, n_docs: int, repeats: int) -> dict:
+def multiprocess(nlp, texts, n_docs: int, repeats: int, batch_size: int) -> dict:
     """nlp.pipe in two processes against one, and the same for a blank pipeline
     (the tokenizer alone): what spaCy's own hand-over of docs between processes allows."""
     texts = [texts[i % len(texts)] for i in range(n_docs)]
     n_tokens = sum(len(nlp.make_doc(text)) for text in texts)
     figures = {"docs": n_docs}
     for name, pipeline in (("bioner", nlp), ("blank", spacy.blank("en"))):
-        one = rates(lambda: [None for _ in pipeline.pipe(texts, batch_size=1000)], n_tokens, repeats)
-        two = rates(lambda: [None for _ in pipeline.pipe(texts, batch_size=1000, n_process=2)], n_tokens, repeats)
+        one = rates(lambda: [None for _ in pipeline.pipe(texts, batch_size=batch_size)], n_tokens, repeats)
+        two = rates(lambda: [None for _ in pipeline.pipe(texts, batch_size=batch_size, n_process=2)], n_tokens, repeats)
         figures[name] = {"one_process": one, "two_processes": two, "ratio": two["median"] / one["median"]}
     return figures
 
@@ -141,7 +141,8 @@ def main() -> None:
             way: figures["bioner"][way]["median"] / figures["spacy_ner"][way]["median"] for way in ("component", "raw_text")
         }
         sentences = [part for text in texts for part in text.split(" . ") if part]  # short docs
-        figures["n_process"] = multiprocess(nlp, sentences, 20_000, max(3, args.repeats // 2))
+        figures["n_process"] = multiprocess(nlp, sentences, 20_000, max(3, args.repeats // 2), batch_size=1000)
+        figures["n_process_documents"] = multiprocess(nlp, texts, 2_000, max(3, args.repeats // 2), batch_size=100)
         figures["long_document"] = long_document(nlp, docs, args.long_tokens)
         figures["stream"] = stream(nlp, sentences, args.stream_docs)
     b, s, r = figures["bioner"], figures["spacy_ner"], figures["ratios"]
@@ -152,10 +153,11 @@ def main() -> None:
               f"spaCy ner {s[way]['median']:,.0f} ({s[way]['min']:,.0f}-{s[way]['max']:,.0f}); ratio {r[way]:.1f}x")
     print(f"bioner training (spacy train, eng.train, default config): {figures['bioner_train_seconds']:.1f} s; "
           f"model-best {figures['bioner_model_mb']:.1f} MB; RSS after tagging {figures['bioner_rss_mb_after_tagging']:.0f} MB")
-    m = figures["n_process"]
-    for name in ("bioner", "blank"):
-        print(f"n_process=2 on {m['docs']:,} sentences, {name} pipeline: {m[name]['two_processes']['median']:,.0f} vs "
-              f"{m[name]['one_process']['median']:,.0f} tokens/s in one process, {m[name]['ratio']:.2f}x")
+    for key, what in (("n_process", "sentences"), ("n_process_documents", "whole documents")):
+        m = figures[key]
+        for name in ("bioner", "blank"):
+            print(f"n_process=2 on {m['docs']:,} {what}, {name} pipeline: {m[name]['two_processes']['median']:,.0f} vs "
+                  f"{m[name]['one_process']['median']:,.0f} tokens/s in one process, {m[name]['ratio']:.2f}x")
     d = figures["long_document"]
     print(f"one {d['tokens']:,}-token doc: {d['seconds']:.2f} s, RSS +{d['rss_growth_mb']:.0f} MB")
     print(f"stream of {figures['stream']['docs']:,} short docs: " + ", ".join(
