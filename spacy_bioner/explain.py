@@ -15,9 +15,7 @@ from .decode import viterbi
 from .document import ABBREVIATION_FEATURES, ABBREVIATION_HISTORY_FEATURES, DOCUMENT_FEATURES, HISTORY_FEATURES
 from .perceptron import DROPPED
 from .pipeline import BioNER
-from .templates import ABBREVIATION_FAMILY, DOCUMENT_FAMILY, HISTORY_FAMILY, WORD_ATTRIBUTES, template_parts
-
-ATTRIBUTES = dict(WORD_ATTRIBUTES)
+from .templates import ABBREVIATION_FAMILY, COLUMNS, DOCUMENT_FAMILY, HISTORY_FAMILY, attribute_values, template_parts
 
 
 def feature_names(ner: BioNER, doc: Doc) -> List[List[str]]:
@@ -31,7 +29,7 @@ def feature_names(ner: BioNER, doc: Doc) -> List[List[str]]:
             for attribute, offset in parts:
                 at = i + offset
                 inside = 0 <= at < len(doc) and sentence[at] == sentence[i]
-                values.append(ATTRIBUTES[attribute](doc[at].text) if inside else "<edge>")
+                values.append(attribute_values(doc[at].text, ner.word_clusters)[COLUMNS[attribute]] if inside else "<edge>")
             row.append(f"{name}={'|'.join(values)}" if parts else name)
         if DOCUMENT_FAMILY in ner.cfg["features"]:
             row.extend(DOCUMENT_FEATURES)

@@ -1,5 +1,7 @@
 """The `bioner` component: hashed features -> averaged perceptron -> constrained Viterbi -> Doc.ents."""
+import functools
 import threading
+import warnings
 from pathlib import Path
 from typing import Callable, Dict, Iterable, List, NamedTuple, Optional, Sequence, Tuple, Union
 
@@ -29,7 +31,11 @@ from .hmm import CountedHMM
 from .perceptron import DROPPED, AveragedPerceptron
 from .perceptron_pipe import PerceptronPipe
 from .schemes import TagScheme
-from .templates import TEMPLATES_VERSION, ABBREVIATION_FAMILY, COLUMNS, DEFAULT_FAMILIES, DOCUMENT_FAMILY, HISTORY_FAMILY, WORD_ATTRIBUTES, compile_templates, identity_templates, word_attributes
+from .templates import (
+    TEMPLATES_VERSION, ABBREVIATION_FAMILY, COLUMNS, DEFAULT_FAMILIES, DOCUMENT_FAMILY, HISTORY_FAMILY, N_ATTRIBUTES, VECTORS_FAMILY,
+    compile_templates, identity_templates, word_attributes,
+)
+from .vector_clusters import VectorClusters
 
 TOKENS_PER_PASS = 2**15  # predict tags docs in groups of about this many tokens
 TRAINERS = ("perceptron", "crf", "hmm")
@@ -233,6 +239,8 @@ class BioNER(PerceptronPipe):
             "labels": [],
             "templates_version": TEMPLATES_VERSION,
         }
+        self._clusters: Optional[VectorClusters] = None  # fitted at initialize for the vectors family
+        self._warned_no_vectors = False
         self._build()
         self._predict_lock = threading.Lock()
         # Terms are split by the pipeline's own tokenizer, so they align with its tokens.
@@ -246,7 +254,8 @@ class BioNER(PerceptronPipe):
         # Prediction scores single-word templates from a per-word cache and hashes only the others.
         self._word_scores = WordScores(single_word_templates(templates), cfg["n_buckets"])
         self._joint_extractor = FeatureExtractor([t for t in templates if len(t[1]) > 1], cfg["n_buckets"])
-        self.lexicon = Lexicon(word_attributes, len(WORD_ATTRIBUTES), mention_column=COLUMNS["lower"])
+        attributes = word_attributes if self.word_clusters is None else functools.partial(word_attributes, clusters=self.word_clusters)
+        self.lexicon = Lexicon(attributes, N_ATTRIBUTES, mention_column=COLUMNS["lower"])
         if cfg["trainer"] == "hmm" and HISTORY_FAMILY in cfg["features"]:
             raise ValueError(
                 "The hmm trainer counts the features of the gold tags; 'history' needs a first decoding pass: "
@@ -261,6 +270,13 @@ class BioNER(PerceptronPipe):
         self._n_history = 0
         if HISTORY_FAMILY in cfg["features"]:
             self._n_history = len(HISTORY_FEATURES) + len(ABBREVIATION_HISTORY_FEATURES) * (ABBREVIATION_FAMILY in cfg["features"])
+
+    @property
+    def word_clusters(self) -> Optional[Callable[[str], Optional[Tuple[int, ...]]]]:
+        """A word form's vector clusters (coarse to fine), for the vectors family; None without it."""
+        if self._clusters is None or VECTORS_FAMILY not in self.cfg["features"]:
+            return None
+        return functools.partial(self._clusters.word_ids, self.vocab)
 
     def add_patterns(self, patterns: Iterable[dict]) -> None:
         """Add EntityRuler-style phrase patterns to the gazetteer ({"label", "pattern", "id"})."""
@@ -310,9 +326,20 @@ class BioNER(PerceptronPipe):
                 "examples whose reference docs have entities."
             )
         self.cfg["labels"] = []
+        self._clusters = self._fit_clusters() if VECTORS_FAMILY in self.cfg["features"] else None
         self._build()
         for label in found:
             self.add_label(label)
+
+    def _fit_clusters(self) -> VectorClusters:
+        vectors = self.vocab.vectors
+        if vectors.shape[0] == 0:
+            raise ValueError(
+                f"The '{VECTORS_FAMILY}' feature family clusters the pipeline's static vectors, and it has none: "
+                "set [initialize] vectors (e.g. to a pipeline with vectors, or one made by `spacy init vectors`), "
+                f"or drop '{VECTORS_FAMILY}' from features."
+            )
+        return VectorClusters.fit(numpy.asarray(vectors.data), seed=self.cfg["seed"])
 
     # Tokens -> features -> scores -> Viterbi, a batch of docs laid end to end
 
@@ -418,6 +445,10 @@ class BioNER(PerceptronPipe):
         One call at a time: the word caches (lexicon, word scores) fill as
         new words arrive, and a thread must not read a row another one is writing.
         """
+        if self.word_clusters is not None and not self._warned_no_vectors and self.vocab.vectors.shape[0] == 0:
+            warnings.warn(f"{self.name}: the pipeline has no static vectors, which the '{VECTORS_FAMILY}' features read: "
+                          "every word falls in no cluster. Load the model with the vectors it was trained with.")
+            self._warned_no_vectors = True
         with self._predict_lock:
             return [prediction for group in _groups(docs) for prediction in self._predict_group(group)]
 
@@ -636,7 +667,8 @@ class BioNER(PerceptronPipe):
 
     def _arrays(self) -> Dict[str, numpy.ndarray]:
         emission, transition = self.model.averages()
-        return {"emission": emission, "transition": transition}
+        clusters = self._clusters.to_arrays() if self.word_clusters is not None else {}
+        return {"emission": emission, "transition": transition, **clusters}
 
     def to_bytes(self, *, exclude=tuple()) -> bytes:
         return serialize.pack(self.cfg, self._arrays(), gazetteer=self.gazetteer.to_bytes())
@@ -665,6 +697,7 @@ class BioNER(PerceptronPipe):
         serialize.check_array(arrays, "emission", (cfg["n_buckets"], n_tags), where)
         serialize.check_array(arrays, "transition", (n_tags + 1, n_tags), where)
         cfg["gazetteer"] = _gazetteer_settings(cfg["gazetteer"])
+        self._clusters = VectorClusters.from_arrays(arrays, where) if VECTORS_FAMILY in cfg["features"] else None
         self.cfg = cfg
         self._build()
         self.model.load_averages(arrays["emission"], arrays["transition"])

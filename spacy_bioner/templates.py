@@ -5,7 +5,7 @@ A template is a named conjunction of attributes at window offsets; adding a
 template is one line. Templates are grouped into families that the config
 switches on and off.
 """
-from typing import Callable, Dict, List, Sequence, Tuple
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 from spacy.lang.lex_attrs import word_shape
 from spacy.strings import get_string_id
@@ -56,12 +56,26 @@ WORD_ATTRIBUTES: List[Tuple[str, Callable[[str], str]]] = [
     ("characters", _characters),
     ("length", _length),
 ]
-COLUMNS: Dict[str, int] = {name: i for i, (name, _) in enumerate(WORD_ATTRIBUTES)}
+# The word's vector clusters, coarse to fine (vector_clusters.py); "none" without clusters or a vector.
+CLUSTER_ATTRIBUTES = ["cluster_coarse", "cluster_mid", "cluster_fine"]
+ATTRIBUTE_NAMES = [name for name, _ in WORD_ATTRIBUTES] + CLUSTER_ATTRIBUTES
+COLUMNS: Dict[str, int] = {name: i for i, name in enumerate(ATTRIBUTE_NAMES)}
+N_ATTRIBUTES = len(ATTRIBUTE_NAMES)
+WordClusters = Callable[[str], Optional[Sequence[int]]]
 
 
-def word_attributes(text: str) -> List[int]:
-    """The hashes of every word attribute of one word form."""
-    return [get_string_id(f"{name}={attr(text)}") for name, attr in WORD_ATTRIBUTES]
+def attribute_values(text: str, clusters: Optional[WordClusters] = None) -> List[str]:
+    """Every word attribute of one word form, in column order.
+
+    clusters: the word's cluster id at each level of CLUSTER_ATTRIBUTES, or None.
+    """
+    ids = clusters(text) if clusters is not None else None
+    return [attr(text) for _, attr in WORD_ATTRIBUTES] + (["none"] * len(CLUSTER_ATTRIBUTES) if ids is None else [str(i) for i in ids])
+
+
+def word_attributes(text: str, clusters: Optional[WordClusters] = None) -> List[int]:
+    """The hashes of every word attribute of one word form (a row of the Lexicon's table)."""
+    return [get_string_id(f"{name}={value}") for name, value in zip(ATTRIBUTE_NAMES, attribute_values(text, clusters))]
 
 
 # Each family: template name -> ((attribute, offset), ...).
@@ -101,6 +115,14 @@ FAMILIES: Dict[str, Dict[str, Tuple[Tuple[str, int], ...]]] = {
         "shape[0]+lower[+1]": (("shape", 0), ("lower", 1)),
         "case[-1..+1]": (("case", -1), ("case", 0), ("case", 1)),
     },
+    # Needs the pipeline's static vectors (nlp.vocab.vectors) at initialize; off by default.
+    "vectors": {
+        "cluster_fine[-1]": (("cluster_fine", -1),),
+        "cluster_fine[0]": (("cluster_fine", 0),),
+        "cluster_fine[+1]": (("cluster_fine", 1),),
+        "cluster_mid[0]": (("cluster_mid", 0),),
+        "cluster_coarse[0]": (("cluster_coarse", 0),),
+    },
 }
 # Features from the whole doc rather than a window, and from a first decoding
 # pass over it (see document.py).
@@ -108,8 +130,9 @@ DOCUMENT_FAMILY = "document"
 HISTORY_FAMILY = "history"
 # Short forms defined in the doc read their long form (see abbreviations.py).
 ABBREVIATION_FAMILY = "abbreviations"
+VECTORS_FAMILY = "vectors"
 ALL_FAMILIES = [*FAMILIES, DOCUMENT_FAMILY, HISTORY_FAMILY, ABBREVIATION_FAMILY]
-DEFAULT_FAMILIES = [family for family in ALL_FAMILIES if family != ABBREVIATION_FAMILY]
+DEFAULT_FAMILIES = [family for family in ALL_FAMILIES if family not in (ABBREVIATION_FAMILY, VECTORS_FAMILY)]
 
 
 # Attributes that name the word itself; dropping them in training makes the

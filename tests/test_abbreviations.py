@@ -7,7 +7,7 @@ from spacy_bioner.abbreviations import definitions, long_form, mentions
 from spacy_bioner.document import abbreviation_features, abbreviation_history
 from spacy_bioner.features import Lexicon
 from spacy_bioner.perceptron import DROPPED
-from spacy_bioner.templates import WORD_ATTRIBUTES, word_attributes
+from spacy_bioner.templates import N_ATTRIBUTES, word_attributes
 
 from conftest import train_nlp
 
@@ -40,7 +40,7 @@ def test_definitions_and_their_mentions():
 
 def test_mentions_read_the_long_form_head():
     nlp = spacy.blank("en")
-    lexicon = Lexicon(word_attributes, len(WORD_ATTRIBUTES))
+    lexicon = Lexicon(word_attributes, N_ATTRIBUTES)
     words = ["fibrillation", "AF", "x", "AF", "arrhythmia", "AA"]
     rows = lexicon.rows(numpy.array([nlp.vocab.strings.add(w) for w in words], dtype=numpy.uint64), nlp.vocab.strings)
     heads = numpy.array([-1, 0, -1, 0, -1, 4])

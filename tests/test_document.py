@@ -5,14 +5,14 @@ import spacy
 from spacy_bioner.document import DOCUMENT_FEATURES, document_features
 from spacy_bioner.features import Lexicon
 from spacy_bioner.perceptron import DROPPED
-from spacy_bioner.templates import COLUMNS, WORD_ATTRIBUTES, word_attributes
+from spacy_bioner.templates import COLUMNS, N_ATTRIBUTES, word_attributes
 
 from conftest import TRAIN_DATA, train_nlp
 
 
 def features_of(words, sentence_starts=None):
     nlp = spacy.blank("en")
-    lexicon = Lexicon(word_attributes, len(WORD_ATTRIBUTES), mention_column=COLUMNS["lower"])
+    lexicon = Lexicon(word_attributes, N_ATTRIBUTES, mention_column=COLUMNS["lower"])
     orths = numpy.array([nlp.vocab.strings.add(w) for w in words], dtype=numpy.uint64)
     rows = lexicon.rows(orths, nlp.vocab.strings)
     starts = sentence_starts or [0] * len(words)
@@ -55,7 +55,7 @@ def test_history_gives_the_majority_type_of_other_mentions():
     from spacy_bioner.document import HISTORY_FEATURES, history_features
 
     nlp = spacy.blank("en")
-    lexicon = Lexicon(word_attributes, len(WORD_ATTRIBUTES), mention_column=COLUMNS["lower"])
+    lexicon = Lexicon(word_attributes, N_ATTRIBUTES, mention_column=COLUMNS["lower"])
     words = "Jordan met Jordan and Jordan in Amman".split()
     orths = numpy.array([nlp.vocab.strings.add(w) for w in words], dtype=numpy.uint64)
     rows = lexicon.rows(orths, nlp.vocab.strings)
@@ -83,7 +83,7 @@ def test_docs_laid_end_to_end_get_their_own_features():
     from spacy_bioner.document import history_features
 
     nlp = spacy.blank("en")
-    lexicon = Lexicon(word_attributes, len(WORD_ATTRIBUTES), mention_column=COLUMNS["lower"])
+    lexicon = Lexicon(word_attributes, N_ATTRIBUTES, mention_column=COLUMNS["lower"])
     docs = ["Jordan met Jordan".split(), "Jordan left Amman".split(), [], "Amman".split()]
     words = [w for d in docs for w in d]
     rows = lexicon.rows(numpy.array([nlp.vocab.strings.add(w) for w in words], dtype=numpy.uint64), nlp.vocab.strings)
@@ -102,7 +102,7 @@ def test_docs_laid_end_to_end_get_their_own_features():
 
 def test_mention_ids_number_lowercase_forms():
     nlp = spacy.blank("en")
-    lexicon = Lexicon(word_attributes, len(WORD_ATTRIBUTES), max_size=4, mention_column=COLUMNS["lower"])
+    lexicon = Lexicon(word_attributes, N_ATTRIBUTES, max_size=4, mention_column=COLUMNS["lower"])
     words = ["Jordan", "JORDAN", "Amman", "jordan"]
     rows = lexicon.rows(numpy.array([nlp.vocab.strings.add(w) for w in words], dtype=numpy.uint64), nlp.vocab.strings)
     ids = lexicon.mention_ids[rows]
@@ -111,6 +111,6 @@ def test_mention_ids_number_lowercase_forms():
     rows = lexicon.rows(numpy.array([nlp.vocab.strings.add(w) for w in ["Amman", "amman"]], dtype=numpy.uint64), nlp.vocab.strings)
     assert lexicon.generation == 1 and lexicon.mention_ids[rows].tolist() == [0, 0]
     with pytest.raises(ValueError, match="mention_column"):
-        Lexicon(word_attributes, len(WORD_ATTRIBUTES), mention_column=len(WORD_ATTRIBUTES))
+        Lexicon(word_attributes, N_ATTRIBUTES, mention_column=N_ATTRIBUTES)
     with pytest.raises(ValueError, match="mention ids"):
         document_features(rows, lexicon.table, numpy.zeros(1, dtype=numpy.int32), numpy.zeros(2, dtype=numpy.int32), 2**20)

@@ -6,7 +6,7 @@ from spacy.strings import get_string_id
 
 from spacy_bioner.features import FeatureExtractor, Lexicon
 from spacy_bioner.perceptron import DROPPED, AveragedPerceptron
-from spacy_bioner.templates import WORD_ATTRIBUTES, compile_templates, word_attributes
+from spacy_bioner.templates import N_ATTRIBUTES, compile_templates, word_attributes
 
 
 def reference_scores(weights, features):
@@ -64,7 +64,7 @@ def test_resize_keeps_weights_and_moves_the_start_row():
 
 def test_feature_extractor_matches_python_reference():
     templates = compile_templates(["word", "window", "conjunctions"])
-    lexicon = Lexicon(word_attributes, len(WORD_ATTRIBUTES))
+    lexicon = Lexicon(word_attributes, N_ATTRIBUTES)
     words = ["Alice", "met", "Bob", "in", "Paris", "."]
 
     orths = numpy.array([get_string_id(w) for w in words], dtype=numpy.uint64)
@@ -98,7 +98,7 @@ def test_scores_of_long_batches_match_reference():
 
 def test_power_of_two_tables_take_the_low_bits_of_the_hash():
     templates = compile_templates(["word", "window", "conjunctions"])
-    lexicon = Lexicon(word_attributes, len(WORD_ATTRIBUTES))
+    lexicon = Lexicon(word_attributes, N_ATTRIBUTES)
     words = ["Alice", "met", "Bob", "in", "Paris", "."]
     rows = lexicon.rows(numpy.array([get_string_id(w) for w in words], dtype=numpy.uint64), {get_string_id(w): w for w in words})
     sentence = numpy.ones(len(words), dtype=numpy.int32)

@@ -5,7 +5,7 @@ from spacy.tokens import Doc
 
 from spacy_bioner.features import FeatureExtractor, Lexicon, batch_layout
 from spacy_bioner.perceptron import AveragedPerceptron
-from spacy_bioner.templates import DEFAULT_FAMILIES, WORD_ATTRIBUTES, compile_templates, word_attributes
+from spacy_bioner.templates import DEFAULT_FAMILIES, N_ATTRIBUTES, compile_templates, word_attributes
 from spacy_bioner.word_scores import WordScores, single_word_templates
 
 from conftest import TRAIN_DATA, make_examples
@@ -31,7 +31,7 @@ def test_cached_scores_equal_hashed_features(max_rows):
     word_scores = WordScores(single_word_templates(templates), n_buckets)
     joint = FeatureExtractor([t for t in templates if len(t[1]) > 1], n_buckets)
     full = FeatureExtractor(templates, n_buckets)
-    lexicon = Lexicon(word_attributes, len(WORD_ATTRIBUTES), max_size=max_rows)
+    lexicon = Lexicon(word_attributes, N_ATTRIBUTES, max_size=max_rows)
     weights = numpy.random.default_rng(0).normal(size=(n_buckets, 5)).astype(numpy.float32)
     for words, starts in [
         ("Alice met Bob in Paris".split(), None),

@@ -23,9 +23,11 @@ from ..decode import viterbi
 from ..features import FeatureExtractor, Lexicon, batch_layout
 from ..perceptron import AveragedPerceptron
 from ..perceptron_pipe import PerceptronPipe
-from ..templates import FAMILIES, TEMPLATES_VERSION, WORD_ATTRIBUTES, compile_templates, word_attributes
+from ..templates import FAMILIES, N_ATTRIBUTES, TEMPLATES_VERSION, VECTORS_FAMILY, compile_templates, word_attributes
 
 ATTRIBUTES = ("tag", "pos")
+# Vector clusters are fitted by the bioner component only.
+TAGGER_FAMILIES = [family for family in FAMILIES if family != VECTORS_FAMILY]
 DEFAULT_TAGGER_CONFIG = {
     "attr": "tag",
     "n_buckets": 2**20,
@@ -83,9 +85,9 @@ class BioTagger(PerceptronPipe):
             raise ValueError(f"attr must be one of {ATTRIBUTES}, got {attr!r}")
         if not isinstance(n_buckets, int) or not 1 <= n_buckets < 2**32:
             raise ValueError(f"n_buckets must be an integer in [1, 2**32), got {n_buckets!r}")
-        unknown = [family for family in features if family not in FAMILIES]
+        unknown = [family for family in features if family not in TAGGER_FAMILIES]
         if unknown:
-            raise ValueError(f"Unknown feature families {unknown} for the tagger: choose from {list(FAMILIES)}.")
+            raise ValueError(f"Unknown feature families {unknown} for the tagger: choose from {TAGGER_FAMILIES}.")
         self.vocab = vocab
         self.name = name
         self.scorer = scorer
@@ -95,7 +97,7 @@ class BioTagger(PerceptronPipe):
 
     def _build(self) -> None:
         self.extractor = FeatureExtractor(compile_templates(self.cfg["features"]), self.cfg["n_buckets"])
-        self.lexicon = Lexicon(word_attributes, len(WORD_ATTRIBUTES))
+        self.lexicon = Lexicon(word_attributes, N_ATTRIBUTES)
         self.model = AveragedPerceptron(self.cfg["n_buckets"], max(len(self.labels), 1))
         n_tags = self.model.n_tags
         self._free = numpy.ones((n_tags + 1, n_tags), dtype=numpy.uint8)
@@ -221,5 +223,5 @@ def _check_cfg(cfg, where: str) -> None:
     serialize.check_keys(cfg, TAGGER_CFG_KEYS, where)
     if cfg["templates_version"] != TEMPLATES_VERSION:
         raise serialize.ModelFileError(f"Tagger in {where} was trained with feature templates version {cfg['templates_version']}; this spacy-bioner uses {TEMPLATES_VERSION}: retrain it.")
-    if cfg["attr"] not in ATTRIBUTES or any(family not in FAMILIES for family in cfg["features"]) or not cfg["labels"]:
+    if cfg["attr"] not in ATTRIBUTES or any(family not in TAGGER_FAMILIES for family in cfg["features"]) or not cfg["labels"]:
         raise serialize.ModelFileError(f"Bad config in {where}: attr {cfg['attr']!r}, features {cfg['features']} or labels {cfg['labels'][:5]} are not valid.")
