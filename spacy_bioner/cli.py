@@ -146,7 +146,7 @@ def annotate_cli(
     source: Path = typer.Argument(..., help="One doc per line: plain text, or JSONL objects with a \"text\" field.", exists=True),
     output: Path = typer.Argument(..., help="JSONL out: each record with its \"entities\" (character offsets, label, KB id)."),
     fmt: Optional[str] = typer.Option(None, "--format", "-f", help="\"text\" or \"jsonl\" (default: from the input's suffix)."),
-    n_process: int = typer.Option(1, "--n-process", "-n", help="Processes for nlp.pipe."),
+    n_process: int = typer.Option(1, "--n-process", "-n", help="Worker processes (-1: one per CPU); each annotates whole batches."),
     batch_size: int = typer.Option(1000, "--batch-size", "-b", help="Docs per batch."),
     strict: bool = typer.Option(False, "--strict", help="Stop at the first bad line instead of skipping it."),
     scheduler: Optional[str] = typer.Option(None, "--scheduler", help="A Dask scheduler's address: annotate the shards of SOURCE on that cluster (pip install spacy-bioner[dask])."),

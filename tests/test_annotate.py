@@ -1,8 +1,10 @@
 import json
 
 import pytest
+import spacy
 from typer.testing import CliRunner
 
+from spacy_bioner.annotate import annotate
 from spacy_bioner.cli import app
 
 from conftest import TRAIN_DATA, train_nlp
@@ -51,3 +53,17 @@ def test_strict_stops_without_writing(model, tmp_path):
     result = run(model, source, tmp_path / "out.jsonl", "--strict")
     assert result.exit_code == 1 and "line 2" in result.output
     assert not (tmp_path / "out.jsonl").exists() and not (tmp_path / "out.jsonl.partial").exists()
+
+
+def test_worker_processes_write_what_one_process_writes(model, tmp_path):
+    source = tmp_path / "in.txt"
+    texts = [text for text, _ in TRAIN_DATA] * 12 + ["Carol Jones visited Berlin"]
+    source.write_text("\n".join(texts) + "\n", encoding="utf8")
+    for n in (1, 2):
+        result = run(model, source, tmp_path / f"out{n}.jsonl", "--n-process", n, "--batch-size", 5)
+        assert result.exit_code == 0, result.output
+    assert (tmp_path / "out1.jsonl").read_text() == (tmp_path / "out2.jsonl").read_text()
+    assert len((tmp_path / "out2.jsonl").read_text().splitlines()) == len(texts)
+    with pytest.raises(ValueError, match="n_process must be a positive number"):
+        annotate(spacy.load(model), source, tmp_path / "out0.jsonl", "text", n_process=0)
+    assert not (tmp_path / "out0.jsonl").exists()
