@@ -1,0 +1,119 @@
+"""What the `vectors` feature family adds when the pipeline has static vectors.
+
+No pretrained vectors can be installed here, so this benchmark makes its
+own: count-based word vectors (positive PMI of lowercase words over a +-2
+window, smoothed context counts, reduced by a randomized SVD; Levy, Goldberg
+& Dagan 2015) from the unlabelled text of the training splits at hand
+(CoNLL-2003, BC5CDR, NCBI-disease and WNUT-17 train, UD English EWT train),
+never from a dev set. `spacy init vectors` puts them in a pipeline, and
+bioner trains with `spacy train` (default config) with and without the
+`vectors` family, on the same vectors. Reports dev P/R/F1, F1 on entities
+unseen in training, training time and component tokens/s. Vectors learned
+from far more text (a spaCy pipeline's, or floret's) are what the family is
+for; these show that the path works and what a million tokens give.
+
+Usage: python bench/bench_vectors.py [--corpus conll2003] [--data ../shared/data] [--dims 100]
+"""
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+from collections import Counter
+from pathlib import Path
+
+import numpy
+import spacy
+from spacy.tokens import DocBin
+
+from bench_accuracy import CORPORA, converted, entity_texts, score
+from bench_bioner import ROOT, convert, gold_token_examples, throughput, train
+from spacy_bioner.pipeline import DEFAULT_BIONER_CONFIG
+
+UNLABELLED = [name for name, _ in CORPORA.values()] + ["ud_english_ewt/en_ewt-ud-train.conllu"]
+WINDOW = 2
+MIN_COUNT = 3
+MAX_WORDS = 30_000
+CONTEXTS = 1_000
+
+
+def unlabelled_sentences(data: Path, work: Path):
+    """The token texts of each training split's docs, converted as the project converts them."""
+    vocab = spacy.blank("en").vocab
+    for name in UNLABELLED:
+        source = data / name
+        if name.endswith(".conllu"):
+            subprocess.run([sys.executable, "-m", "spacy", "convert", str(source), str(work), "-c", "conllu", "-n", "10"],
+                           check=True, capture_output=True)
+            path = work / (source.stem + ".spacy")
+        else:
+            path = convert(source, work)
+        for doc in DocBin().from_disk(path).get_docs(vocab):
+            yield [token.lower_ for token in doc]
+
+
+def count_vectors(sentences, dims: int, seed: int = 0):
+    """Words and their PPMI-SVD vectors."""
+    sentences = list(sentences)
+    counts = Counter(word for sentence in sentences for word in sentence)
+    words = [w for w, c in counts.most_common(MAX_WORDS) if c >= MIN_COUNT]
+    word_ids = {w: i for i, w in enumerate(words)}
+    n_contexts = min(CONTEXTS, len(words))
+    pairs = []
+    for sentence in sentences:
+        ids = numpy.array([word_ids.get(w, -1) for w in sentence])
+        for offset in [o for o in range(-WINDOW, WINDOW + 1) if o]:
+            centre = ids[max(0, -offset) : len(ids) - max(0, offset)]
+            context = ids[max(0, offset) : len(ids) - max(0, -offset)]
+            keep = (centre >= 0) & (context >= 0) & (context < n_contexts)
+            pairs.append(centre[keep] * n_contexts + context[keep])
+    cooc = numpy.bincount(numpy.concatenate(pairs), minlength=len(words) * n_contexts).reshape(len(words), n_contexts)
+    cooc = cooc.astype(numpy.float64)
+    context_p = cooc.sum(axis=0) ** 0.75
+    context_p /= context_p.sum()
+    word_p = cooc.sum(axis=1, keepdims=True) / cooc.sum()
+    with numpy.errstate(divide="ignore", invalid="ignore"):
+        ppmi = numpy.maximum(numpy.log(cooc / cooc.sum() / word_p / context_p), 0)
+    ppmi[~numpy.isfinite(ppmi)] = 0
+    rng = numpy.random.default_rng(seed)
+    basis, _ = numpy.linalg.qr(ppmi @ rng.normal(size=(n_contexts, dims + 20)))
+    small_u, singular, _ = numpy.linalg.svd(basis.T @ ppmi, full_matrices=False)
+    return words, ((basis @ small_u)[:, :dims] * numpy.sqrt(singular[:dims])).astype(numpy.float32)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--corpus", choices=sorted(CORPORA), default="conll2003")
+    parser.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data")
+    parser.add_argument("--dims", type=int, default=100)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        train_path, dev_path = converted(args.data, args.corpus, work / "corpus")
+        words, vectors = count_vectors(unlabelled_sentences(args.data, work / "unlabelled"), args.dims)
+        table = work / "vectors.txt"
+        with table.open("w", encoding="utf8") as out:
+            out.write(f"{len(words)} {vectors.shape[1]}\n")
+            for word, row in zip(words, vectors):
+                out.write(word + " " + " ".join(f"{v:.5f}" for v in row) + "\n")
+        subprocess.run([sys.executable, "-m", "spacy", "init", "vectors", "en", str(table), str(work / "vectors")],
+                       check=True, capture_output=True)
+        figures = {"corpus": args.corpus, "vector_words": len(words), "dims": vectors.shape[1]}
+        seen = entity_texts(spacy.blank("en"), train_path)
+        with_vectors = json.dumps(DEFAULT_BIONER_CONFIG["features"] + ["vectors"])
+        for variant, options in (("without", []), ("with", ["--components.bioner.features", with_vectors])):
+            seconds = train(train_path, dev_path, work / variant, ["--paths.vectors", str(work / "vectors"), *options])
+            nlp = spacy.load(work / variant / "model-best")
+            speed = throughput(nlp, gold_token_examples(nlp, dev_path), repeats=3)
+            figures[variant] = {"train_seconds": round(seconds, 1), **score(nlp, dev_path, seen),
+                                "component_tokens_per_s": round(speed["component_tokens_per_s"])}
+    print(f"{args.corpus} dev; count-based vectors for {len(words):,} words, {vectors.shape[1]} dimensions")
+    for variant in ("without", "with"):
+        f = figures[variant]
+        print(f"  {variant} the vectors family: P {f['overall']['p']} R {f['overall']['r']} F1 {f['overall']['f']}; "
+              f"unseen F1 {f['unseen']['f']}; train {f['train_seconds']} s; {f['component_tokens_per_s']:,} tokens/s")
+    print(json.dumps(figures))
+
+
+if __name__ == "__main__":
+    main()
