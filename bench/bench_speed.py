@@ -10,7 +10,8 @@ medians and min-max of the repetitions, and the ratios bioner / spaCy. Also
 model size on disk, RSS while tagging, RSS over a long stream of short docs,
 one long document (time, RSS growth), and nlp.pipe with n_process=2 against
 one process, for bioner and for a blank pipeline (the ceiling spaCy's
-hand-over of docs between processes sets). Figures are printed as JSON too.
+hand-over of docs between processes sets), and `bioner annotate` with two
+worker processes against one. Figures are printed as JSON too.
 
 Usage: python bench/bench_speed.py [--data ../shared/data] [--repeats 5] [--stream-docs 1000000] [--long-tokens 1000000]
 """
@@ -28,6 +29,7 @@ import spacy
 from spacy.tokens import Doc
 
 from bench_bioner import ROOT, convert, gold_token_examples, train
+from spacy_bioner.annotate import annotate
 
 
 def rss_mb() -> float:
@@ -108,6 +110,16 @@ def multiprocess(nlp, texts, n_docs: int, repeats: int, batch_size: int) -> dict
     return figures
 
 
+def annotate_processes(nlp, texts, n_docs: int, work: Path, repeats: int) -> dict:
+    """`bioner annotate` (spacy_bioner.annotate) over a text file of n_docs lines, in two worker processes against one."""
+    source = work / "annotate_in.txt"
+    source.write_text("\n".join(texts[i % len(texts)] for i in range(n_docs)) + "\n", encoding="utf8")
+    n_tokens = sum(len(nlp.make_doc(texts[i % len(texts)])) for i in range(n_docs))
+    one = rates(lambda: annotate(nlp, source, work / "annotate_out.jsonl", "text", n_process=1), n_tokens, repeats)
+    two = rates(lambda: annotate(nlp, source, work / "annotate_out.jsonl", "text", n_process=2), n_tokens, repeats)
+    return {"docs": n_docs, "one_process": one, "two_processes": two, "ratio": two["median"] / one["median"]}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data")
@@ -143,6 +155,7 @@ def main() -> None:
         sentences = [part for text in texts for part in text.split(" . ") if part]  # short docs
         figures["n_process"] = multiprocess(nlp, sentences, 20_000, max(3, args.repeats // 2), batch_size=1000)
         figures["n_process_documents"] = multiprocess(nlp, texts, 2_000, max(3, args.repeats // 2), batch_size=100)
+        figures["annotate"] = annotate_processes(nlp, sentences, 20_000, work, max(3, args.repeats // 2))
         figures["long_document"] = long_document(nlp, docs, args.long_tokens)
         figures["stream"] = stream(nlp, sentences, args.stream_docs)
     b, s, r = figures["bioner"], figures["spacy_ner"], figures["ratios"]
@@ -158,6 +171,9 @@ def main() -> None:
         for name in ("bioner", "blank"):
             print(f"n_process=2 on {m['docs']:,} {what}, {name} pipeline: {m[name]['two_processes']['median']:,.0f} vs "
                   f"{m[name]['one_process']['median']:,.0f} tokens/s in one process, {m[name]['ratio']:.2f}x")
+    a = figures["annotate"]
+    print(f"bioner annotate, {a['docs']:,} sentences from a text file: 2 workers {a['two_processes']['median']:,.0f} vs "
+          f"one process {a['one_process']['median']:,.0f} tokens/s, {a['ratio']:.2f}x")
     d = figures["long_document"]
     print(f"one {d['tokens']:,}-token doc: {d['seconds']:.2f} s, RSS +{d['rss_growth_mb']:.0f} MB")
     print(f"stream of {figures['stream']['docs']:,} short docs: " + ", ".join(
