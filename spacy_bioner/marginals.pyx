@@ -3,7 +3,7 @@
 
 Scores divided by a temperature T define a distribution over the tag
 sequences the masks allow, P(tags) = exp(score(tags) / T) / Z. The forward
-and backward sums (log space) give, for a decoded entity, the probability
+and backward sums (kept as logs) give, for a decoded entity, the probability
 that the sequence has exactly that entity there: its tags on its tokens,
 and (in BIO, where an entity could run on) no continuation after it. T is
 fitted on held-out data (see calibration.py), as perceptron scores are
@@ -34,7 +34,7 @@ cdef void _forward_backward(
     cdef int i, tag, other, k
     cdef double top, total
     for tag in range(n_tags):
-        alpha[tag] = (transitions[n_tags * n_tags + tag] + emissions[tag]) * inv_t \
+        alpha[tag] = (<double>transitions[n_tags * n_tags + tag] + emissions[tag]) * inv_t \
             if allowed[tag] and legal[n_tags * n_tags + tag] else -INFINITY
     for i in range(1, n):
         for tag in range(n_tags):
@@ -59,12 +59,101 @@ cdef void _forward_backward(
             k, top = 0, -INFINITY
             for other in range(n_tags):
                 if legal[tag * n_tags + other] and beta[(i + 1) * n_tags + other] != -INFINITY:
-                    terms[k] = (transitions[tag * n_tags + other] + emissions[(i + 1) * n_tags + other]) * inv_t \
+                    terms[k] = (<double>transitions[tag * n_tags + other] + emissions[(i + 1) * n_tags + other]) * inv_t \
                         + beta[(i + 1) * n_tags + other]
                     top = max(top, terms[k])
                     k += 1
             if k:
                 beta[i * n_tags + tag] = top + log(_sum_exp(terms, k, top))
+
+
+# Below this a rescaled cell may have lost summands to underflow: sum in log space instead.
+cdef double _LEAST_MASS = 1e-280
+
+
+cdef int _scaled_forward_backward(
+    const float* emissions, const double* arc_weights, double arc_shift, const uint8_t* allowed, const uint8_t* legal,
+    const int32_t* neighbours, int n, int n_tags, double inv_t, double* alpha, double* beta, double* cell_weights, double* shifts,
+    double* forward_logs, double* backward_logs,
+) noexcept nogil:
+    """The same log sums as `_forward_backward`, computed in probability space:
+    each cell's emission is exponentiated once (shifted by its position's best
+    score), the arcs' weights once per batch (`arc_weights`, shifted by
+    `arc_shift`), and each position is rescaled to sum to 1 with its log scale
+    carried along (Rabiner's scaling): one exp per cell instead of one per arc.
+    RETURNS -1 if a cell that some path reaches rounds to (near) zero, as
+    scores far apart at a low temperature can make it; the caller then sums
+    in log space instead.
+
+    neighbours: each tag's legal predecessors (rows 0..T-1), then its legal
+    successors (rows T..2T-1), in ascending order, -1 after the last.
+    """
+    cdef int i, tag, other, k
+    cdef double top, total, acc, reach
+    cdef const double* start_weights = arc_weights + n_tags * n_tags
+    cdef const uint8_t* start_legal = legal + n_tags * n_tags
+    for i in range(n):
+        top = -INFINITY
+        for tag in range(n_tags):
+            if allowed[i * n_tags + tag] and emissions[i * n_tags + tag] > top:
+                top = emissions[i * n_tags + tag]
+        if top == -INFINITY:
+            return -1
+        for tag in range(n_tags):
+            cell_weights[i * n_tags + tag] = exp((emissions[i * n_tags + tag] - top) * inv_t) if allowed[i * n_tags + tag] else 0.0
+        shifts[i] = (arc_shift + top) * inv_t
+    for i in range(n):
+        total = 0.0
+        for tag in range(n_tags):
+            acc, reach = 0.0, 0.0
+            if allowed[i * n_tags + tag]:
+                if i == 0:
+                    acc, reach = start_weights[tag], start_legal[tag]
+                else:
+                    for k in range(n_tags):
+                        other = neighbours[tag * n_tags + k]
+                        if other < 0:
+                            break
+                        acc += alpha[(i - 1) * n_tags + other] * arc_weights[other * n_tags + tag]
+                        reach += alpha[(i - 1) * n_tags + other]
+                acc *= cell_weights[i * n_tags + tag]
+                if reach > 0.0 and acc < _LEAST_MASS:
+                    return -1
+            alpha[i * n_tags + tag] = acc
+            total += acc
+        if not 0.0 < total < INFINITY:
+            return -1
+        for tag in range(n_tags):
+            alpha[i * n_tags + tag] /= total
+        forward_logs[i] = (forward_logs[i - 1] if i > 0 else 0.0) + log(total) + shifts[i]
+    for tag in range(n_tags):
+        beta[(n - 1) * n_tags + tag] = 1.0 if allowed[(n - 1) * n_tags + tag] else 0.0
+    backward_logs[n - 1] = 0.0
+    for i in range(n - 2, -1, -1):
+        total = 0.0
+        for tag in range(n_tags):
+            acc, reach = 0.0, 0.0
+            if allowed[i * n_tags + tag]:
+                for k in range(n_tags):
+                    other = neighbours[(n_tags + tag) * n_tags + k]
+                    if other < 0:
+                        break
+                    acc += arc_weights[tag * n_tags + other] * cell_weights[(i + 1) * n_tags + other] * beta[(i + 1) * n_tags + other]
+                    reach += beta[(i + 1) * n_tags + other]
+                if reach > 0.0 and acc < _LEAST_MASS:
+                    return -1
+            beta[i * n_tags + tag] = acc
+            total += acc
+        if not 0.0 < total < INFINITY:
+            return -1
+        for tag in range(n_tags):
+            beta[i * n_tags + tag] /= total
+        backward_logs[i] = backward_logs[i + 1] + log(total) + shifts[i + 1]
+    for i in range(n):
+        for tag in range(n_tags):
+            alpha[i * n_tags + tag] = log(alpha[i * n_tags + tag]) + forward_logs[i] if alpha[i * n_tags + tag] > 0.0 else -INFINITY
+            beta[i * n_tags + tag] = log(beta[i * n_tags + tag]) + backward_logs[i] if beta[i * n_tags + tag] > 0.0 else -INFINITY
+    return 0
 
 
 cdef inline double _sum_exp(const double* terms, int k, double top) noexcept nogil:
@@ -82,7 +171,7 @@ cdef double _path(
     cdef double score = 0.0
     cdef int i
     for i in range(start + 1, end):
-        score += (transitions[tags[i - 1] * n_tags + tags[i]] + emissions[i * n_tags + tags[i]]) * inv_t
+        score += (<double>transitions[tags[i - 1] * n_tags + tags[i]] + emissions[i * n_tags + tags[i]]) * inv_t
     return score
 
 
@@ -97,14 +186,35 @@ def _trellis_sums(
     beta = numpy.full((n, n_tags), -INFINITY, dtype=numpy.float64)
     log_zs = numpy.full(offsets.shape[0] - 1, -INFINITY, dtype=numpy.float64)
     terms = numpy.empty(n_tags, dtype=numpy.float64)
-    cdef double[:, ::1] a = alpha, b = beta
+    # Arc weights exp((transition - shift) / T), 0 where illegal; the start row last.
+    legal_transitions = numpy.where(legal, numpy.asarray(transitions, dtype=numpy.float64), -numpy.inf)
+    arc_shift = float(legal_transitions.max()) if numpy.isfinite(legal_transitions).any() else 0.0
+    arc_weights = numpy.ascontiguousarray(numpy.exp((legal_transitions - arc_shift) * inv_t), dtype=numpy.float64)
+    neighbours = numpy.full((2 * n_tags, n_tags), -1, dtype=numpy.int32)
+    for tag in range(n_tags):
+        before, after = numpy.flatnonzero(legal[:n_tags, tag]), numpy.flatnonzero(legal[tag])
+        neighbours[tag, : len(before)] = before
+        neighbours[n_tags + tag, : len(after)] = after
+    cell_weights = numpy.empty((max(n, 1), n_tags), dtype=numpy.float64)
+    logs = numpy.empty((3, max(n, 1)), dtype=numpy.float64)
+    cdef double[:, ::1] a = alpha, b = beta, cells = cell_weights, log_view = logs
     cdef double[::1] z = log_zs, term_view = terms
+    cdef const double[:, ::1] arcs = arc_weights
+    cdef const int32_t[:, ::1] neighbour_view = neighbours
+    cdef double shift = arc_shift
+    cdef int status
     with nogil:
         for s in range(offsets.shape[0] - 1):
             seq_start, seq_end = offsets[s], offsets[s + 1]
             if seq_end > seq_start:
-                _forward_backward(&emissions[seq_start, 0], &transitions[0, 0], &allowed[seq_start, 0], &legal[0, 0],
-                                  seq_end - seq_start, n_tags, inv_t, &a[seq_start, 0], &b[seq_start, 0], &term_view[0])
+                status = _scaled_forward_backward(
+                    &emissions[seq_start, 0], &arcs[0, 0], shift, &allowed[seq_start, 0], &legal[0, 0], &neighbour_view[0, 0],
+                    seq_end - seq_start, n_tags, inv_t,
+                    &a[seq_start, 0], &b[seq_start, 0], &cells[0, 0], &log_view[0, 0], &log_view[1, 0], &log_view[2, 0],
+                )
+                if status != 0:
+                    _forward_backward(&emissions[seq_start, 0], &transitions[0, 0], &allowed[seq_start, 0], &legal[0, 0],
+                                      seq_end - seq_start, n_tags, inv_t, &a[seq_start, 0], &b[seq_start, 0], &term_view[0])
                 for tag in range(n_tags):
                     z[s] = _logaddexp(z[s], a[seq_end - 1, tag])
     return alpha, beta, log_zs
@@ -148,7 +258,7 @@ def entity_probabilities(
             inside = a[start, tags[start]] + _path(&emissions[0, 0], &transitions[0, 0], &tags[0], start, end, n_tags, inv_t)
             out_view[e] = exp(inside + b[end - 1, tags[end - 1]] - log_z)
             if following >= 0 and end < offsets[s + 1] and allowed[end, following] and legal[tags[end - 1], following]:
-                continued = inside + (transitions[tags[end - 1], following] + emissions[end, following]) * inv_t \
+                continued = inside + (<double>transitions[tags[end - 1], following] + emissions[end, following]) * inv_t \
                     + b[end, following]
                 out_view[e] -= exp(continued - log_z)
             out_view[e] = min(1.0, max(0.0, out_view[e]))
@@ -201,13 +311,13 @@ def span_probabilities(
                     if inside == -INFINITY:
                         break
                     final = last if last >= 0 else middle
-                    closing = inside + (transitions[previous, final] + emissions[j, final]) * inv_t
+                    closing = inside + (<double>transitions[previous, final] + emissions[j, final]) * inv_t
                     p = _closed(closing + b[j, final], log_z, closing, final, j + 1, seq_end, middle, last,
                                 emissions, transitions, allowed, b, inv_t)
                     if p >= threshold:
                         found.append((s, i, j + 1, label))
                         probabilities.append(p)
-                    inside += (transitions[previous, middle] + emissions[j, middle]) * inv_t
+                    inside += (<double>transitions[previous, middle] + emissions[j, middle]) * inv_t
                     previous = middle
     return numpy.array(found, dtype=numpy.int64).reshape(-1, 4), numpy.array(probabilities, dtype=numpy.float64)
 
@@ -220,7 +330,7 @@ cdef double _closed(
     with the entity, less the paths in which one does at token `after`."""
     cdef double p = exp(through - log_z) if through != -INFINITY else 0.0
     if last < 0 and after < seq_end and allowed[after, middle] and before_end != -INFINITY:
-        p -= exp(before_end + (transitions[end_tag, middle] + emissions[after, middle]) * inv_t + b[after, middle] - log_z)
+        p -= exp(before_end + (<double>transitions[end_tag, middle] + emissions[after, middle]) * inv_t + b[after, middle] - log_z)
     return min(1.0, max(0.0, p))
 
 

@@ -106,3 +106,41 @@ def test_expected_counts_equal_brute_force(name, n, seed):
     assert log_z == pytest.approx(numpy.log(z), rel=1e-6, abs=1e-6)  # float32 scores: near 0, only an absolute bound holds
     assert numpy.allclose(marginals, expected_marginals, atol=1e-5)
     assert numpy.allclose(counts, expected_counts_, atol=1e-5)
+
+
+def log_space_sums(emissions, transitions, allowed, legal, inv_t):
+    """Forward and backward log sums by logaddexp, in float64: the reference for `_trellis_sums`."""
+    n, n_tags = emissions.shape
+    em, tr = emissions.astype(numpy.float64) * inv_t, numpy.where(legal, transitions.astype(numpy.float64) * inv_t, -numpy.inf)
+    alpha = numpy.full((n, n_tags), -numpy.inf)
+    beta = numpy.full((n, n_tags), -numpy.inf)
+    alpha[0] = numpy.where(allowed[0], tr[n_tags] + em[0], -numpy.inf)
+    for i in range(1, n):
+        alpha[i] = numpy.where(allowed[i], numpy.logaddexp.reduce(alpha[i - 1][:, None] + tr[:n_tags], axis=0) + em[i], -numpy.inf)
+    beta[n - 1] = numpy.where(allowed[n - 1], 0.0, -numpy.inf)
+    for i in range(n - 2, -1, -1):
+        beta[i] = numpy.where(allowed[i], numpy.logaddexp.reduce(tr[:n_tags] + em[i + 1] + beta[i + 1], axis=1), -numpy.inf)
+    return alpha, beta
+
+
+@settings(max_examples=40, deadline=None)
+@given(name=st.sampled_from(["BIO", "BILOU"]), n=st.integers(1, 30), seed=st.integers(0, 2**31),
+       scale=st.sampled_from([1.0, 30.0, 1e5]), temperature=st.sampled_from([0.01, 1.0, 30.0]))
+def test_trellis_sums_equal_log_space_sums(name, n, seed, scale, temperature):
+    # Scores far apart at a low temperature underflow the rescaled sums; those sequences are summed in log space.
+    from spacy_bioner.marginals import _trellis_sums
+
+    rng = numpy.random.default_rng(seed)
+    scheme = TagScheme(name, ["A", "B", "C"])
+    emissions = (scale * rng.normal(size=(n, scheme.n_tags))).astype(numpy.float32)
+    transitions = (scale * rng.normal(size=(scheme.n_tags + 1, scheme.n_tags))).astype(numpy.float32)
+    starts = rng.random(n) < 0.2
+    allowed = scheme.allowed(starts, numpy.zeros(n, bool), numpy.full(n, -1, numpy.int32))
+    legal = scheme.transitions().astype(numpy.uint8)
+    alpha, beta, log_zs = _trellis_sums(emissions, transitions, allowed, legal, numpy.array([0, n], dtype=numpy.int64), 1 / temperature)
+    expected_alpha, expected_beta = log_space_sums(emissions, transitions, allowed, legal, 1 / temperature)
+    for got, expected in ((alpha, expected_alpha), (beta, expected_beta)):
+        assert numpy.array_equal(numpy.isfinite(got), numpy.isfinite(expected))
+        finite = numpy.isfinite(expected)
+        assert numpy.allclose(got[finite], expected[finite], rtol=1e-9, atol=1e-6)
+    assert log_zs[0] == pytest.approx(numpy.logaddexp.reduce(expected_alpha[-1]), rel=1e-9, abs=1e-6)
