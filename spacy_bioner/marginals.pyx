@@ -156,11 +156,20 @@ cdef int _scaled_forward_backward(
     return 0
 
 
+# exp(-40) is below half a unit in the last place of the top term's 1.0, even
+# summed over every tag: a term that far below the top changes nothing.
+cdef double _NEGLIGIBLE = -40.0
+
+
 cdef inline double _sum_exp(const double* terms, int k, double top) noexcept nogil:
-    cdef double total = 0.0
+    cdef double total = 0.0, gap
     cdef int j
     for j in range(k):
-        total += exp(terms[j] - top)
+        gap = terms[j] - top
+        if gap == 0.0:
+            total += 1.0
+        elif gap > _NEGLIGIBLE:
+            total += exp(gap)
     return total
 
 
