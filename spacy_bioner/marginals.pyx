@@ -67,6 +67,19 @@ cdef void _forward_backward(
                 beta[i * n_tags + tag] = top + log(_sum_exp(terms, k, top))
 
 
+cdef inline double _rescale(double* row, int n_tags) noexcept nogil:
+    """Divide a position's cells by their sum; RETURNS the sum's log, -inf if it is 0 or not finite."""
+    cdef double total = 0.0
+    cdef int tag
+    for tag in range(n_tags):
+        total += row[tag]
+    if not 0.0 < total < INFINITY:
+        return -INFINITY
+    for tag in range(n_tags):
+        row[tag] /= total
+    return log(total)
+
+
 # Below this a rescaled cell may have lost summands to underflow: sum in log space instead.
 cdef double _LEAST_MASS = 1e-280
 
@@ -89,7 +102,7 @@ cdef int _scaled_forward_backward(
     successors (rows T..2T-1), in ascending order, -1 after the last.
     """
     cdef int i, tag, other, k
-    cdef double top, total, acc, reach
+    cdef double top, scale, acc, reach
     cdef const double* start_weights = arc_weights + n_tags * n_tags
     cdef const uint8_t* start_legal = legal + n_tags * n_tags
     for i in range(n):
@@ -103,7 +116,6 @@ cdef int _scaled_forward_backward(
             cell_weights[i * n_tags + tag] = exp((emissions[i * n_tags + tag] - top) * inv_t) if allowed[i * n_tags + tag] else 0.0
         shifts[i] = (arc_shift + top) * inv_t
     for i in range(n):
-        total = 0.0
         for tag in range(n_tags):
             acc, reach = 0.0, 0.0
             if allowed[i * n_tags + tag]:
@@ -120,17 +132,14 @@ cdef int _scaled_forward_backward(
                 if reach > 0.0 and acc < _LEAST_MASS:
                     return -1
             alpha[i * n_tags + tag] = acc
-            total += acc
-        if not 0.0 < total < INFINITY:
+        scale = _rescale(&alpha[i * n_tags], n_tags)
+        if scale == -INFINITY:
             return -1
-        for tag in range(n_tags):
-            alpha[i * n_tags + tag] /= total
-        forward_logs[i] = (forward_logs[i - 1] if i > 0 else 0.0) + log(total) + shifts[i]
+        forward_logs[i] = (forward_logs[i - 1] if i > 0 else 0.0) + scale + shifts[i]
     for tag in range(n_tags):
         beta[(n - 1) * n_tags + tag] = 1.0 if allowed[(n - 1) * n_tags + tag] else 0.0
     backward_logs[n - 1] = 0.0
     for i in range(n - 2, -1, -1):
-        total = 0.0
         for tag in range(n_tags):
             acc, reach = 0.0, 0.0
             if allowed[i * n_tags + tag]:
@@ -143,12 +152,10 @@ cdef int _scaled_forward_backward(
                 if reach > 0.0 and acc < _LEAST_MASS:
                     return -1
             beta[i * n_tags + tag] = acc
-            total += acc
-        if not 0.0 < total < INFINITY:
+        scale = _rescale(&beta[i * n_tags], n_tags)
+        if scale == -INFINITY:
             return -1
-        for tag in range(n_tags):
-            beta[i * n_tags + tag] /= total
-        backward_logs[i] = backward_logs[i + 1] + log(total) + shifts[i + 1]
+        backward_logs[i] = backward_logs[i + 1] + scale + shifts[i + 1]
     for i in range(n):
         for tag in range(n_tags):
             alpha[i * n_tags + tag] = log(alpha[i * n_tags + tag]) + forward_logs[i] if alpha[i * n_tags + tag] > 0.0 else -INFINITY
