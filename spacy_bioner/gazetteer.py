@@ -288,6 +288,17 @@ class Gazetteer:
         start, end, label, kb = (int(value) for value in match)
         return Span(doc, start, end, label=self.labels[label], kb_id=self.kb_ids[kb])
 
+    def spans(self, doc, rows: numpy.ndarray) -> List[Span]:
+        """The Spans of a doc's match rows, as `span` makes them; each label and KB id is interned once."""
+        labels = [doc.vocab.strings.add(label) for label in self.labels]
+        kb_hashes: Dict[int, int] = {}
+        found = []
+        for start, end, label, kb in rows.tolist():
+            if kb not in kb_hashes:
+                kb_hashes[kb] = doc.vocab.strings.add(self.kb_ids[kb])
+            found.append(Span(doc, start, end, label=labels[label], kb_id=kb_hashes[kb]))
+        return found
+
     def match(self, doc) -> numpy.ndarray:
         """Every match in a doc, overlapping and nested ones included.
 

@@ -532,10 +532,9 @@ class BioNER(PerceptronPipe):
         docs, predictions = list(docs), list(predictions)
         all_values = self._entity_values(numpy.concatenate([numpy.zeros(0, dtype=numpy.int32)] + [p.tags for p in predictions]))
         offsets = numpy.cumsum([0] + [len(doc) for doc in docs]).tolist()
+        self._link(all_values, [p.matches for p in predictions], offsets)
         for i, (doc, (_, matches, presets, confidences, alternatives)) in enumerate(zip(docs, predictions)):
             values = all_values[offsets[i] : offsets[i + 1]]  # a view: the edits below land in all_values
-            if len(matches):
-                self._link(values, matches)
             for ent in presets:  # presets with our labels were forced in the trellis; the others were kept O
                 _write_entity(values, ent.start, ent.end, ent.label, ent.kb_id)
             if settings["mode"] == "fallback":
@@ -550,9 +549,7 @@ class BioNER(PerceptronPipe):
                         attrs={"scores": [probability for *_, probability in scored]},
                     )
             if self.gazetteer.labels:
-                doc.spans[settings["spans_key"]] = SpanGroup(
-                    doc, name=settings["spans_key"], spans=[self.gazetteer.span(doc, m) for m in matches.tolist()]
-                )
+                doc.spans[settings["spans_key"]] = SpanGroup(doc, name=settings["spans_key"], spans=self.gazetteer.spans(doc, matches))
         write_entities(docs, all_values)
 
     def _entity_values(self, tags: numpy.ndarray) -> numpy.ndarray:
@@ -569,21 +566,32 @@ class BioNER(PerceptronPipe):
             self._tag_values = (labels, table)
         return self._tag_values[1][tags]
 
-    def _link(self, values: numpy.ndarray, matches: numpy.ndarray) -> None:
-        """Give an entity that is exactly a match of its label the KB id of the first such match."""
-        labels = {label: self.vocab.strings.add(label) for label in self.labels}
-        linked = set()
-        for start, end, label, kb in matches.tolist():
-            type_id = labels.get(self.gazetteer.labels[label])
-            if type_id is None or (start, end, type_id) in linked:
-                continue
-            linked.add((start, end, type_id))
-            exact = (
-                values[start, 0] == _BEGIN and (values[start:end, 1] == type_id).all()
-                and (values[start + 1 : end, 0] == _INSIDE).all() and (end == len(values) or values[end, 0] != _INSIDE)
-            )
-            if exact:
-                values[start:end, 2] = self.vocab.strings.add(self.gazetteer.kb_ids[kb])
+    def _link(self, values: numpy.ndarray, matches: List[numpy.ndarray], offsets: List[int]) -> None:
+        """Give each entity that is exactly a match of its label the KB id of the first such match.
+
+        values: the batch's entity values, docs laid end to end at offsets; matches: each doc's match rows.
+        """
+        rows = numpy.concatenate([numpy.zeros((0, 4), dtype=numpy.int64)] + [m + (o, o, 0, 0) for m, o in zip(matches, offsets)])
+        if not len(rows):
+            return
+        type_ids = numpy.array(
+            [self.vocab.strings.add(label) if label in self.labels else 0 for label in self.gazetteer.labels], dtype=numpy.uint64
+        )
+        starts, ends, types = rows[:, 0], rows[:, 1], type_ids[rows[:, 2]]
+        iob = values[:, 0]
+        # An entity that begins at a token ends at the next token that does not continue it
+        # (a doc's first token never continues one, so entities end at doc ends too).
+        boundaries = numpy.append(numpy.flatnonzero(iob != _INSIDE), len(values))
+        entity_ends = boundaries[numpy.searchsorted(boundaries, starts, side="right")]
+        exact = numpy.flatnonzero((types != 0) & (iob[starts] == _BEGIN) & (values[starts, 1] == types) & (entity_ends == ends))
+        if not len(exact):
+            return
+        _, first = numpy.unique(rows[exact, :2], axis=0, return_index=True)  # matches are sorted: the first is the first row
+        chosen = rows[exact[first]]
+        lengths = chosen[:, 1] - chosen[:, 0]
+        positions = numpy.repeat(chosen[:, 0] - numpy.cumsum(lengths) + lengths, lengths) + numpy.arange(lengths.sum())
+        kb_hashes = numpy.array([self.vocab.strings.add(self.gazetteer.kb_ids[kb]) for kb in chosen[:, 3].tolist()], dtype=numpy.uint64)
+        values[positions, 2] = numpy.repeat(kb_hashes, lengths)
 
     # Training
 

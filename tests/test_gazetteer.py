@@ -174,6 +174,21 @@ def test_features_mode_links_kb_ids_and_survives_save_load(tmp_path):
     assert loaded.get_pipe("bioner").to_bytes() == nlp.get_pipe("bioner").to_bytes()
 
 
+def test_batches_link_only_exact_matches_to_their_first_kb_id():
+    patterns = PATTERNS + [
+        {"label": "LOC", "pattern": "Paris", "id": "geo:paris-texas"},  # a second id: the first one wins
+        {"label": "PER", "pattern": "Alice", "id": "person:alice"},  # inside a longer entity: not linked
+    ]
+    nlp = _trained("features", patterns)
+    texts = ["Alice Smith lives in Paris", "Paris", "Bob works at Acme Corp in Berlin"]
+    one_by_one = [[(e.text, e.label_, e.kb_id_) for e in nlp(text).ents] for text in texts]
+    batched = [[(e.text, e.label_, e.kb_id_) for e in doc.ents] for doc in nlp.pipe(texts, batch_size=3)]
+    assert batched == one_by_one
+    linked = {(text, kb) for ents in batched for text, _, kb in ents if kb}
+    assert linked == {("Paris", "geo:paris"), ("Berlin", "geo:berlin")}
+    assert ("Alice Smith", "PER", "") in batched[0] and batched[1] == [("Paris", "LOC", "geo:paris")]  # a doc-final entity
+
+
 def test_fallback_mode_adds_unlabelled_matches():
     nlp = _trained("fallback", PATTERNS)
     doc = nlp("Nothing happened to aspirin today .")
