@@ -446,12 +446,24 @@ class BioNER(PerceptronPipe):
         One call at a time: the word caches (lexicon, word scores) fill as
         new words arrive, and a thread must not read a row another one is writing.
         """
-        if self.word_clusters is not None and not self._warned_no_vectors and self.vocab.vectors.shape[0] == 0:
-            warnings.warn(f"{self.name}: the pipeline has no static vectors, which the '{VECTORS_FAMILY}' features read: "
-                          "every word falls in no cluster. Load the model with the vectors it was trained with.")
-            self._warned_no_vectors = True
+        if self.word_clusters is not None:
+            self._check_vectors()
         with self._predict_lock:
             return [prediction for group in _groups(docs) for prediction in self._predict_group(group)]
+
+    def _check_vectors(self) -> None:
+        """The vectors family needs the pipeline's vectors to be the ones its clusters were fitted on."""
+        rows, width = self.vocab.vectors.shape
+        if rows == 0:
+            if not self._warned_no_vectors:
+                warnings.warn(f"{self.name}: the pipeline has no static vectors, which the '{VECTORS_FAMILY}' features read: "
+                              "every word falls in no cluster. Load the model with the vectors it was trained with.")
+                self._warned_no_vectors = True
+        elif width != self._clusters.centroids.shape[1]:
+            raise ValueError(
+                f"{self.name}: the pipeline's vectors have {width} dimensions, but the '{VECTORS_FAMILY}' clusters were fitted "
+                f"on {self._clusters.centroids.shape[1]}: load the model with the vectors it was trained with."
+            )
 
     def _predict_group(self, docs: List[Doc]) -> List["Prediction"]:
         decoded = self._decoded(docs)
