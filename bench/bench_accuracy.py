@@ -4,7 +4,9 @@ Trains bioner with `spacy train` on a corpus's train split with
 configs/bioner.cfg (and, with --lists, again with configs/bioner_gazetteer.cfg
 and the corpus's public term lists), and reports dev P/R/F1 overall, per type,
 and on entities whose text never occurs as an entity in the training data;
-also training time and component tokens/s. Figures are printed as JSON too.
+also training time and component tokens/s. Dev is evaluated about once an
+epoch (every training-words / 1000 steps: 1000-word batches), so model-best
+is chosen among the epochs on every corpus. Figures are printed as JSON too.
 
 Usage: python bench/bench_accuracy.py --corpus conll2003|bc5cdr|ncbi_disease|wnut17 [--lists] [--data ../shared/data]
 """
@@ -86,7 +88,8 @@ def main() -> None:
     parser.add_argument("--corpus", choices=sorted(CORPORA), default="conll2003")
     parser.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data")
     parser.add_argument("--lists", action="store_true", help="Also train with the corpus's public term lists.")
-    parser.add_argument("--eval-frequency", type=int, default=200)
+    parser.add_argument("--eval-frequency", type=int, default=None,
+                        help="Steps between dev evaluations (default: about one per epoch, the training words / 1000, the batch size).")
     args = parser.parse_args()
     train_file, dev_file = (args.data / name for name in CORPORA[args.corpus])
     if not train_file.exists():
@@ -99,8 +102,9 @@ def main() -> None:
         list_dir.mkdir()
         for i, path in enumerate(lists):
             (list_dir / f"{i:02d}_{path.name}").symlink_to(path)
-        extra = ["--training.eval_frequency", str(args.eval_frequency)]
-        figures = {"corpus": args.corpus}
+        eval_frequency = args.eval_frequency or max(1, round(sum(len(doc) for doc in DocBin().from_disk(train_path).get_docs(spacy.blank("en").vocab)) / 1000))
+        extra = ["--training.eval_frequency", str(eval_frequency)]
+        figures = {"corpus": args.corpus, "eval_frequency": eval_frequency}
         seen = entity_texts(spacy.blank("en"), train_path)
         runs = [("without", "bioner.cfg", [])]
         if args.lists:
