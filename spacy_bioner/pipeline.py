@@ -129,7 +129,8 @@ def make_bioner(
         become entities) or "ents" (matches become fixed entities, the tagger
         fills the rest); `case_sensitive`; `match_dropout`, the share of matches
         hidden from each training update; `filter` for overlapping matches
-        ("leftmost_longest" or "longest"); `spans_key`, where all matches go.
+        ("leftmost_longest" or "longest"); `spans_key`, where all matches go
+        (null: nowhere, which saves building a Span for each match).
     scorer (Optional[Callable]): The scoring method, spaCy's NER scorer by default.
     """
     return BioNER(
@@ -560,7 +561,7 @@ class BioNER(PerceptronPipe):
                         doc, name=key, spans=[Span(doc, start, end, label=self.labels[label]) for start, end, label, _ in scored],
                         attrs={"scores": [probability for *_, probability in scored]},
                     )
-            if self.gazetteer.labels:
+            if self.gazetteer.labels and settings["spans_key"]:
                 doc.spans[settings["spans_key"]] = SpanGroup(doc, name=settings["spans_key"], spans=self.gazetteer.spans(doc, matches))
         write_entities(docs, all_values)
 
@@ -796,6 +797,8 @@ def _gazetteer_settings(settings: Optional[Dict[str, object]]) -> Dict[str, obje
         raise ValueError(f"Unknown gazetteer filter {merged['filter']!r}: use one of {FILTERS}.")
     if not 0 <= merged["match_dropout"] < 1:
         raise ValueError(f"match_dropout must be in [0, 1), got {merged['match_dropout']!r}")
+    if merged["spans_key"] is not None and not (isinstance(merged["spans_key"], str) and merged["spans_key"]):
+        raise ValueError(f"spans_key must be a non-empty string, or null to keep no matches, got {merged['spans_key']!r}")
     merged["case_sensitive"] = bool(merged["case_sensitive"])
     merged["match_dropout"] = float(merged["match_dropout"])
     return merged

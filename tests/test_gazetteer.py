@@ -189,6 +189,20 @@ def test_batches_link_only_exact_matches_to_their_first_kb_id():
     assert ("Alice Smith", "PER", "") in batched[0] and batched[1] == [("Paris", "LOC", "geo:paris")]  # a doc-final entity
 
 
+def test_spans_key_null_keeps_no_matches_and_changes_no_entity():
+    nlp = _trained("features", PATTERNS)
+    ner = nlp.get_pipe("bioner")
+    text = "Alice Smith lives in Paris with aspirin ."
+    kept = nlp(text)
+    ner.cfg["gazetteer"]["spans_key"] = None
+    bare = nlp(text)
+    assert "bioner_gazetteer" in kept.spans and "bioner_gazetteer" not in bare.spans
+    assert [(e.text, e.label_, e.kb_id_) for e in bare.ents] == [(e.text, e.label_, e.kb_id_) for e in kept.ents]
+    for bad in ("", 3):
+        with pytest.raises(ValueError, match="spans_key must be"):
+            spacy.blank("en").add_pipe("bioner", config={"gazetteer": {"spans_key": bad}})
+
+
 def test_fallback_mode_adds_unlabelled_matches():
     nlp = _trained("fallback", PATTERNS)
     doc = nlp("Nothing happened to aspirin today .")
