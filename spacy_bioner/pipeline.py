@@ -368,9 +368,7 @@ class BioNER(PerceptronPipe):
         if DOCUMENT_FAMILY in self.cfg["features"]:
             columns.append(document_features(rows, self.lexicon.table, layout.mentions, sentence, self.cfg["n_buckets"], offsets))
         if self.cfg["gazetteer"]["mode"] != "ents" and self.gazetteer.labels:
-            batch_matches = numpy.concatenate(
-                [doc_matches + (start, start, 0, 0) for doc_matches, start in zip(matches, offsets.tolist())]
-            )
+            batch_matches = _laid_end_to_end(matches, offsets.tolist())
             codes = match_codes(batch_matches, len(rows), len(self.gazetteer.labels))
             columns.append(self._gazetteer_ids()[numpy.arange(codes.shape[1]), codes])
         if layout.abbreviation_heads is not None:
@@ -584,7 +582,7 @@ class BioNER(PerceptronPipe):
 
         values: the batch's entity values, docs laid end to end at offsets; matches: each doc's match rows.
         """
-        rows = numpy.concatenate([numpy.zeros((0, 4), dtype=numpy.int64)] + [m + (o, o, 0, 0) for m, o in zip(matches, offsets)])
+        rows = _laid_end_to_end(matches, offsets)
         if not len(rows):
             return
         type_ids = numpy.array(
@@ -778,6 +776,11 @@ def _groups(docs: Iterable[Doc]) -> Iterable[List[Doc]]:
 
 
 _INSIDE, _OUTSIDE, _BEGIN = 1, 2, 3  # spaCy's ENT_IOB codes
+
+
+def _laid_end_to_end(matches: List[numpy.ndarray], offsets: List[int]) -> numpy.ndarray:
+    """Each doc's match rows in batch token positions, docs laid end to end at offsets."""
+    return numpy.concatenate([numpy.zeros((0, 4), dtype=numpy.int64)] + [m + (o, o, 0, 0) for m, o in zip(matches, offsets)])
 
 
 def _write_entity(values: numpy.ndarray, start: int, end: int, label: int, kb_id: int) -> None:
