@@ -105,9 +105,8 @@ class GazetteerComponent(Pipe):
             self.add_patterns(patterns)
 
     def __call__(self, doc: Doc) -> Doc:
-        matches = self.gazetteer.match(doc).tolist()
-        spans = [self.gazetteer.span(doc, match) for match in matches]
-        doc.spans[self.cfg["spans_key"]] = SpanGroup(doc, name=self.cfg["spans_key"], spans=spans)
+        matches = self.gazetteer.match(doc)
+        doc.spans[self.cfg["spans_key"]] = SpanGroup(doc, name=self.cfg["spans_key"], spans=self.gazetteer.spans(doc, matches))
         if self.cfg["write_ents"]:
             keep = [] if self.cfg["overwrite_ents"] else list(doc.ents)
             taken = {i for ent in keep for i in range(ent.start, ent.end)}
