@@ -21,6 +21,8 @@ from .templates import ABBREVIATION_FAMILY, COLUMNS, DOCUMENT_FAMILY, HISTORY_FA
 def feature_names(ner: BioNER, doc: Doc) -> List[List[str]]:
     """A readable name for each feature column of each token, in `_features` order."""
     sentence = [token.sent.start if doc.has_annotation("SENT_START") else 0 for token in doc]
+    clusters = ner.word_clusters
+    attributes = [attribute_values(token.text, clusters) for token in doc]
     names = []
     for i, token in enumerate(doc):
         row = []
@@ -29,7 +31,7 @@ def feature_names(ner: BioNER, doc: Doc) -> List[List[str]]:
             for attribute, offset in parts:
                 at = i + offset
                 inside = 0 <= at < len(doc) and sentence[at] == sentence[i]
-                values.append(attribute_values(doc[at].text, ner.word_clusters)[COLUMNS[attribute]] if inside else "<edge>")
+                values.append(attributes[at][COLUMNS[attribute]] if inside else "<edge>")
             row.append(f"{name}={'|'.join(values)}" if parts else name)
         if DOCUMENT_FAMILY in ner.cfg["features"]:
             row.extend(DOCUMENT_FEATURES)
