@@ -5,7 +5,7 @@ from setuptools import Extension, setup
 
 KERNELS = [
     "features", "word_scores", "perceptron", "decode", "marginals", "token_codes", "document", "entities",
-    "parser.transitions", "parser.state_features", "parser.greedy",
+    "parser.transitions", "parser.state_features", "parser.greedy", "parser.beam",
 ]
 
 extensions = [

@@ -10,7 +10,10 @@ over tagged docs, and tagger + parser, medians of 3. Also the share of
 non-projective sentences and how many of them lift/lower restores exactly.
 Figures are printed as JSON too.
 
-Usage: python bench/bench_parser.py [--data ../shared/data] [--parsers covington,arc-eager+pp,...] [--jobs 2] [--max-epochs 15]
+With --beam-width K every parser searches a beam of K move sequences (trained
+globally) instead of parsing greedily.
+
+Usage: python bench/bench_parser.py [--data ../shared/data] [--parsers covington,arc-eager+pp,...] [--jobs 2] [--max-epochs 15] [--beam-width 1]
 """
 import argparse
 import json
@@ -84,12 +87,13 @@ def speed(nlp, examples, repeats: int = 3) -> dict:
     }
 
 
-def run(name: str, train_path: Path, dev_path: Path, work: Path, max_epochs: int) -> dict:
+def run(name: str, train_path: Path, dev_path: Path, work: Path, max_epochs: int, beam_width: int) -> dict:
     system, pseudo_projective = PARSERS[name]
     out = work / name
     seconds = train(train_path, dev_path, out, [
         "--components.bioner_parser.transition_system", system,
         "--components.bioner_parser.pseudo_projective", str(pseudo_projective).lower(),
+        "--components.bioner_parser.beam_width", str(beam_width),
         "--training.max_epochs", str(max_epochs),
     ], config="parser.cfg")
     nlp = spacy.load(out / "model-best")
@@ -108,6 +112,7 @@ def main() -> None:
     parser.add_argument("--parsers", default=",".join(PARSERS))
     parser.add_argument("--jobs", type=int, default=2, help="parsers trained at once (training times are then measured side by side)")
     parser.add_argument("--max-epochs", type=int, default=15)
+    parser.add_argument("--beam-width", type=int, default=1, help="1: greedy parsing")
     args = parser.parse_args()
     names = args.parsers.split(",")
     unknown = [name for name in names if name not in PARSERS]
@@ -118,9 +123,9 @@ def main() -> None:
         work = Path(tmp)
         train_path = convert(treebank / "en_ewt-ud-train.conllu", work)
         dev_path = convert(treebank / "en_ewt-ud-dev.conllu", work)
-        figures = {"train_projectivity": projectivity(train_path), "dev_projectivity": projectivity(dev_path)}
+        figures = {"beam_width": args.beam_width, "train_projectivity": projectivity(train_path), "dev_projectivity": projectivity(dev_path)}
         with ThreadPoolExecutor(args.jobs) as pool:
-            results = pool.map(lambda name: (name, run(name, train_path, dev_path, work, args.max_epochs)), names)
+            results = pool.map(lambda name: (name, run(name, train_path, dev_path, work, args.max_epochs, args.beam_width)), names)
             figures["parsers"] = dict(results)
     for split in ("train", "dev"):
         p = figures[f"{split}_projectivity"]

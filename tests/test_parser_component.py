@@ -1,3 +1,4 @@
+import json
 import pickle
 
 import pytest
@@ -30,10 +31,10 @@ def _examples(nlp):
     ]
 
 
-def _trained(system="arc-eager", pseudo_projective=True, epochs=40):
+def _trained(system="arc-eager", pseudo_projective=True, epochs=40, beam_width=1):
     nlp = spacy.blank("en")
     nlp.add_pipe("bioner_tagger")
-    nlp.add_pipe("bioner_parser", config={"transition_system": system, "pseudo_projective": pseudo_projective, "n_buckets": 2**16, "label_buckets": 2**14})
+    nlp.add_pipe("bioner_parser", config={"transition_system": system, "pseudo_projective": pseudo_projective, "n_buckets": 2**16, "label_buckets": 2**14, "beam_width": beam_width})
     examples = _examples(nlp)
     nlp.initialize(lambda: examples)
     for _ in range(epochs):
@@ -46,12 +47,14 @@ def _parse(doc):
 
 
 @pytest.mark.parametrize(
-    "system,pseudo_projective",
-    [("arc-eager", False), ("arc-eager", True), ("arc-standard", False), ("arc-standard", True),
-     ("covington-projective", False), ("covington-projective", True), ("covington", False)],
+    "system,pseudo_projective,beam_width",
+    [("arc-eager", False, 1), ("arc-eager", True, 1), ("arc-standard", False, 1), ("arc-standard", True, 1),
+     ("covington-projective", False, 1), ("covington-projective", True, 1), ("covington", False, 1),
+     ("arc-eager", False, 4), ("arc-eager", True, 4), ("arc-standard", False, 4), ("covington-projective", False, 4),
+     ("covington", False, 4)],
 )
-def test_parser_learns_the_training_trees(system, pseudo_projective):
-    nlp = _trained(system, pseudo_projective)
+def test_parser_learns_the_training_trees(system, pseudo_projective, beam_width):
+    nlp = _trained(system, pseudo_projective, beam_width=beam_width)
     builds_non_projective = pseudo_projective or system == "covington"
     for k, (text, heads, deps, tags) in enumerate(SENTENCES):
         doc = nlp(Doc(nlp.vocab, words=text.split()))
@@ -85,8 +88,9 @@ def test_sentence_boundaries_are_respected():
     assert _parse(doc)[4:] == [(h + 4, d) for h, d in zip(SENTENCES[2][1], SENTENCES[2][2])]
 
 
-def test_save_load_pipe_and_processes(tmp_path):
-    nlp = _trained()
+@pytest.mark.parametrize("beam_width", [1, 3])
+def test_save_load_pipe_and_processes(tmp_path, beam_width):
+    nlp = _trained(beam_width=beam_width)
     texts = [text for text, *_ in SENTENCES]
     expected = [_parse(nlp(text)) for text in texts]
     assert [_parse(doc) for doc in nlp.pipe(texts, batch_size=2)] == expected
@@ -99,6 +103,19 @@ def test_save_load_pipe_and_processes(tmp_path):
     fresh = BioParser(nlp.vocab).from_bytes(data)
     assert fresh.to_bytes() == data
     assert pickle.loads(pickle.dumps(nlp)).get_pipe("bioner_parser").to_bytes() == data
+    assert loaded.get_pipe("bioner_parser").cfg["beam_width"] == beam_width
+
+
+def test_parsers_saved_before_beam_width_load_as_greedy(tmp_path):
+    parser = _trained().get_pipe("bioner_parser")
+    parser.to_disk(tmp_path / "parser")
+    cfg = json.loads((tmp_path / "parser" / "cfg").read_text())
+    del cfg["beam_width"]
+    (tmp_path / "parser" / "cfg").write_text(json.dumps(cfg))
+    loaded = BioParser(parser.vocab).from_disk(tmp_path / "parser")
+    assert loaded.cfg["beam_width"] == 1
+    doc = Doc(parser.vocab, words=SENTENCES[0][0].split(), tags=SENTENCES[0][3])
+    assert _parse(loaded(doc.copy())) == _parse(parser(doc.copy()))
 
 
 def test_bad_settings_and_files_are_named(tmp_path):
@@ -107,6 +124,11 @@ def test_bad_settings_and_files_are_named(tmp_path):
         nlp.add_pipe("bioner_parser", config={"transition_system": "arc-hybrid"})
     with pytest.raises(ValueError, match="pseudo_projective is for the projective systems"):
         nlp.add_pipe("bioner_parser", name="p2", config={"transition_system": "covington", "pseudo_projective": True})
+    with pytest.raises(ValueError, match="beam_width must be a positive integer"):
+        nlp.add_pipe("bioner_parser", name="beam0", config={"beam_width": 0})
+    for width in (2.5, True):
+        with pytest.raises(ValueError, match="beam_width must be a positive integer"):
+            BioParser(nlp.vocab, beam_width=width)
     parser = nlp.add_pipe("bioner_parser", name="p3")
     with pytest.raises(ValueError, match="has no labels"):
         parser.predict([nlp("text")])

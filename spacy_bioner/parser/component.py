@@ -17,7 +17,7 @@ from spacy.vocab import Vocab
 from .. import serialize
 from ..perceptron import AveragedPerceptron
 from ..perceptron_pipe import PerceptronPipe
-from .greedy import parse_batch, train_sentence
+from . import beam, greedy
 from .projectivity import SEPARATOR, lift, lower
 from .state_features import StateFeatures
 from .transitions import MOVE_NAMES, PROJECTIVE_SYSTEMS, SYSTEMS
@@ -35,6 +35,7 @@ DEFAULT_PARSER_CONFIG = {
     "n_buckets": 2**21,
     "label_buckets": 2**18,
     "explore": 0.9,
+    "beam_width": 1,
     "seed": 0,
     "max_length": 5000,
     "scorer": {"@scorers": "bioner.parser_scorer.v1"},
@@ -86,6 +87,7 @@ def make_bioner_parser(
     n_buckets: int,
     label_buckets: int,
     explore: float,
+    beam_width: int,
     seed: int,
     max_length: int,
     scorer: Optional[Callable],
@@ -102,6 +104,10 @@ def make_bioner_parser(
     explore (float): Arc-eager only: after the first pass over the training
         data, the share of moves where training follows the model's own
         choice and learns from the dynamic oracle; 0 for the static oracle.
+        Greedy training only.
+    beam_width (int): 1 parses greedily; k > 1 keeps the k best move
+        sequences and trains the move model globally on them (beam.pyx):
+        more accurate, about k times slower.
     seed (int): Seed of those choices.
     max_length (int): The longest unit (a sentence, or a doc without sentence
         boundaries) the list-based systems parse: their time grows with the
@@ -112,7 +118,7 @@ def make_bioner_parser(
     """
     return BioParser(
         nlp.vocab, name, transition_system=transition_system, pseudo_projective=pseudo_projective,
-        n_buckets=n_buckets, label_buckets=label_buckets, explore=explore, seed=seed, max_length=max_length, scorer=scorer,
+        n_buckets=n_buckets, label_buckets=label_buckets, explore=explore, beam_width=beam_width, seed=seed, max_length=max_length, scorer=scorer,
     )
 
 
@@ -141,6 +147,7 @@ class BioParser(PerceptronPipe):
         n_buckets: int = 2**21,
         label_buckets: int = 2**18,
         explore: float = 0.9,
+        beam_width: int = 1,
         seed: int = 0,
         max_length: int = 5000,
         scorer: Optional[Callable] = score_parse,
@@ -154,6 +161,8 @@ class BioParser(PerceptronPipe):
                 raise ValueError(f"{key} must be an integer in [1, 2**32), got {value!r}")
         if not 0 <= explore < 1:
             raise ValueError(f"explore must be in [0, 1), got {explore!r}")
+        if not isinstance(beam_width, int) or isinstance(beam_width, bool) or beam_width < 1:
+            raise ValueError(f"beam_width must be a positive integer (1: greedy), got {beam_width!r}")
         if not isinstance(max_length, int) or max_length < 1:
             raise ValueError(f"max_length must be a positive integer, got {max_length!r}")
         self.vocab = vocab
@@ -165,6 +174,7 @@ class BioParser(PerceptronPipe):
             "n_buckets": n_buckets,
             "label_buckets": label_buckets,
             "explore": float(explore),
+            "beam_width": beam_width,
             "seed": int(seed),
             "max_length": max_length,
             "labels": [],
@@ -259,9 +269,13 @@ class BioParser(PerceptronPipe):
         all_nodes = numpy.ascontiguousarray(numpy.vstack(nodes), dtype=numpy.uint64)
         move_weights, _ = self.move_model.averages()
         label_weights, _ = self.label_model.averages()
-        heads, labels = parse_batch(
-            self.features, self._system, all_nodes, offsets, move_weights, label_weights, self._label_ids[self.cfg["root_label"]],
-        )
+        root_label = self._label_ids[self.cfg["root_label"]]
+        if self.cfg["beam_width"] > 1:
+            heads, labels = beam.parse_batch(
+                self.features, self._system, all_nodes, offsets, move_weights, label_weights, root_label, self.cfg["beam_width"],
+            )
+        else:
+            heads, labels = greedy.parse_batch(self.features, self._system, all_nodes, offsets, move_weights, label_weights, root_label)
         parses, k = [], 0
         for doc_units in units:
             size = sum(end - start + 1 for start, end in doc_units)
@@ -346,11 +360,17 @@ class BioParser(PerceptronPipe):
                 for label in unit.labels[1:]:
                     self.add_label(label)
                 nodes = numpy.ascontiguousarray(self._nodes(values, [(unit.start, unit.end)]), dtype=numpy.uint64)
-                _, wrong_moves, wrong_labels = train_sentence(
-                    self.features, self._system, self.move_model, self.label_model, nodes,
-                    numpy.array(unit.heads, dtype=numpy.int32), numpy.array([-1] + [self._label_ids[label] for label in unit.labels[1:]], dtype=numpy.int32),
-                    explore, self.cfg["seed"] * 1_000_003 + self._examples_seen,
-                )
+                gold_heads = numpy.array(unit.heads, dtype=numpy.int32)
+                gold_labels = numpy.array([-1] + [self._label_ids[label] for label in unit.labels[1:]], dtype=numpy.int32)
+                if self.cfg["beam_width"] > 1:
+                    _, wrong_moves, wrong_labels = beam.train_sentence(
+                        self.features, self._system, self.move_model, self.label_model, nodes, gold_heads, gold_labels, self.cfg["beam_width"],
+                    )
+                else:
+                    _, wrong_moves, wrong_labels = greedy.train_sentence(
+                        self.features, self._system, self.move_model, self.label_model, nodes, gold_heads, gold_labels,
+                        explore, self.cfg["seed"] * 1_000_003 + self._examples_seen,
+                    )
                 losses[self.name] += wrong_moves + wrong_labels
         return losses
 
@@ -360,6 +380,8 @@ class BioParser(PerceptronPipe):
         return {"moves": self.move_model.averages()[0], "labels": self.label_model.averages()[0]}
 
     def _load(self, cfg, arrays, where: str) -> "BioParser":
+        if isinstance(cfg, dict):
+            cfg = {"beam_width": 1, **cfg}  # parsers saved before the setting existed are greedy
         _check_cfg(cfg, where)
         serialize.check_array(arrays, "moves", (cfg["n_buckets"], len(MOVE_NAMES)), where)
         serialize.check_array(arrays, "labels", (cfg["label_buckets"], len(cfg["labels"])), where)
@@ -387,7 +409,7 @@ class GoldUnit(NamedTuple):
 
 PARSER_CFG_KEYS = {
     "transition_system": str, "pseudo_projective": bool, "n_buckets": int, "label_buckets": int,
-    "explore": float, "seed": int, "max_length": int, "labels": list, "root_label": str, "features_version": int,
+    "explore": float, "beam_width": int, "seed": int, "max_length": int, "labels": list, "root_label": str, "features_version": int,
 }
 
 
@@ -395,6 +417,8 @@ def _check_cfg(cfg, where: str) -> None:
     serialize.check_keys(cfg, PARSER_CFG_KEYS, where)
     if cfg["features_version"] != PARSER_FEATURES_VERSION:
         raise serialize.ModelFileError(f"Parser in {where} was trained with features version {cfg['features_version']}; this spacy-bioner uses {PARSER_FEATURES_VERSION}: retrain it.")
+    if cfg["beam_width"] < 1:
+        raise serialize.ModelFileError(f"Bad config in {where}: beam_width must be at least 1, got {cfg['beam_width']}.")
     if cfg["transition_system"] not in SYSTEMS:
         raise serialize.ModelFileError(f"Bad config in {where}: unknown transition_system {cfg['transition_system']!r}.")
     if not cfg["labels"] or not all(isinstance(label, str) and label for label in cfg["labels"]) or cfg["root_label"] not in cfg["labels"]:

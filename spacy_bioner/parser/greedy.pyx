@@ -14,67 +14,27 @@ from cymem.cymem cimport Pool
 from libc.stdint cimport int32_t, int64_t, uint64_t
 
 from ..perceptron cimport AveragedPerceptron
+from .move_scores cimport (
+    MAX_TEMPLATES, checked_templates, class_scores, direction_salt, has_move, hashed_rows, perceptron_step,
+)
 from .state_features cimport StateFeatures
 from .transitions cimport (
     ARC_EAGER, COVINGTON, COVINGTON_PROJECTIVE, LEFT_ARC, N_MOVES, NO_ARC, REDUCE, RIGHT_ARC, SHIFT,
     State, apply, attach_roots, fallback, is_legal, is_terminal, new_state, oracle,
 )
 
-cdef enum:
-    MAX_TEMPLATES = 128
-
 cdef uint64_t _GOLDEN = 0x9e3779b97f4a7c15ULL
-
-
-cdef inline bint _has_move(int system, int move) noexcept nogil:
-    if move == SHIFT or move == LEFT_ARC or move == RIGHT_ARC:
-        return True
-    if move == REDUCE:
-        return system == ARC_EAGER
-    return system == COVINGTON or system == COVINGTON_PROJECTIVE
-
-
-cdef inline void _rows(const uint64_t* hashes, int n, uint64_t salt, uint64_t n_buckets, uint64_t* rows) noexcept nogil:
-    cdef int j
-    for j in range(n):
-        rows[j] = ((hashes[j] ^ salt) * _GOLDEN) % n_buckets if salt else hashes[j] % n_buckets
-
-
-cdef inline int _best(const float* weights, const uint64_t* rows, int n_rows, int n_classes, float* scores) noexcept nogil:
-    cdef int j, c, best = 0
-    cdef const float* row
-    for c in range(n_classes):
-        scores[c] = 0
-    for j in range(n_rows):
-        row = weights + rows[j] * n_classes
-        for c in range(n_classes):
-            scores[c] += row[c]
-    for c in range(1, n_classes):
-        if scores[c] > scores[best]:
-            best = c
-    return best
 
 
 cdef inline int _top_move(int system, const float* weights, const uint64_t* rows, int n_rows) noexcept nogil:
     """The system's best-scoring move, legal or not."""
     cdef float scores[N_MOVES]
     cdef int move, best = -1
-    _best(weights, rows, n_rows, N_MOVES, scores)
+    class_scores(weights, rows, n_rows, N_MOVES, scores)
     for move in range(N_MOVES):
-        if _has_move(system, move) and (best < 0 or scores[move] > scores[best]):
+        if has_move(system, move) and (best < 0 or scores[move] > scores[best]):
             best = move
     return best
-
-
-cdef int _checked(StateFeatures features) except -1:
-    """The number of templates, which the loops' fixed-size arrays must hold."""
-    if features.n_templates > MAX_TEMPLATES:
-        raise ValueError(f"At most {MAX_TEMPLATES} templates, got {features.n_templates}")
-    return features.n_templates
-
-
-cdef inline uint64_t _direction_salt(int move) noexcept nogil:
-    return 1 if move == LEFT_ARC else 2
 
 
 def parse_batch(
@@ -97,7 +57,7 @@ def parse_batch(
     heads = numpy.full(N, -1, dtype=numpy.int32)
     labels = numpy.full(N, -1, dtype=numpy.int32)
     cdef int32_t[::1] heads_view = heads, labels_view = labels
-    cdef int n_templates = _checked(features), n_labels = label_weights.shape[1]
+    cdef int n_templates = checked_templates(features), n_labels = label_weights.shape[1]
     if move_weights.shape[1] != N_MOVES or n_labels < 1 or not 0 <= root_label < n_labels:
         raise ValueError("move weights need one column per move, label weights one per label, and root_label one of them")
     if offsets.shape[0] < 1 or offsets[0] != 0 or (offsets.shape[0] > 1 and offsets[offsets.shape[0] - 1] != N):
@@ -122,35 +82,20 @@ def parse_batch(
         with nogil:
             while not is_terminal(state):
                 features.extract(state, &nodes[start, 0], hashes)
-                _rows(hashes, n_templates, 0, move_buckets, rows)
+                hashed_rows(hashes, n_templates, 0, move_buckets, rows)
                 move = _top_move(system, &move_weights[0, 0], rows, n_templates)
                 if not is_legal(state, system, move):
                     move = fallback(state, system)
                 label = -1
                 if move == LEFT_ARC or move == RIGHT_ARC:
-                    _rows(hashes, n_templates, _direction_salt(move), label_buckets, rows)
-                    label = _best(&label_weights[0, 0], rows, n_templates, n_labels, label_scores)
+                    hashed_rows(hashes, n_templates, direction_salt(move), label_buckets, rows)
+                    label = class_scores(&label_weights[0, 0], rows, n_templates, n_labels, label_scores)
                 apply(state, system, move, label)
             attach_roots(state, root_label)
             for k in range(1, n + 1):
                 heads_view[start + k] = state.heads[k]
                 labels_view[start + k] = state.labels[k]
     return heads, labels
-
-
-cdef void _update(AveragedPerceptron model, const uint64_t* rows, int n_rows, int gold, int guess):
-    cdef float[:, ::1] weights = model.emission
-    cdef double[:, ::1] totals = model._emission_totals
-    cdef double step = model.step
-    cdef int j
-    if gold != guess:
-        for j in range(n_rows):
-            weights[rows[j], gold] += 1
-            weights[rows[j], guess] -= 1
-            totals[rows[j], gold] += step
-            totals[rows[j], guess] -= step
-        model._averages = None
-    model.step += 1
 
 
 cdef void _arc_eager_costs(const State* s, const int32_t* gold_heads, int* costs) noexcept nogil:
@@ -186,6 +131,25 @@ cdef inline uint64_t _next_random(uint64_t* seed) noexcept nogil:
     return h ^ (h >> 31)
 
 
+def gold_dependents(const uint64_t[:, ::1] nodes, const int32_t[::1] gold_heads, const int32_t[::1] gold_labels,
+                    AveragedPerceptron move_model, AveragedPerceptron label_model):
+    """Each node's number of gold dependents, after checking a training sentence's arrays against the models.
+    RETURNS (int32[n + 1])"""
+    cdef int n = nodes.shape[0] - 1, k
+    if n < 0 or nodes.shape[1] != 3 or gold_heads.shape[0] != n + 1 or gold_labels.shape[0] != n + 1:
+        raise ValueError("nodes (3 columns), gold heads and labels need one row per node 0..n")
+    if move_model.n_tags != N_MOVES:
+        raise ValueError("the move model needs one column per move")
+    dependents = numpy.zeros(n + 1, dtype=numpy.int32)
+    for k in range(1, n + 1):
+        if not 0 <= gold_heads[k] <= n or gold_heads[k] == k:
+            raise ValueError(f"gold head of node {k} is {gold_heads[k]}: heads must be other nodes in 0..{n}")
+        if not 0 <= gold_labels[k] < label_model.n_tags:
+            raise ValueError(f"gold label of node {k} is {gold_labels[k]}, outside the {label_model.n_tags} labels")
+        dependents[gold_heads[k]] += 1
+    return dependents
+
+
 def train_sentence(
     StateFeatures features, int system, AveragedPerceptron move_model, AveragedPerceptron label_model,
     const uint64_t[:, ::1] nodes, const int32_t[::1] gold_heads, const int32_t[::1] gold_labels,
@@ -203,18 +167,7 @@ def train_sentence(
     RETURNS (Tuple[int, int, int]): moves, wrong moves, wrong labels.
     """
     cdef int n = nodes.shape[0] - 1
-    if n < 0 or nodes.shape[1] != 3 or gold_heads.shape[0] != n + 1 or gold_labels.shape[0] != n + 1:
-        raise ValueError("nodes (3 columns), gold heads and labels need one row per node 0..n")
-    if move_model.n_tags != N_MOVES:
-        raise ValueError("the move model needs one column per move")
-    dependents = numpy.zeros(n + 1, dtype=numpy.int32)
-    for k in range(1, n + 1):
-        if not 0 <= gold_heads[k] <= n or gold_heads[k] == k:
-            raise ValueError(f"gold head of node {k} is {gold_heads[k]}: heads must be other nodes in 0..{n}")
-        if not 0 <= gold_labels[k] < label_model.n_tags:
-            raise ValueError(f"gold label of node {k} is {gold_labels[k]}, outside the {label_model.n_tags} labels")
-        dependents[gold_heads[k]] += 1
-    cdef const int32_t[::1] dependents_view = dependents
+    cdef const int32_t[::1] dependents_view = gold_dependents(nodes, gold_heads, gold_labels, move_model, label_model)
     cdef Pool mem = Pool()
     cdef State* state = new_state(mem, n)
     cdef uint64_t hashes[MAX_TEMPLATES]
@@ -223,7 +176,7 @@ def train_sentence(
     cdef int costs[N_MOVES]
     label_pool = Pool()
     cdef float* label_scores = <float*>label_pool.alloc(label_model.n_tags, sizeof(float))
-    cdef int n_templates = _checked(features), gold, guess, label, guess_label, move, taken
+    cdef int n_templates = checked_templates(features), gold, guess, label, guess_label, move, taken
     cdef int n_moves = 0, wrong_moves = 0, wrong_labels = 0
     cdef bint dynamic = system == ARC_EAGER and explore > 0
     cdef uint64_t move_buckets = move_model.n_buckets, label_buckets = label_model.n_buckets
@@ -231,14 +184,14 @@ def train_sentence(
     cdef const float[:, ::1] move_weights, label_weights
     while not is_terminal(state):
         features.extract(state, &nodes[0, 0], hashes)
-        _rows(hashes, n_templates, 0, move_buckets, rows)
+        hashed_rows(hashes, n_templates, 0, move_buckets, rows)
         move_weights = move_model.emission
         # Parsing takes the top move only when it is legal, so every other move,
         # legal or not, must learn to score below the gold one.
         guess = _top_move(system, &move_weights[0, 0], rows, n_templates)
         if dynamic:
             _arc_eager_costs(state, &gold_heads[0], costs)
-            _best(&move_weights[0, 0], rows, n_templates, N_MOVES, move_scores)
+            class_scores(&move_weights[0, 0], rows, n_templates, N_MOVES, move_scores)
             gold = -1
             for move in range(N_MOVES):  # the best-scoring move of cost 0
                 if costs[move] == 0 and (gold < 0 or move_scores[move] > move_scores[gold]):
@@ -254,14 +207,14 @@ def train_sentence(
             gold = oracle(state, system, &gold_heads[0], &gold_labels[0], &dependents_view[0], &label)
             if not is_legal(state, system, gold):  # a tree the system cannot build
                 gold, label = fallback(state, system), -1
-        _update(move_model, rows, n_templates, gold, guess)
+        perceptron_step(move_model, rows, n_templates, gold, guess)
         n_moves += 1
         wrong_moves += gold != guess
         if label >= 0:
-            _rows(hashes, n_templates, _direction_salt(gold), label_buckets, rows)
+            hashed_rows(hashes, n_templates, direction_salt(gold), label_buckets, rows)
             label_weights = label_model.emission
-            guess_label = _best(&label_weights[0, 0], rows, n_templates, label_model.n_tags, label_scores)
-            _update(label_model, rows, n_templates, label, guess_label)
+            guess_label = class_scores(&label_weights[0, 0], rows, n_templates, label_model.n_tags, label_scores)
+            perceptron_step(label_model, rows, n_templates, label, guess_label)
             wrong_labels += guess_label != label
         taken = gold
         if dynamic and guess != gold and (_next_random(&random_state) >> 11) * (1.0 / 9007199254740992.0) < explore:
@@ -269,8 +222,8 @@ def train_sentence(
             if taken != gold:
                 label = -1
                 if taken == LEFT_ARC or taken == RIGHT_ARC:  # the model's own label too
-                    _rows(hashes, n_templates, _direction_salt(taken), label_buckets, rows)
+                    hashed_rows(hashes, n_templates, direction_salt(taken), label_buckets, rows)
                     label_weights = label_model.emission
-                    label = _best(&label_weights[0, 0], rows, n_templates, label_model.n_tags, label_scores)
+                    label = class_scores(&label_weights[0, 0], rows, n_templates, label_model.n_tags, label_scores)
         apply(state, system, taken, label)
     return n_moves, wrong_moves, wrong_labels

@@ -9,6 +9,7 @@ still without a head are then attached to the root, so the output is a tree.
 """
 from cymem.cymem cimport Pool
 from libc.stdint cimport int32_t, uint64_t
+from libc.string cimport memcpy
 
 SYSTEMS = {
     "arc-standard": ARC_STANDARD,
@@ -57,6 +58,29 @@ cdef State* new_state(Pool mem, int n) except NULL:
     state.buffer_start = 0
     state.skipped_len = 0
     return state
+
+
+cdef void copy_state(State* target, const State* source) noexcept nogil:
+    """Make target (a state of the same n, from new_state) a copy of source."""
+    cdef size_t ints = (source.n + 1) * sizeof(int), masks = (source.n + 1) * sizeof(uint64_t)
+    target.n = source.n
+    target.stack_len = source.stack_len
+    target.buffer_start = source.buffer_start
+    target.skipped_len = source.skipped_len
+    memcpy(target.heads, source.heads, ints)
+    memcpy(target.labels, source.labels, ints)
+    memcpy(target.stack, source.stack, ints)
+    memcpy(target.buffer, source.buffer, ints)
+    memcpy(target.skipped, source.skipped, ints)
+    memcpy(target.left1, source.left1, ints)
+    memcpy(target.left2, source.left2, ints)
+    memcpy(target.right1, source.right1, ints)
+    memcpy(target.right2, source.right2, ints)
+    memcpy(target.n_left, source.n_left, ints)
+    memcpy(target.n_right, source.n_right, ints)
+    memcpy(target.left_labels, source.left_labels, masks)
+    memcpy(target.right_labels, source.right_labels, masks)
+    memcpy(target.component, source.component, ints)
 
 
 cdef inline int _top(const State* state) noexcept nogil:
