@@ -78,6 +78,8 @@ def test_bad_widths_and_arrays_are_refused():
         beam.parse_batch(FEATURES, SYSTEMS["arc-eager"], nodes, offsets, weights, label_weights, 0, 0)
     with pytest.raises(ValueError, match="offsets"):
         beam.parse_batch(FEATURES, SYSTEMS["arc-eager"], nodes, numpy.array([0, 2], dtype=numpy.int64), weights, label_weights, 0, 2)
+    with pytest.raises(ValueError, match="root slot"):
+        beam.parse_batch(FEATURES, SYSTEMS["arc-eager"], nodes, numpy.array([0, 0, 3], dtype=numpy.int64), weights, label_weights, 0, 2)
     with pytest.raises(ValueError, match="gold head"):
         beam.train_sentence(
             FEATURES, SYSTEMS["arc-eager"], AveragedPerceptron(8, len(MOVE_NAMES)), AveragedPerceptron(8, 2), nodes,

@@ -21,7 +21,7 @@ from libc.stdint cimport int32_t, int64_t, uint64_t
 from libcpp.vector cimport vector
 
 from ..perceptron cimport AveragedPerceptron
-from .greedy import gold_dependents
+from .greedy import check_parse_arrays, gold_dependents
 from .move_scores cimport MAX_TEMPLATES, checked_templates, class_scores, direction_salt, has_move, hashed_rows
 from .state_features cimport StateFeatures
 from .transitions cimport (
@@ -187,19 +187,14 @@ def parse_batch(
 ):
     """Parse sentences laid end to end, each a root slot then its words, keeping
     the width best move sequences; arguments and result as greedy.parse_batch."""
-    cdef int N = nodes.shape[0]
-    if nodes.shape[1] != 3:
-        raise ValueError("nodes need 3 columns: word, tag, suffix")
+    check_parse_arrays(nodes, offsets, move_weights, label_weights, root_label)
     if width < 1:
         raise ValueError(f"beam width must be at least 1, got {width}")
+    cdef int N = nodes.shape[0]
     heads = numpy.full(N, -1, dtype=numpy.int32)
     labels = numpy.full(N, -1, dtype=numpy.int32)
     cdef int32_t[::1] heads_view = heads, labels_view = labels
     cdef int n_templates = checked_templates(features), n_labels = label_weights.shape[1]
-    if move_weights.shape[1] != N_MOVES or n_labels < 1 or not 0 <= root_label < n_labels:
-        raise ValueError("move weights need one column per move, label weights one per label, and root_label one of them")
-    if offsets.shape[0] < 1 or offsets[0] != 0 or (offsets.shape[0] > 1 and offsets[offsets.shape[0] - 1] != N):
-        raise ValueError(f"offsets must rise from 0 to {N}")
     cdef Pool label_pool = Pool()
     cdef Weights weights = _weights(move_weights, label_weights, n_templates, <float*>label_pool.alloc(n_labels, sizeof(float)))
     cdef Pool mem
@@ -209,8 +204,6 @@ def parse_batch(
     for u in range(offsets.shape[0] - 1):
         start = offsets[u]
         n = offsets[u + 1] - start - 1
-        if n < 0:
-            raise ValueError("each sentence needs its root slot")
         mem = Pool()
         beam = _new_beam(mem, n, width)
         with nogil:

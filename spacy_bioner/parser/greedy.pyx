@@ -37,6 +37,20 @@ cdef inline int _top_move(int system, const float* weights, const uint64_t* rows
     return best
 
 
+def check_parse_arrays(const uint64_t[:, ::1] nodes, const int64_t[::1] offsets,
+                       const float[:, ::1] move_weights, const float[:, ::1] label_weights, int root_label):
+    """Raise ValueError unless the arrays of parse_batch fit together."""
+    cdef Py_ssize_t N = nodes.shape[0]
+    if nodes.shape[1] != 3:
+        raise ValueError("nodes need 3 columns: word, tag, suffix")
+    if move_weights.shape[1] != N_MOVES or label_weights.shape[1] < 1 or not 0 <= root_label < label_weights.shape[1]:
+        raise ValueError("move weights need one column per move, label weights one per label, and root_label one of them")
+    if offsets.shape[0] < 1 or offsets[0] != 0 or (offsets.shape[0] > 1 and offsets[offsets.shape[0] - 1] != N):
+        raise ValueError(f"offsets must rise from 0 to {N}")
+    if offsets.shape[0] > 1 and numpy.any(numpy.diff(offsets) < 1):
+        raise ValueError("each sentence needs its root slot")
+
+
 def parse_batch(
     StateFeatures features, int system,
     const uint64_t[:, ::1] nodes, const int64_t[::1] offsets,
@@ -51,17 +65,12 @@ def parse_batch(
     RETURNS (Tuple[int32[N], int32[N]]): each node's head (node index within
         its sentence, 0 the root; -1 for the root slots) and label id.
     """
+    check_parse_arrays(nodes, offsets, move_weights, label_weights, root_label)
     cdef int N = nodes.shape[0]
-    if nodes.shape[1] != 3:
-        raise ValueError("nodes need 3 columns: word, tag, suffix")
     heads = numpy.full(N, -1, dtype=numpy.int32)
     labels = numpy.full(N, -1, dtype=numpy.int32)
     cdef int32_t[::1] heads_view = heads, labels_view = labels
     cdef int n_templates = checked_templates(features), n_labels = label_weights.shape[1]
-    if move_weights.shape[1] != N_MOVES or n_labels < 1 or not 0 <= root_label < n_labels:
-        raise ValueError("move weights need one column per move, label weights one per label, and root_label one of them")
-    if offsets.shape[0] < 1 or offsets[0] != 0 or (offsets.shape[0] > 1 and offsets[offsets.shape[0] - 1] != N):
-        raise ValueError(f"offsets must rise from 0 to {N}")
     cdef uint64_t hashes[MAX_TEMPLATES]
     cdef uint64_t rows[MAX_TEMPLATES]
     cdef float* label_scores
@@ -75,8 +84,6 @@ def parse_batch(
     for u in range(offsets.shape[0] - 1):
         start = offsets[u]
         n = offsets[u + 1] - start - 1
-        if n < 0:
-            raise ValueError("each sentence needs its root slot")
         mem = Pool()
         state = new_state(mem, n)
         with nogil:
