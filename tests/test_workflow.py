@@ -5,6 +5,7 @@ import sys
 import sysconfig
 import venv
 
+import pytest
 import spacy
 import srsly
 from spacy.tokens import DocBin
@@ -107,12 +108,14 @@ def test_convert_reads_bilou_text_and_passes_spacy_files_through(tmp_path):
     assert (tmp_path / "copy" / "dev.spacy").read_bytes() == (tmp_path / "out" / "train.spacy").read_bytes()
 
 
-def test_project_parser_workflow_on_embedded_treebank(tmp_path):
+@pytest.mark.parametrize("beam_width", ["1", "4"])
+def test_project_parser_workflow_on_embedded_treebank(tmp_path, beam_width):
     project = copy_project(tmp_path)
-    run("spacy", "project", "run", "parser", str(project), cwd=project)
+    run("spacy", "project", "run", "parser", str(project), "--vars.beam_width", beam_width, cwd=project)
     scores = srsly.read_json(project / "metrics" / "parser_scores.json")
     assert scores["tag_acc"] > 0.95 and scores["dep_las_all"] > 0.8 and scores["dep_label_acc"] > 0.8
     nlp = spacy.load(project / "training" / "parser" / "model-best")
     doc = nlp("The green river approved the report .")
     assert nlp.pipe_names == ["bioner_tagger", "bioner_parser"]
+    assert nlp.get_pipe("bioner_parser").cfg["beam_width"] == int(beam_width)
     assert [t.dep_ for t in doc][-1] == "punct" and doc[3].head.i == 3
