@@ -91,19 +91,12 @@ cdef Weights _weights(const float[:, ::1] move_weights, const float[:, ::1] labe
     return weights
 
 
-cdef inline float _best_label(const Weights* weights, const uint64_t* hashes, int move, int* label) noexcept nogil:
-    """The best label of the arc a move adds in the configuration of these hashes (in label), and its score."""
+cdef inline int _score_labels(const Weights* weights, const uint64_t* hashes, int move) noexcept nogil:
+    """Every label's score (in weights.label_scores) for the arc a move adds in
+    the configuration of these hashes; RETURNS the best label."""
     cdef uint64_t rows[MAX_TEMPLATES]
     hashed_rows(hashes, weights.n_templates, direction_salt(move), weights.label_buckets, rows)
-    label[0] = class_scores(weights.labels, rows, weights.n_templates, weights.n_labels, weights.label_scores)
-    return weights.label_scores[label[0]]
-
-
-cdef inline float _label_score(const Weights* weights, const uint64_t* hashes, int move, int label) noexcept nogil:
-    cdef uint64_t rows[MAX_TEMPLATES]
-    hashed_rows(hashes, weights.n_templates, direction_salt(move), weights.label_buckets, rows)
-    class_scores(weights.labels, rows, weights.n_templates, weights.n_labels, weights.label_scores)
-    return weights.label_scores[label]
+    return class_scores(weights.labels, rows, weights.n_templates, weights.n_labels, weights.label_scores)
 
 
 cdef int _extend(Beam* beam, StateFeatures features, int system, const uint64_t* nodes, const Weights* weights,
@@ -118,7 +111,7 @@ cdef int _extend(Beam* beam, StateFeatures features, int system, const uint64_t*
     cdef int b, move, label, n = 0
     cdef double score
     cdef bint moving = False
-    cdef const uint64_t* hashes
+    cdef uint64_t* hashes
     cdef Candidate* candidate
     for b in range(beam.size):
         if is_terminal(beam.states[b]):
@@ -129,14 +122,15 @@ cdef int _extend(Beam* beam, StateFeatures features, int system, const uint64_t*
             continue
         moving = True
         hashes = beam.hashes + b * MAX_TEMPLATES
-        features.extract(beam.states[b], nodes, beam.hashes + b * MAX_TEMPLATES)
+        features.extract(beam.states[b], nodes, hashes)
         hashed_rows(hashes, weights.n_templates, 0, weights.move_buckets, rows)
         class_scores(weights.moves, rows, weights.n_templates, N_MOVES, move_scores)
         for move in range(N_MOVES):
             if has_move(system, move) and is_legal(beam.states[b], system, move):
                 label, score = -1, beam.scores[b] + move_scores[move]
                 if move == LEFT_ARC or move == RIGHT_ARC:
-                    score += _best_label(weights, hashes, move, &label)
+                    label = _score_labels(weights, hashes, move)
+                    score += weights.label_scores[label]
                 candidate = &beam.candidates[n]
                 candidate.parent, candidate.move, candidate.label, candidate.score = b, move, label, score
                 candidate.gold = beam.gold[b] and move == gold_move and label == gold_label
@@ -252,13 +246,12 @@ def train_sentence(
             gold_move = oracle(gold_state, system, &gold_heads[0], &gold_labels[0], &dependents[0], &label)
             if not is_legal(gold_state, system, gold_move):  # a tree the system cannot build
                 gold_move, label = fallback(gold_state, system), -1
-            if gold_move != LEFT_ARC and gold_move != RIGHT_ARC:
-                label = -1
             hashed_rows(&gold_hashes[step * MAX_TEMPLATES], n_templates, 0, weights.move_buckets, rows)
             class_scores(weights.moves, rows, n_templates, N_MOVES, move_scores)
             gold_score += move_scores[gold_move]
             if label >= 0:
-                gold_score += _label_score(&weights, &gold_hashes[step * MAX_TEMPLATES], gold_move, label)
+                _score_labels(&weights, &gold_hashes[step * MAX_TEMPLATES], gold_move)
+                gold_score += weights.label_scores[label]
             n_moves += 1
         gold_moves.push_back(gold_move)
         gold_step_labels.push_back(label)

@@ -14,12 +14,10 @@ from cymem.cymem cimport Pool
 from libc.stdint cimport int32_t, int64_t, uint64_t
 
 from ..perceptron cimport AveragedPerceptron
-from .move_scores cimport (
-    MAX_TEMPLATES, checked_templates, class_scores, direction_salt, has_move, hashed_rows, perceptron_step,
-)
+from .move_scores cimport MAX_TEMPLATES, checked_templates, class_scores, direction_salt, has_move, hashed_rows
 from .state_features cimport StateFeatures
 from .transitions cimport (
-    ARC_EAGER, COVINGTON, COVINGTON_PROJECTIVE, LEFT_ARC, N_MOVES, NO_ARC, REDUCE, RIGHT_ARC, SHIFT,
+    ARC_EAGER, LEFT_ARC, N_MOVES, NO_ARC, REDUCE, RIGHT_ARC, SHIFT,
     State, apply, attach_roots, fallback, is_legal, is_terminal, new_state, oracle,
 )
 
@@ -103,6 +101,22 @@ def parse_batch(
                 heads_view[start + k] = state.heads[k]
                 labels_view[start + k] = state.labels[k]
     return heads, labels
+
+
+cdef void _update(AveragedPerceptron model, const uint64_t* rows, int n_rows, int gold, int guess):
+    """Move the rows' weights towards gold and away from guess (when they differ), and tick the averaging clock."""
+    cdef float[:, ::1] weights = model.emission
+    cdef double[:, ::1] totals = model._emission_totals
+    cdef double step = model.step
+    cdef int j
+    if gold != guess:
+        for j in range(n_rows):
+            weights[rows[j], gold] += 1
+            weights[rows[j], guess] -= 1
+            totals[rows[j], gold] += step
+            totals[rows[j], guess] -= step
+        model._averages = None
+    model.step += 1
 
 
 cdef void _arc_eager_costs(const State* s, const int32_t* gold_heads, int* costs) noexcept nogil:
@@ -214,14 +228,14 @@ def train_sentence(
             gold = oracle(state, system, &gold_heads[0], &gold_labels[0], &dependents_view[0], &label)
             if not is_legal(state, system, gold):  # a tree the system cannot build
                 gold, label = fallback(state, system), -1
-        perceptron_step(move_model, rows, n_templates, gold, guess)
+        _update(move_model, rows, n_templates, gold, guess)
         n_moves += 1
         wrong_moves += gold != guess
         if label >= 0:
             hashed_rows(hashes, n_templates, direction_salt(gold), label_buckets, rows)
             label_weights = label_model.emission
             guess_label = class_scores(&label_weights[0, 0], rows, n_templates, label_model.n_tags, label_scores)
-            perceptron_step(label_model, rows, n_templates, label, guess_label)
+            _update(label_model, rows, n_templates, label, guess_label)
             wrong_labels += guess_label != label
         taken = gold
         if dynamic and guess != gold and (_next_random(&random_state) >> 11) * (1.0 / 9007199254740992.0) < explore:

@@ -1,7 +1,6 @@
-# Scoring a configuration's moves and arc labels, and the perceptron step; shared by greedy.pyx and beam.pyx.
+# Scoring a configuration's moves and arc labels, shared by greedy.pyx and beam.pyx.
 from libc.stdint cimport uint64_t
 
-from ..perceptron cimport AveragedPerceptron
 from .state_features cimport StateFeatures
 from .transitions cimport ARC_EAGER, COVINGTON, COVINGTON_PROJECTIVE, LEFT_ARC, N_MOVES, REDUCE, RIGHT_ARC, SHIFT
 
@@ -48,19 +47,3 @@ cdef inline int checked_templates(StateFeatures features) except -1:
     if features.n_templates > MAX_TEMPLATES:
         raise ValueError(f"At most {MAX_TEMPLATES} templates, got {features.n_templates}")
     return features.n_templates
-
-
-cdef inline void perceptron_step(AveragedPerceptron model, const uint64_t* rows, int n_rows, int gold, int guess):
-    """Move the rows' weights towards gold and away from guess (when they differ), and tick the averaging clock."""
-    cdef float[:, ::1] weights = model.emission
-    cdef double[:, ::1] totals = model._emission_totals
-    cdef double step = model.step
-    cdef int j
-    if gold != guess:
-        for j in range(n_rows):
-            weights[rows[j], gold] += 1
-            weights[rows[j], guess] -= 1
-            totals[rows[j], gold] += step
-            totals[rows[j], guess] -= step
-        model._averages = None
-    model.step += 1
