@@ -81,33 +81,42 @@ def count_vectors(sentences, dims: int, seed: int = 0):
     return words, ((basis @ small_u)[:, :dims] * numpy.sqrt(singular[:dims])).astype(numpy.float32)
 
 
+def count_vectors_pipeline(data: Path, work: Path, dims: int) -> Path:
+    """A pipeline directory holding count-based vectors of the training splits' text."""
+    words, vectors = count_vectors(unlabelled_sentences(data, work / "unlabelled"), dims)
+    table = work / "vectors.txt"
+    with table.open("w", encoding="utf8") as out:
+        out.write(f"{len(words)} {vectors.shape[1]}\n")
+        for word, row in zip(words, vectors):
+            out.write(word + " " + " ".join(f"{v:.5f}" for v in row) + "\n")
+    subprocess.run([sys.executable, "-m", "spacy", "init", "vectors", "en", str(table), str(work / "vectors")],
+                   check=True, capture_output=True)
+    return work / "vectors"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--corpus", choices=sorted(CORPORA), default="conll2003")
     parser.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data")
     parser.add_argument("--dims", type=int, default=100)
+    parser.add_argument("--vectors", type=Path, default=None,
+                        help="A pipeline directory with static vectors (as [initialize] vectors takes) instead of count-based ones.")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         train_path, dev_path = converted(args.data, args.corpus, work / "corpus")
-        words, vectors = count_vectors(unlabelled_sentences(args.data, work / "unlabelled"), args.dims)
-        table = work / "vectors.txt"
-        with table.open("w", encoding="utf8") as out:
-            out.write(f"{len(words)} {vectors.shape[1]}\n")
-            for word, row in zip(words, vectors):
-                out.write(word + " " + " ".join(f"{v:.5f}" for v in row) + "\n")
-        subprocess.run([sys.executable, "-m", "spacy", "init", "vectors", "en", str(table), str(work / "vectors")],
-                       check=True, capture_output=True)
-        figures = {"corpus": args.corpus, "vector_words": len(words), "dims": vectors.shape[1]}
+        vectors_dir = args.vectors or count_vectors_pipeline(args.data, work, args.dims)
+        table = spacy.load(vectors_dir).vocab.vectors
+        figures = {"corpus": args.corpus, "vectors": str(args.vectors or "count-based"), "vector_words": len(table), "dims": table.shape[1]}
         seen = entity_texts(spacy.blank("en"), train_path)
         with_vectors = json.dumps(DEFAULT_BIONER_CONFIG["features"] + ["vectors"])
         for variant, options in (("without", []), ("with", ["--components.bioner.features", with_vectors])):
-            seconds = train(train_path, dev_path, work / variant, ["--paths.vectors", str(work / "vectors"), *options])
+            seconds = train(train_path, dev_path, work / variant, ["--paths.vectors", str(vectors_dir), *options])
             nlp = spacy.load(work / variant / "model-best")
             speed = throughput(nlp, gold_token_examples(nlp, dev_path), repeats=3)
             figures[variant] = {"train_seconds": round(seconds, 1), **score(nlp, dev_path, seen),
                                 "component_tokens_per_s": round(speed["component_tokens_per_s"])}
-    print(f"{args.corpus} dev; count-based vectors for {len(words):,} words, {vectors.shape[1]} dimensions")
+    print(f"{args.corpus} dev; {figures['vectors']} vectors for {figures['vector_words']:,} words, {figures['dims']} dimensions")
     for variant in ("without", "with"):
         f = figures[variant]
         print(f"  {variant} the vectors family: P {f['overall']['p']} R {f['overall']['r']} F1 {f['overall']['f']}; "

