@@ -7,8 +7,10 @@ and on entities whose text never occurs as an entity in the training data;
 also training time and component tokens/s. Dev is evaluated about once an
 epoch (every training-words / 1000 steps: 1000-word batches), so model-best
 is chosen among the epochs on every corpus. Figures are printed as JSON too.
+With --vectors DIR (`bioner glove DIR`), both runs train
+configs/bioner_accuracy.cfg, which adds the `vectors` family, on those vectors.
 
-Usage: python bench/bench_accuracy.py --corpus conll2003|bc5cdr|ncbi_disease|wnut17 [--lists] [--data ../shared/data]
+Usage: python bench/bench_accuracy.py --corpus conll2003|bc5cdr|ncbi_disease|wnut17 [--lists] [--vectors DIR] [--data ../shared/data]
 """
 import argparse
 import json
@@ -90,6 +92,8 @@ def main() -> None:
     parser.add_argument("--lists", action="store_true", help="Also train with the corpus's public term lists.")
     parser.add_argument("--eval-frequency", type=int, default=None,
                         help="Steps between dev evaluations (default: about one per epoch, the training words / 1000, the batch size).")
+    parser.add_argument("--vectors", type=Path, default=None,
+                        help="A pipeline directory with static vectors (bioner glove DIR): train configs/bioner_accuracy.cfg with them.")
     args = parser.parse_args()
     train_file, dev_file = (args.data / name for name in CORPORA[args.corpus])
     if not train_file.exists():
@@ -110,6 +114,9 @@ def main() -> None:
         if args.lists:
             figures["lists"] = LISTS[args.corpus]
             runs.append(("with", "bioner_gazetteer.cfg", ["--paths.gazetteer", str(list_dir)]))
+        if args.vectors:
+            figures["vectors"] = str(args.vectors)
+            runs = [(variant, "bioner_accuracy.cfg", [*options, "--paths.vectors", str(args.vectors)]) for variant, _, options in runs]
         for variant, config, options in runs:
             seconds = train(train_path, dev_path, work / variant, [*extra, *options], config=config)
             nlp = spacy.load(work / variant / "model-best")

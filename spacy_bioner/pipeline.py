@@ -633,36 +633,50 @@ class BioNER(PerceptronPipe):
             matches = self._match_dropout(self.gazetteer.match(doc))
             layout = self._layout([doc])
             features = self._dropout(self._features(layout, [matches]))
-            allowed = self._allowed(layout, [self._presets(doc, matches)])
+            presets = [self._presets(doc, matches)]
+            allowed = self._allowed(layout, presets)
             # Half the updates see the first pass's history, half none, as the first pass itself does.
             if HISTORY_FAMILY in self.cfg["features"] and self._rng.random() < 0.5:
                 first_pass = self._decode(self.model.scores(features, averaged=False), allowed, layout.offsets, averaged=False)
                 features[:, -self._n_history:] = self._history(layout, first_pass)
-            missing = (known < 0).any()
-            # The hmm only counts: it needs scores just to complete a partly annotated gold.
-            scores = self.model.scores(features, averaged=False) if missing or self.cfg["trainer"] != "hmm" else None
             gold = known
-            if missing:
+            if (known < 0).any():
                 free = numpy.zeros(len(doc), dtype=numpy.bool_)
+                scores = self.model.scores(features, averaged=False)
                 gold = self._decode(scores, self.scheme.allowed(free, free, known), layout.offsets, averaged=False)
             if self.cfg["trainer"] == "hmm":
                 self.model.count(features, gold)
                 continue
-            if self.cfg["trainer"] == "crf":
-                losses[self.name] += self._crf_step(features, scores, allowed, layout, gold)
-                continue
-            if self.cfg["margin"] > 0:
-                scores = self._with_cost(scores, known)
-            guess = self._decode(scores, allowed, layout.offsets, averaged=False)
-            self.model.update(features, gold, guess)
-            losses[self.name] += float((gold != guess).sum())
+            # One step per sentence, each scored with the weights the previous one
+            # left: a step per multi-sentence doc learns less (BC5CDR dev, local
+            # features, 10-sentence docs: 81.85 vs 82.56 this way, 82.87 with one
+            # doc per sentence). Each sentence is a sequence of its own.
+            runs = _sentence_runs(example)
+            if len(runs) > 1:
+                starts = layout.sent_starts.copy()
+                starts[[start for start, _ in runs]] = True
+                allowed = self._allowed(layout._replace(sent_starts=starts), presets)
+            for start, end in runs:
+                losses[self.name] += self._step(features[start:end], allowed[start:end], gold[start:end], known[start:end])
         return losses
 
-    def _crf_step(self, features, scores, allowed, layout: "Layout", gold: numpy.ndarray) -> float:
+    def _step(self, features, allowed, gold: numpy.ndarray, known: numpy.ndarray) -> float:
+        """One training step on one sentence; RETURNS its loss."""
+        scores = self.model.scores(features, averaged=False)
+        offsets = numpy.array([0, len(gold)], dtype=numpy.int64)
+        if self.cfg["trainer"] == "crf":
+            return self._crf_step(features, scores, allowed, offsets, gold)
+        if self.cfg["margin"] > 0:
+            scores = self._with_cost(scores, known)
+        guess = self._decode(scores, allowed, offsets, averaged=False)
+        self.model.update(features, gold, guess)
+        return float((gold != guess).sum())
+
+    def _crf_step(self, features, scores, allowed, offsets: numpy.ndarray, gold: numpy.ndarray) -> float:
         """One stochastic gradient step on the conditional log-likelihood of the gold
-        tags (observed minus expected counts, by forward-backward). RETURNS the loss, -log P(gold)."""
+        tags of one sentence (observed minus expected counts, by forward-backward). RETURNS the loss, -log P(gold)."""
         transitions = self.model.transitions(averaged=False)
-        marginals, expected, log_z = expected_counts(scores, transitions, allowed, self._legal, layout.offsets)
+        marginals, expected, log_z = expected_counts(scores, transitions, allowed, self._legal, offsets)
         token_gradient = -marginals
         token_gradient[numpy.arange(len(gold)), gold] += 1.0
         transition_gradient = -expected
@@ -726,6 +740,16 @@ class BioNER(PerceptronPipe):
 
     def __reduce__(self):
         return (_unpickle_bioner, (self.vocab, self.name, self.gazetteer.tokenizer, self.scorer, self.to_bytes()))
+
+
+def _sentence_runs(example: Example) -> List[Tuple[int, int]]:
+    """(start, end) of each sentence of the example's predicted doc, by its own
+    sentence starts or else the reference's (spaCy's corpus reader leaves them
+    off the predicted doc)."""
+    doc = example.predicted
+    starts = [token.is_sent_start for token in doc] if doc.has_annotation("SENT_START") else example.get_aligned_sent_starts()
+    cuts = [i for i, start in enumerate(starts) if start and i > 0]
+    return list(zip([0, *cuts], [*cuts, len(doc)]))
 
 
 class Layout(NamedTuple):

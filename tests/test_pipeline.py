@@ -74,6 +74,31 @@ def test_training_is_deterministic():
     assert first == second
 
 
+@pytest.mark.parametrize("trainer", ["perceptron", "crf"])
+def test_each_sentence_of_a_doc_is_a_training_step(trainer):
+    # A two-sentence doc whose predicted side has no sentence starts (as spaCy's
+    # corpus reader makes them) trains as its two sentences one after the other.
+    config = {"features": ["word"], "word_dropout": 0.0, "trainer": trainer}
+    sentences = [("Bob lives in Paris .", [(0, 3, "PER"), (13, 18, "LOC")]), ("Acme hired Bob .", [(0, 4, "ORG"), (11, 14, "PER")])]
+    separate, joined = spacy.blank("en"), spacy.blank("en")
+    for nlp in (separate, joined):
+        nlp.add_pipe("bioner", config=config)
+    one_each = make_examples(separate, sentences)
+    words = [token.text for eg in one_each for token in eg.reference]
+    reference = Doc(joined.vocab, words=words, sent_starts=[i in (0, 5) for i in range(len(words))],
+                    ents=["B-PER", "O", "O", "B-LOC", "O", "B-ORG", "O", "B-PER", "O"])
+    together = Example(Doc(joined.vocab, words=words), reference)
+    assert not together.predicted.has_annotation("SENT_START")
+    separate.initialize(lambda: one_each)
+    joined.initialize(lambda: [together])
+    for _ in range(3):
+        for example in one_each:
+            separate.update([example])
+        joined.update([together])
+    for (a, b) in zip(separate.get_pipe("bioner").model.averages(), joined.get_pipe("bioner").model.averages()):
+        numpy.testing.assert_allclose(a, b, rtol=1e-5)
+
+
 def test_predictions_use_averaged_weights(trained_nlp):
     model = trained_nlp.get_pipe("bioner").model
     emission, _ = model.averages()
