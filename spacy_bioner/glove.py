@@ -65,5 +65,6 @@ def save_glove_vectors(output: Path, source: Optional[Path] = None, lang: str = 
     nlp = spacy.blank(lang)
     keys = [nlp.vocab.strings.add(word) for word in words]
     nlp.vocab.vectors = Vectors(data=vectors, keys=keys, name=f"glove_6B_{vectors.shape[1]}d")
+    Path(output).parent.mkdir(parents=True, exist_ok=True)
     nlp.to_disk(output)
     return len(words)

@@ -10,6 +10,7 @@ import spacy
 from spacy.tokens import DocBin
 
 from conftest import ROOT, TRAIN_DATA, make_examples
+from test_workflow import copy_project, run
 from spacy_bioner.glove import INDEX_FILE, TABLE_FILE, read_glove, save_glove_vectors
 
 
@@ -68,7 +69,6 @@ def test_cli_without_the_package_says_how_to_install(tmp_path):
 
 
 def test_accuracy_config_trains_with_glove_vectors(tmp_path):
-    run = lambda *args: subprocess.run([sys.executable, "-m", *args], capture_output=True, text=True, check=True)  # noqa: E731
     run("spacy_bioner", "glove", str(tmp_path / "vectors"), "--source", str(fixture_glove(tmp_path)))
     corpus = DocBin(docs=[eg.reference for eg in make_examples(spacy.blank("en"))] * 3)
     corpus.to_disk(tmp_path / "train.spacy")
@@ -83,3 +83,18 @@ def test_accuracy_config_trains_with_glove_vectors(tmp_path):
     assert trained.vocab.vectors.shape[1] == 6
     doc = trained("Bob works at Acme Corp in Berlin")
     assert [(e.text, e.label_) for e in doc.ents] == [("Bob", "PER"), ("Acme Corp", "ORG"), ("Berlin", "LOC")]
+
+
+def test_project_trains_the_accuracy_config_on_vectors(tmp_path):
+    # What `spacy project run glove` writes, from a stand-in GloVe folder of the sample's words.
+    project = copy_project(tmp_path)
+    words = sorted({line.split()[0].lower() for line in (project / "assets" / "sample_train.iob").read_text().splitlines() if line.strip()})
+    source = write_glove(tmp_path / "glove", words, numpy.random.default_rng(0).normal(size=(len(words), 8)).astype(numpy.float32))
+    save_glove_vectors(project / "corpus" / "glove", source=source)
+    for command in ("convert", "gazetteer", "train"):  # calibrate and evaluate: test_workflow
+        run("spacy", "project", "run", command, str(project), "--vars.config", "configs/bioner_accuracy.cfg",
+            "--vars.vectors", "corpus/glove", "--vars.max_epochs", "3", cwd=project)
+    trained = spacy.load(project / "training" / "model-best")
+    assert "vectors" in trained.get_pipe("bioner").cfg["features"] and trained.vocab.vectors.shape[1] == 8
+    doc = trained("Shares of Norvex Bank rose in Oslo .")
+    assert [(s.text, s.kb_id_) for s in doc.spans["bioner_gazetteer"]] == [("Norvex Bank", "firm:norvex"), ("Oslo", "place:oslo")]
