@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Callable, Dict, Iterable, List, NamedTuple, Optional, Sequence, Tuple, Union
 
 import numpy
+from spacy.attrs import ORTH, SENT_START
 from spacy.language import Language
 from spacy.scorer import get_ner_prf
 from spacy.strings import get_string_id
@@ -746,9 +747,14 @@ def _sentence_runs(example: Example) -> List[Tuple[int, int]]:
     """(start, end) of each sentence of the example's predicted doc, by its own
     sentence starts or else the reference's (spaCy's corpus reader leaves them
     off the predicted doc)."""
-    doc = example.predicted
-    starts = [token.is_sent_start for token in doc] if doc.has_annotation("SENT_START") else example.get_aligned_sent_starts()
-    cuts = [i for i, start in enumerate(starts) if start and i > 0]
+    doc, reference = example.predicted, example.reference
+    if doc.has_annotation("SENT_START"):
+        starts = doc.to_array(SENT_START) == 1
+    elif len(reference) == len(doc) and numpy.array_equal(reference.to_array(ORTH), doc.to_array(ORTH)):
+        starts = reference.to_array(SENT_START) == 1  # the same tokens: no alignment to compute
+    else:
+        starts = numpy.array([start is True for start in example.get_aligned_sent_starts()], dtype=numpy.bool_)
+    cuts = (numpy.flatnonzero(starts[1:]) + 1).tolist()
     return list(zip([0, *cuts], [*cuts, len(doc)]))
 
 
