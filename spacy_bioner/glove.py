@@ -9,6 +9,7 @@ NumPy table with a Parquet word index. This turns them into a directory that
     pip install "spacy-bioner[glove]"
     bioner glove corpus/glove
 """
+import importlib
 from pathlib import Path
 from typing import Optional
 
@@ -25,7 +26,7 @@ INSTALL_HINT = 'pip install "spacy-bioner[glove]"'
 def glove_data_dir() -> Path:
     """The data folder of the installed GloVe package."""
     try:
-        package = __import__(GLOVE_PACKAGE)
+        package = importlib.import_module(GLOVE_PACKAGE)
     except ImportError:
         raise ValueError(f"The GloVe vectors package is not installed: {INSTALL_HINT}") from None
     return Path(package.ROOT)
@@ -33,7 +34,7 @@ def glove_data_dir() -> Path:
 
 def read_glove(source: Path):
     """The words and vectors (float32[n_words, dim]) of a GloVe data folder."""
-    table_path, index_path = source / TABLE_FILE, source / INDEX_FILE
+    table_path, index_path = Path(source) / TABLE_FILE, Path(source) / INDEX_FILE
     for path in (table_path, index_path):
         if not path.is_file():
             raise ValueError(f"No {path.name} in {source}: not a GloVe data folder.")

@@ -1,4 +1,4 @@
-"""Gold tag ids of a training Example.
+"""Gold tag ids and sentences of a training Example.
 
 spaCy's `Example.get_aligned_ner` aligns the two tokenizations character by
 character, in Python, token by token: in training it cost more than the
@@ -6,8 +6,10 @@ perceptron itself. Where the predicted doc has the reference's tokens (as in
 corpora converted from CoNLL/IOB files), the alignment is the identity and
 the tags are read from the reference's arrays instead, with the same result.
 """
+from typing import List, Tuple
+
 import numpy
-from spacy.attrs import ENT_IOB, IS_SPACE, ORTH
+from spacy.attrs import ENT_IOB, IS_SPACE, ORTH, SENT_START
 from spacy.training import Example
 
 from .schemes import TagScheme
@@ -21,9 +23,7 @@ def gold_tags(example: Example, scheme: TagScheme) -> numpy.ndarray:
     RETURNS (int32[n]): One tag id per predicted token.
     """
     predicted, reference = example.predicted, example.reference
-    if len(predicted) != len(reference) or not numpy.array_equal(
-        predicted.to_array(ORTH), reference.to_array(ORTH)
-    ):
+    if not _same_tokens(example):
         return scheme.from_biluo(example.get_aligned_ner())
     if not reference.has_annotation("ENT_IOB"):
         return numpy.full(len(predicted), -1, dtype=numpy.int32)
@@ -44,3 +44,23 @@ def gold_tags(example: Example, scheme: TagScheme) -> numpy.ndarray:
     known = in_entity | (iob_space[:, 0] == _OUTSIDE) | (iob_space[:, 1] == 1)
     tags[~known] = -1
     return tags
+
+
+def sentence_runs(example: Example) -> List[Tuple[int, int]]:
+    """(start, end) of each sentence of the predicted doc: by its own sentence
+    starts, or else the reference's (spaCy's corpus reader leaves them off the
+    predicted doc)."""
+    predicted, reference = example.predicted, example.reference
+    if predicted.has_annotation("SENT_START"):
+        starts = predicted.to_array(SENT_START) == 1
+    elif _same_tokens(example):
+        starts = reference.to_array(SENT_START) == 1
+    else:
+        starts = numpy.array([start is True for start in example.get_aligned_sent_starts()], dtype=numpy.bool_)
+    cuts = (numpy.flatnonzero(starts[1:]) + 1).tolist()
+    return list(zip([0, *cuts], [*cuts, len(predicted)]))
+
+
+def _same_tokens(example: Example) -> bool:
+    predicted, reference = example.predicted, example.reference
+    return len(predicted) == len(reference) and numpy.array_equal(predicted.to_array(ORTH), reference.to_array(ORTH))

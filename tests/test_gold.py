@@ -4,7 +4,7 @@ import spacy
 from spacy.tokens import Doc
 from spacy.training import Example
 
-from spacy_bioner.gold import gold_tags
+from spacy_bioner.gold import gold_tags, sentence_runs
 from spacy_bioner.schemes import TagScheme
 
 
@@ -59,3 +59,20 @@ def test_reference_without_entity_annotation_is_all_missing(nlp):
     example = Example(Doc(nlp.vocab, words=["a", "b"]), Doc(nlp.vocab, words=["a", "b"]))
     assert gold_tags(example, scheme).tolist() == [-1, -1]
     assert numpy.array_equal(scheme.from_biluo(example.get_aligned_ner()), [-1, -1])
+
+
+def test_sentence_runs_come_from_the_predicted_doc_or_the_reference(nlp):
+    words = ["Bob", "came", ".", "He", "left", ".", "Bye"]
+    starts = [True, False, False, True, False, False, True]
+    reference = Doc(nlp.vocab, words=words, sent_starts=starts)
+    expected = [(0, 3), (3, 6), (6, 7)]
+    # The predicted doc has no sentences (as spaCy's corpus reader makes it): the reference's.
+    assert sentence_runs(Example(Doc(nlp.vocab, words=words), reference)) == expected
+    # Its own sentences come first.
+    own = Doc(nlp.vocab, words=words, sent_starts=[True] + [False] * 6)
+    assert sentence_runs(Example(own, reference)) == [(0, 7)]
+    # Other tokens: the reference's starts through spaCy's alignment.
+    retokenized = Doc(nlp.vocab, words=["Bob", "came.", "He", "left", ".", "Bye"], spaces=[True, True, True, False, True, False])
+    assert sentence_runs(Example(retokenized, reference)) == [(0, 2), (2, 5), (5, 6)]
+    # A reference without sentences: one run.
+    assert sentence_runs(Example(Doc(nlp.vocab, words=words), Doc(nlp.vocab, words=words))) == [(0, 7)]
