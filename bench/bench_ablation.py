@@ -9,12 +9,11 @@ With --config '{"margin": 5.0}' every run takes those settings too; with
 --families "" only the default (so with --config) runs: one comparison of a
 setting against the default is two invocations.
 
-Usage: python bench/bench_ablation.py [--corpus conll2003] [--data ../shared/data] [--epochs 20] [--families word,document] [--config JSON] [--sentences-per-doc 1]
+Usage: python bench/bench_ablation.py [--corpus conll2003] [--data ../shared/data] [--epochs 20] [--families word,document] [--config JSON] [--sentences-per-doc 1|abstracts]
 """
 import argparse
 import json
 import random
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -22,8 +21,8 @@ from pathlib import Path
 import spacy
 from spacy.training import Corpus
 
-from bench_accuracy import CORPORA
-from bench_bioner import ROOT, convert
+from bench_accuracy import CORPORA, converted
+from bench_bioner import ROOT
 from spacy_bioner.pipeline import DEFAULT_BIONER_CONFIG
 
 
@@ -51,17 +50,15 @@ def main() -> None:
     parser.add_argument("--epochs", type=int, default=20)
     parser.add_argument("--families", default=None, help="Comma-separated families to ablate (default: all; \"\": none).")
     parser.add_argument("--config", default="{}", help="JSON settings of the bioner component for every run.")
-    parser.add_argument("--sentences-per-doc", type=int, default=1, help="For files without document marks (as project.yml).")
+    parser.add_argument("--sentences-per-doc", default=None,
+                        help="For files without document marks: a number or 'abstracts' (default: bench_accuracy.SENTENCES_PER_DOC).")
     args = parser.parse_args()
-    train_file, dev_file = (args.data / name for name in CORPORA[args.corpus])
-    if not train_file.exists():
-        sys.exit(f"No {args.corpus} data under {args.data}: pass --data.")
     config = json.loads(args.config)
     default = list(config.pop("features", DEFAULT_BIONER_CONFIG["features"]))
     ablate = default if args.families is None else [family for family in args.families.split(",") if family]
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
-        train_path, dev_path = (convert(path, work, args.sentences_per_doc) for path in (train_file, dev_file))
+        train_path, dev_path = converted(args.data, args.corpus, work, args.sentences_per_doc)
         figures = {"corpus": args.corpus, "epochs": args.epochs, "default": run(default, train_path, dev_path, args.epochs, config), "config": config}
         print(f"default {default}: {figures['default']}", flush=True)
         for family in ablate:

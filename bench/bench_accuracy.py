@@ -50,12 +50,18 @@ LISTS = {
 }
 
 
-def converted(data: Path, corpus: str, work: Path, sentences_per_doc: int = 1):
+# How files without document marks are grouped into docs (scripts/convert_corpus.py):
+# the biomedical TSVs into the abstracts they lost, tweets one a doc.
+SENTENCES_PER_DOC = {"bc5cdr": "abstracts", "ncbi_disease": "abstracts", "wnut17": "1"}
+
+
+def converted(data: Path, corpus: str, work: Path, sentences_per_doc=None):
     """The corpus's train and dev files converted to .spacy under work (exits if the data is missing)."""
     train_file, dev_file = (data / name for name in CORPORA[corpus])
     if not train_file.exists():
         sys.exit(f"No {corpus} data under {data}: pass --data.")
-    return convert(train_file, work, sentences_per_doc), convert(dev_file, work, sentences_per_doc)
+    grouping = sentences_per_doc or SENTENCES_PER_DOC.get(corpus, "1")
+    return convert(train_file, work, grouping), convert(dev_file, work, grouping)
 
 
 def entity_texts(nlp, path: Path) -> set:
@@ -95,13 +101,10 @@ def main() -> None:
     parser.add_argument("--vectors", type=Path, default=None,
                         help="A pipeline directory with static vectors (bioner glove DIR): train configs/bioner_accuracy.cfg with them.")
     args = parser.parse_args()
-    train_file, dev_file = (args.data / name for name in CORPORA[args.corpus])
-    if not train_file.exists():
-        sys.exit(f"No {args.corpus} data under {args.data}: pass --data.")
     lists = [args.data / "gazetteers" / name for name in LISTS[args.corpus]]
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
-        train_path, dev_path = convert(train_file, work), convert(dev_file, work)
+        train_path, dev_path = converted(args.data, args.corpus, work)
         list_dir = work / "lists"
         list_dir.mkdir()
         for i, path in enumerate(lists):

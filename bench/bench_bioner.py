@@ -26,16 +26,16 @@ from spacy.training import Corpus, Example
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def convert(source: Path, out_dir: Path, n_sents: int = 1) -> Path:
-    """`spacy convert` as the project does it: documents kept whole where the file
-    marks them (-DOCSTART-), else one sentence per doc (see project.yml)."""
-    normalized = out_dir / (source.name + ".iob")
-    subprocess.run([sys.executable, str(ROOT / "scripts" / "normalize_conll.py"), str(source), str(normalized)], check=True)
+def convert(source: Path, out_dir: Path, sentences_per_doc="1") -> Path:
+    """The project's conversion (scripts/convert_corpus.py): documents kept whole
+    where the file marks them (-DOCSTART-), else sentences_per_doc sentences a
+    doc, or "abstracts" (see project.yml)."""
+    target = out_dir / (source.name + ".spacy")
     subprocess.run(
-        [sys.executable, "-m", "spacy", "convert", str(normalized), str(out_dir), "-c", "ner", "-n", str(n_sents)],
+        [sys.executable, str(ROOT / "scripts" / "convert_corpus.py"), str(source), str(target), str(sentences_per_doc)],
         check=True, capture_output=True,
     )
-    return out_dir / (normalized.stem + ".spacy")
+    return target
 
 
 def train(train_path: Path, dev_path: Path, out_dir: Path, extra=(), config: str = "bioner.cfg") -> float:
