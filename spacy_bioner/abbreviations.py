@@ -11,7 +11,7 @@ characters contain the short form's, in order, the first one starting a word
 from typing import Dict, List, Tuple
 
 import numpy
-from spacy.attrs import ORTH
+from spacy.attrs import ORTH, SENT_START
 from spacy.tokens import Doc
 
 Definition = Tuple[int, int]  # the long form's token span [start, end)
@@ -65,14 +65,22 @@ def definitions(doc: Doc) -> Dict[int, Definition]:
     orths = doc.to_array(ORTH)
     found: Dict[int, Definition] = {}
     opening, closing = doc.vocab.strings["("], doc.vocab.strings[")"]
-    for i in numpy.flatnonzero(orths == opening).tolist():
+    parentheses = numpy.flatnonzero(orths == opening).tolist()
+    if not parentheses:
+        return found
+    # A long form stays in its sentence: the start of the sentence holding each token.
+    starts = numpy.zeros(len(doc), dtype=numpy.int64)
+    if doc.has_annotation("SENT_START"):
+        starts = numpy.maximum.accumulate(numpy.where(doc.to_array(SENT_START) == 1, numpy.arange(len(doc)), 0))
+    strings = doc.vocab.strings
+    for i in parentheses:
         if i < 1 or i + 2 >= len(doc) or orths[i + 2] != closing or orths[i + 1] in found:
             continue
-        short = doc[i + 1].text
+        short = strings[orths[i + 1]]
         if not _is_short_form(short):
             continue
-        start = max(doc[i - 1].sent.start if doc.has_annotation("SENT_START") else 0, i - 2 * MAX_SHORT_FORM)
-        n_words = long_form(short, [token.text for token in doc[start:i]])
+        start = max(int(starts[i - 1]), i - 2 * MAX_SHORT_FORM)
+        n_words = long_form(short, [strings[orth] for orth in orths[start:i].tolist()])
         if n_words:
             found[int(orths[i + 1])] = (i - n_words, i)
     return found
