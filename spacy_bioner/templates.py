@@ -132,7 +132,8 @@ HISTORY_FAMILY = "history"
 ABBREVIATION_FAMILY = "abbreviations"
 VECTORS_FAMILY = "vectors"
 ALL_FAMILIES = [*FAMILIES, DOCUMENT_FAMILY, HISTORY_FAMILY, ABBREVIATION_FAMILY]
-DEFAULT_FAMILIES = [family for family in ALL_FAMILIES if family not in (ABBREVIATION_FAMILY, VECTORS_FAMILY)]
+# `vectors` needs the pipeline's static vectors, so it is off by default.
+DEFAULT_FAMILIES = [family for family in ALL_FAMILIES if family != VECTORS_FAMILY]
 
 
 # Attributes that name the word itself; dropping them in training makes the
