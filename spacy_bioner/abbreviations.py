@@ -95,3 +95,34 @@ def mentions(doc: Doc, found: Dict[int, Definition]) -> numpy.ndarray:
         for orth, (_, end) in found.items():
             heads[orths == orth] = end - 1
     return heads
+
+
+def label_short_forms(tags: numpy.ndarray, heads: numpy.ndarray, scheme, allowed: numpy.ndarray) -> numpy.ndarray:
+    """Tags in which every untagged mention of a defined short form is a
+    one-word entity of its long form's type, where an entity ends on the long
+    form's head ("atrial fibrillation ( AF ) ... AF recurred": both AFs are
+    diseases if the tagger found atrial fibrillation to be one). Biomedical
+    annotation guidelines tag short forms like their long forms, and the
+    tagger, which sees the long form's type only as one feature among many,
+    leaves about one in seven of them out (BC5CDR dev).
+
+    tags (int32[n]): Tag ids of docs laid end to end, as decoded.
+    heads (int64[n]): Each token's long-form head (`mentions`, in the same positions), else -1.
+    scheme (TagScheme): The tag ids' scheme.
+    allowed (bool[n, n_tags]): The tags each token may take (presets, spaces).
+    """
+    tags = tags.copy()
+    mentions_at = numpy.flatnonzero((heads >= 0) & (tags == 0))
+    if not len(mentions_at):
+        return tags
+    long_heads = heads[mentions_at]
+    after = numpy.minimum(long_heads + 1, len(tags) - 1)
+    # The head ends an entity: it is tagged and the next token does not carry that entity on.
+    ends = (tags[long_heads] != 0) & ((long_heads + 1 == len(tags)) | ~scheme.continuing()[tags[after]])
+    mentions_at, long_heads = mentions_at[ends], long_heads[ends]
+    single = numpy.array([0] + [scheme.tag_id("U" if "U" in scheme.moves else "B", label) for label in range(len(scheme.labels))])
+    new_tags = single[1 + (tags[long_heads] - 1) // len(scheme.moves)]
+    # An untagged token is followed by no continuing tag, so the one-word entity fits wherever the token may take it.
+    fits = allowed[mentions_at, new_tags].astype(bool)
+    tags[mentions_at[fits]] = new_tags[fits]
+    return tags

@@ -17,7 +17,7 @@ from spacy.vocab import Vocab
 from . import serialize
 from .decode import viterbi
 from .marginals import entity_probabilities, expected_counts, span_probabilities
-from .abbreviations import definitions, mentions
+from .abbreviations import definitions, label_short_forms, mentions
 from .entities import write_entities
 from .document import (
     ABBREVIATION_HISTORY_FEATURES, HISTORY_FEATURES, abbreviation_features, abbreviation_history, document_features,
@@ -52,6 +52,7 @@ DEFAULT_BIONER_CONFIG = {
     "word_dropout": 0.1,
     "seed": 0,
     "entity_bias": 0.0,
+    "short_form_labels": True,
     "confidence": False,
     "temperature": 1.0,
     "alternatives": 0,
@@ -86,6 +87,7 @@ def make_bioner(
     word_dropout: float,
     seed: int,
     entity_bias: float,
+    short_form_labels: bool,
     confidence: bool,
     temperature: float,
     alternatives: int,
@@ -112,6 +114,10 @@ def make_bioner(
     seed (int): Seed of the word and match dropout; same seed and data, same weights.
     entity_bias (float): The recall knob: added to every entity tag's score when
         tagging (not in training); above 0 more entities are found, below 0 fewer.
+    short_form_labels (bool): With the `abbreviations` family, a short form
+        defined in the doc ("atrial fibrillation ( AF )") that the tagger left
+        outside every entity becomes a one-word entity of the type of the
+        entity ending on its long form (see abbreviations.label_short_forms).
     confidence (bool): Also give each entity its probability (forward-backward,
         see marginals.pyx) in `doc.spans[name]`, spancat-style `attrs["scores"]`;
         makes tagging 2-3x slower (CoNLL dev: 671k vs 1.57M tokens/s at a fitted
@@ -146,6 +152,7 @@ def make_bioner(
         word_dropout=word_dropout,
         seed=seed,
         entity_bias=entity_bias,
+        short_form_labels=short_form_labels,
         confidence=confidence,
         temperature=temperature,
         alternatives=alternatives,
@@ -197,6 +204,7 @@ class BioNER(PerceptronPipe):
         word_dropout: float = 0.1,
         seed: int = 0,
         entity_bias: float = 0.0,
+        short_form_labels: bool = True,
         confidence: bool = False,
         temperature: float = 1.0,
         alternatives: int = 0,
@@ -233,6 +241,7 @@ class BioNER(PerceptronPipe):
             "word_dropout": float(word_dropout),
             "seed": int(seed),
             "entity_bias": float(entity_bias),
+            "short_form_labels": bool(short_form_labels),
             "confidence": bool(confidence),
             "temperature": float(temperature),
             "alternatives": alternatives,
@@ -511,6 +520,8 @@ class BioNER(PerceptronPipe):
             # scores are the first's plus the weights of those alone.
             scores += self.model.scores(self._history(layout, first_pass), averaged=True)
             tags = self._decode(scores, allowed, layout.offsets, averaged=True)
+        if layout.abbreviation_heads is not None and self.cfg["short_form_labels"]:
+            tags = label_short_forms(tags, layout.abbreviation_heads, self.scheme, allowed)
         return Decoded(matches, presets, layout, scores, allowed, tags, first_pass)
 
     def _entity_probabilities(self, decoded: "Decoded", temperature: Optional[float] = None) -> List[List[Tuple[int, int, int, float]]]:
@@ -726,6 +737,8 @@ class BioNER(PerceptronPipe):
         for key in ("trainer", "learning_rate", "l2", "entity_bias", "confidence", "temperature", "alternatives", "alternatives_threshold"):  # newer: defaults for older models
             if isinstance(cfg, dict):
                 cfg.setdefault(key, DEFAULT_BIONER_CONFIG[key])
+        if isinstance(cfg, dict):  # models saved before short_form_labels keep their output
+            cfg.setdefault("short_form_labels", False)
         serialize.check_cfg(cfg, where)
         n_tags = len(TagScheme(cfg["scheme"], cfg["labels"]).tags)
         serialize.check_array(arrays, "emission", (cfg["n_buckets"], n_tags), where)

@@ -24,6 +24,7 @@ CFG_KEYS = {
     "word_dropout": float,
     "seed": int,
     "entity_bias": float,
+    "short_form_labels": bool,
     "confidence": bool,
     "temperature": float,
     "alternatives": int,

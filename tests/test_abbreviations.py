@@ -1,12 +1,15 @@
+import json
 import numpy
 import pytest
 import spacy
 from spacy.tokens import Doc
+from spacy.training import Example
 
-from spacy_bioner.abbreviations import definitions, long_form, mentions
+from spacy_bioner.abbreviations import definitions, label_short_forms, long_form, mentions
 from spacy_bioner.document import abbreviation_features, abbreviation_history
 from spacy_bioner.features import Lexicon
 from spacy_bioner.perceptron import DROPPED
+from spacy_bioner.schemes import TagScheme
 from spacy_bioner.templates import N_ATTRIBUTES, word_attributes
 
 from conftest import train_nlp
@@ -63,3 +66,58 @@ def test_abbreviations_family_trains_and_round_trips(tmp_path):
     nlp.to_disk(tmp_path)
     loaded = spacy.load(tmp_path)
     assert [[e.text for e in d.ents] for d in loaded.pipe(t for t, _ in data)] == [[e.text for e in nlp(t).ents] for t, _ in data]
+
+
+def _tags(scheme, spans, n):
+    return scheme.from_spans([(start, end, scheme.labels.index(label)) for start, end, label in spans], n).astype(numpy.int32)
+
+
+@pytest.mark.parametrize("name", ["BILOU", "BIO"])
+def test_label_short_forms_follows_the_long_form(name):
+    doc = Doc(spacy.blank("en").vocab, words=WORDS)
+    heads = mentions(doc, definitions(doc))
+    scheme = TagScheme(name, ["DIS", "CHEM"])
+    allowed = numpy.ones((len(WORDS), scheme.n_tags), dtype=numpy.uint8)
+    # atrial fibrillation is a disease; streptozotocin was left untagged, so STZ stays so.
+    tags = _tags(scheme, [(2, 4, "DIS")], len(WORDS))
+    labelled = label_short_forms(tags, heads, scheme, allowed)
+    af = [i for i, w in enumerate(WORDS) if w == "AF"]
+    assert sorted(scheme.to_spans(labelled)) == sorted([(2, 4, 0)] + [(i, i + 1, 0) for i in af])
+    assert (tags == _tags(scheme, [(2, 4, "DIS")], len(WORDS))).all()  # the input is left as it was
+    # An entity that runs past the long form's head does not end on it: nothing to follow.
+    past = _tags(scheme, [(2, 5, "DIS")], len(WORDS))
+    assert (label_short_forms(past, heads, scheme, allowed) == past).all()
+    # A mention already in an entity keeps it; one that may not take the tag stays untagged.
+    tagged = _tags(scheme, [(2, 4, "DIS"), (af[1], af[1] + 1, "CHEM")], len(WORDS))
+    assert scheme.to_spans(label_short_forms(tagged, heads, scheme, allowed))[-1] == (af[1], af[1] + 1, 1)
+    allowed[af[1]] = 0
+    allowed[af[1], 0] = 1
+    assert sorted(scheme.to_spans(label_short_forms(tags, heads, scheme, allowed))) == [(2, 4, 0), (af[0], af[0] + 1, 0)]
+
+
+@pytest.mark.parametrize("short_form_labels", [True, False])
+def test_bioner_labels_short_forms_of_its_entities(tmp_path, short_form_labels):
+    # The long form is a fixed entity from the term list; the tagger never saw AF.
+    nlp = spacy.blank("en")
+    ner = nlp.add_pipe("bioner", config={"gazetteer": {"mode": "ents"}, "short_form_labels": short_form_labels})
+    ner.add_patterns([{"label": "DIS", "pattern": "atrial fibrillation"}])
+    data = [("Patients with atrial fibrillation improved .", [(14, 33, "DIS")]), ("Nothing to see .", [])]
+    examples = [Example.from_dict(nlp.make_doc(text), {"entities": ents}) for text, ents in data]
+    nlp.initialize(lambda: examples)
+    for _ in range(5):
+        nlp.update(examples)
+    text = "Patients with atrial fibrillation ( AF ) improved . AF was rare ."
+    expected = ["atrial fibrillation", "AF", "AF"] if short_form_labels else ["atrial fibrillation"]
+    assert [e.text for e in nlp(text).ents] == expected
+    nlp.to_disk(tmp_path)
+    assert [e.text for e in spacy.load(tmp_path)(text).ents] == expected
+
+
+def test_models_saved_before_short_form_labels_keep_their_output(tmp_path):
+    nlp = train_nlp({"features": ["word", "abbreviations"]})
+    nlp.to_disk(tmp_path)
+    cfg_path = tmp_path / "bioner" / "cfg"
+    cfg = json.loads(cfg_path.read_text(encoding="utf8"))
+    del cfg["short_form_labels"]
+    cfg_path.write_text(json.dumps(cfg), encoding="utf8")
+    assert spacy.load(tmp_path).get_pipe("bioner").cfg["short_form_labels"] is False
