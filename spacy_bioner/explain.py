@@ -2,7 +2,8 @@
 
 For each entity: at each of its tokens, the features that pushed hardest
 toward the tag it got (their averaged weights for that tag) and the
-transition from the previous tag. For each term-list match that did not
+transition from the previous tag; a tag that `short_form_labels` gave,
+not the tagger, says so. For each term-list match that did not
 become an entity: how much better the chosen tags scored than the best
 sequence that takes the match.
 """
@@ -71,10 +72,13 @@ def explain(ner: BioNER, doc: Doc, top: int = 5) -> Dict[str, list]:
                 weights.append(("entity_bias", ner.cfg["entity_bias"]))
             weights = sorted((w for w in weights if w[1]), key=lambda w: -w[1])[:top]
             previous = int(tags[i - 1]) if i > 0 else len(ner.scheme.tags)
-            tokens.append({
+            token = {
                 "text": doc[i].text, "tag": ner.scheme.tags[tag], "features": weights,
                 "transition": ["<start>" if i == 0 else ner.scheme.tags[previous], float(transition[previous, tag])],
-            })
+            }
+            if tag != int(decoded.best_path[i]):  # not the tagger's choice: a short form took its long form's type
+                token["rule"] = "short_form_labels"
+            tokens.append(token)
         entities.append({"text": doc[start:end].text, "label": ner.labels[label], "start": start, "end": end, "tokens": tokens})
     return {"entities": entities, "matches_not_taken": _matches_not_taken(ner, doc, decoded)}
 
@@ -90,7 +94,7 @@ def _path_score(scores: numpy.ndarray, transitions: numpy.ndarray, tags: numpy.n
 def _matches_not_taken(ner: BioNER, doc: Doc, decoded) -> List[dict]:
     taken = {(ent_start, ent_end, ner.labels[label]) for ent_start, ent_end, label in ner.scheme.to_spans(decoded.tags)}
     transitions = ner.model.transitions(averaged=True)
-    best = _path_score(decoded.scores, transitions, decoded.tags)
+    best = _path_score(decoded.scores, transitions, decoded.best_path)
     found = []
     for match in numpy.unique(decoded.matches[0][:, :3], axis=0).tolist() if len(decoded.matches[0]) else []:
         start, end, label = match

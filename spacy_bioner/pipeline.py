@@ -520,9 +520,10 @@ class BioNER(PerceptronPipe):
             # scores are the first's plus the weights of those alone.
             scores += self.model.scores(self._history(layout, first_pass), averaged=True)
             tags = self._decode(scores, allowed, layout.offsets, averaged=True)
+        best_path = tags
         if layout.abbreviation_heads is not None and self.cfg["short_form_labels"]:
             tags = label_short_forms(tags, layout.abbreviation_heads, self.scheme, allowed)
-        return Decoded(matches, presets, layout, scores, allowed, tags, first_pass)
+        return Decoded(matches, presets, layout, scores, allowed, tags, first_pass, best_path)
 
     def _entity_probabilities(self, decoded: "Decoded", temperature: Optional[float] = None) -> List[List[Tuple[int, int, int, float]]]:
         """Each doc's decoded entities (start, end, label, probability), at the given or the model's temperature."""
@@ -787,6 +788,7 @@ class Decoded(NamedTuple):
     allowed: numpy.ndarray
     tags: numpy.ndarray
     first_pass: numpy.ndarray  # the tags the history features were made from (= tags without history)
+    best_path: numpy.ndarray  # the last Viterbi pass's tags: `tags` before short_form_labels
 
 
 def _groups(docs: Iterable[Doc]) -> Iterable[List[Doc]]:

@@ -58,3 +58,24 @@ def test_matches_not_taken_and_the_cli(tmp_path):
     assert run.exit_code == 0, run.output
     assert "Paris (LOC)" in run.output and "not taken" in run.output
     assert json.loads(out.read_text())["entities"][1]["text"] == "Paris"
+
+
+def test_a_short_form_labelled_by_rule_says_so(tmp_path):
+    # The long form is a fixed entity from the term list; the tagger never saw AF (see test_abbreviations).
+    from spacy.training import Example
+
+    nlp = spacy.blank("en")
+    ner = nlp.add_pipe("bioner", config={"gazetteer": {"mode": "ents"}})
+    ner.add_patterns([{"label": "DIS", "pattern": "atrial fibrillation"}])
+    data = [("Patients with atrial fibrillation improved .", [(14, 33, "DIS")]), ("Nothing to see .", [])]
+    examples = [Example.from_dict(nlp.make_doc(text), {"entities": ents}) for text, ents in data]
+    nlp.initialize(lambda: examples)
+    for _ in range(5):
+        nlp.update(examples)
+    text = "Patients with atrial fibrillation ( AF ) improved ."
+    result = explain(ner, nlp.make_doc(text))
+    rules = {entity["text"]: [token.get("rule") for token in entity["tokens"]] for entity in result["entities"]}
+    assert rules == {"atrial fibrillation": [None, None], "AF": ["short_form_labels"]}
+    nlp.to_disk(tmp_path / "model")
+    output = CliRunner().invoke(app, ["explain", str(tmp_path / "model"), text]).output
+    assert "AF U-DIS (short_form_labels" in output
