@@ -18,14 +18,25 @@ def make_examples(nlp, data=TRAIN_DATA):
     return [Example.from_dict(nlp.make_doc(text), {"entities": ents}) for text, ents in data]
 
 
-def train_nlp(config=None, data=TRAIN_DATA, epochs=15):
-    nlp = spacy.blank("en")
-    nlp.add_pipe("bioner", config=config or {})
+def train_nlp(config=None, data=TRAIN_DATA, epochs=15, nlp=None):
+    """A trained blank pipeline with a bioner of this config, or the given pipeline trained."""
+    if nlp is None:
+        nlp = spacy.blank("en")
+        nlp.add_pipe("bioner", config=config or {})
     examples = make_examples(nlp, data)
     nlp.initialize(lambda: examples)
     for _ in range(epochs):
         nlp.update(examples)
     return nlp
+
+
+def short_form_nlp(short_form_labels: bool = True):
+    """A bioner whose long form "atrial fibrillation" is a fixed entity from its
+    term list (gazetteer mode "ents") and whose tagger never saw the short form AF."""
+    nlp = spacy.blank("en")
+    ner = nlp.add_pipe("bioner", config={"gazetteer": {"mode": "ents"}, "short_form_labels": short_form_labels})
+    ner.add_patterns([{"label": "DIS", "pattern": "atrial fibrillation"}])
+    return train_nlp(data=[("Patients with atrial fibrillation improved .", [(14, 33, "DIS")]), ("Nothing to see .", [])], epochs=5, nlp=nlp)
 
 
 @pytest.fixture(scope="module")

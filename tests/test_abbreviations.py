@@ -3,7 +3,6 @@ import numpy
 import pytest
 import spacy
 from spacy.tokens import Doc
-from spacy.training import Example
 
 from spacy_bioner.abbreviations import definitions, label_short_forms, long_form, mentions
 from spacy_bioner.document import abbreviation_features, abbreviation_history
@@ -12,7 +11,7 @@ from spacy_bioner.perceptron import DROPPED
 from spacy_bioner.schemes import TagScheme
 from spacy_bioner.templates import N_ATTRIBUTES, word_attributes
 
-from conftest import train_nlp
+from conftest import short_form_nlp, train_nlp
 
 WORDS = "Patients with atrial fibrillation ( AF ) and streptozotocin ( STZ ) diabetes . AF was common ; the ( WHO ) said".split()
 
@@ -97,15 +96,7 @@ def test_label_short_forms_follows_the_long_form(name):
 
 @pytest.mark.parametrize("short_form_labels", [True, False])
 def test_bioner_labels_short_forms_of_its_entities(tmp_path, short_form_labels):
-    # The long form is a fixed entity from the term list; the tagger never saw AF.
-    nlp = spacy.blank("en")
-    ner = nlp.add_pipe("bioner", config={"gazetteer": {"mode": "ents"}, "short_form_labels": short_form_labels})
-    ner.add_patterns([{"label": "DIS", "pattern": "atrial fibrillation"}])
-    data = [("Patients with atrial fibrillation improved .", [(14, 33, "DIS")]), ("Nothing to see .", [])]
-    examples = [Example.from_dict(nlp.make_doc(text), {"entities": ents}) for text, ents in data]
-    nlp.initialize(lambda: examples)
-    for _ in range(5):
-        nlp.update(examples)
+    nlp = short_form_nlp(short_form_labels)
     text = "Patients with atrial fibrillation ( AF ) improved . AF was rare ."
     expected = ["atrial fibrillation", "AF", "AF"] if short_form_labels else ["atrial fibrillation"]
     assert [e.text for e in nlp(text).ents] == expected

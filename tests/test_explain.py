@@ -6,7 +6,7 @@ from typer.testing import CliRunner
 from spacy_bioner.cli import app
 from spacy_bioner.explain import explain, feature_names
 
-from conftest import train_nlp
+from conftest import short_form_nlp, train_nlp
 
 PATTERNS = [{"label": "LOC", "pattern": "Paris", "id": "geo:paris"}, {"label": "LOC", "pattern": "lives"},
             {"label": "DRUG", "pattern": "aspirin"}]
@@ -61,17 +61,8 @@ def test_matches_not_taken_and_the_cli(tmp_path):
 
 
 def test_a_short_form_labelled_by_rule_says_so(tmp_path):
-    # The long form is a fixed entity from the term list; the tagger never saw AF (see test_abbreviations).
-    from spacy.training import Example
-
-    nlp = spacy.blank("en")
-    ner = nlp.add_pipe("bioner", config={"gazetteer": {"mode": "ents"}})
-    ner.add_patterns([{"label": "DIS", "pattern": "atrial fibrillation"}])
-    data = [("Patients with atrial fibrillation improved .", [(14, 33, "DIS")]), ("Nothing to see .", [])]
-    examples = [Example.from_dict(nlp.make_doc(text), {"entities": ents}) for text, ents in data]
-    nlp.initialize(lambda: examples)
-    for _ in range(5):
-        nlp.update(examples)
+    nlp = short_form_nlp()
+    ner = nlp.get_pipe("bioner")
     text = "Patients with atrial fibrillation ( AF ) improved ."
     result = explain(ner, nlp.make_doc(text))
     rules = {entity["text"]: [token.get("rule") for token in entity["tokens"]] for entity in result["entities"]}
