@@ -120,8 +120,8 @@ def label_short_forms(tags: numpy.ndarray, heads: numpy.ndarray, scheme, allowed
     # The head ends an entity: it is tagged and the next token does not carry that entity on.
     ends = (tags[long_heads] != 0) & ((long_heads + 1 == len(tags)) | ~scheme.continuing()[tags[after]])
     mentions_at, long_heads = mentions_at[ends], long_heads[ends]
-    single = numpy.array([0] + [scheme.tag_id("U" if "U" in scheme.moves else "B", label) for label in range(len(scheme.labels))])
-    new_tags = single[1 + (tags[long_heads] - 1) // len(scheme.moves)]
+    one_word = numpy.array([scheme.tag_id("U" if "U" in scheme.moves else "B", label) for label in range(len(scheme.labels))], dtype=numpy.int32)
+    new_tags = one_word[(tags[long_heads] - 1) // len(scheme.moves)]
     # An untagged token is followed by no continuing tag, so the one-word entity fits wherever the token may take it.
     fits = allowed[mentions_at, new_tags].astype(bool)
     tags[mentions_at[fits]] = new_tags[fits]
