@@ -32,10 +32,11 @@ from .perceptron import DROPPED, AveragedPerceptron
 from .perceptron_pipe import PerceptronPipe
 from .schemes import TagScheme
 from .templates import (
-    TEMPLATES_VERSION, ABBREVIATION_FAMILY, COLUMNS, DEFAULT_FAMILIES, DOCUMENT_FAMILY, HISTORY_FAMILY, N_ATTRIBUTES, VECTORS_FAMILY,
+    TEMPLATES_VERSION, ABBREVIATION_FAMILY, CLUSTERS_FAMILY, COLUMNS, DEFAULT_FAMILIES, DOCUMENT_FAMILY, HISTORY_FAMILY, N_ATTRIBUTES, VECTORS_FAMILY,
     compile_templates, identity_templates, word_attributes,
 )
 from .vector_clusters import VectorClusters
+from .word_clusters import shipped_clusters
 
 TOKENS_PER_PASS = 2**15  # predict tags docs in groups of about this many tokens
 TRAINERS = ("perceptron", "crf", "hmm")
@@ -284,7 +285,9 @@ class BioNER(PerceptronPipe):
 
     @property
     def word_clusters(self) -> Optional[Callable[[str], Optional[Tuple[int, ...]]]]:
-        """A word form's vector clusters (coarse to fine), for the vectors family; None without it."""
+        """A word form's clusters (coarse to fine) for the clusters or vectors family; None without them."""
+        if CLUSTERS_FAMILY in self.cfg["features"]:
+            return shipped_clusters().word_ids
         if self._clusters is None or VECTORS_FAMILY not in self.cfg["features"]:
             return None
         return functools.partial(self._clusters.word_ids, self.vocab)
@@ -454,7 +457,7 @@ class BioNER(PerceptronPipe):
         One call at a time: the word caches (lexicon, word scores) fill as
         new words arrive, and a thread must not read a row another one is writing.
         """
-        if self.word_clusters is not None:
+        if self._clusters is not None:
             self._check_vectors()
         with self._predict_lock:
             return [prediction for group in _groups(docs) for prediction in self._predict_group(group)]
@@ -713,7 +716,7 @@ class BioNER(PerceptronPipe):
 
     def _arrays(self) -> Dict[str, numpy.ndarray]:
         emission, transition = self.model.averages()
-        clusters = self._clusters.to_arrays() if self.word_clusters is not None else {}
+        clusters = self._clusters.to_arrays() if self._clusters is not None else {}
         return {"emission": emission, "transition": transition, **clusters}
 
     def to_bytes(self, *, exclude=tuple()) -> bytes:

@@ -115,8 +115,9 @@ FAMILIES: Dict[str, Dict[str, Tuple[Tuple[str, int], ...]]] = {
         "shape[0]+lower[+1]": (("shape", 0), ("lower", 1)),
         "case[-1..+1]": (("case", -1), ("case", 0), ("case", 1)),
     },
-    # Needs the pipeline's static vectors (nlp.vocab.vectors) at initialize; off by default.
-    "vectors": {
+    # The word's clusters: from the table shipped with the package (word_clusters.py),
+    # or, with `vectors` instead, from the pipeline's static vectors.
+    "clusters": {
         "cluster_fine[-1]": (("cluster_fine", -1),),
         "cluster_fine[0]": (("cluster_fine", 0),),
         "cluster_fine[+1]": (("cluster_fine", 1),),
@@ -130,9 +131,12 @@ DOCUMENT_FAMILY = "document"
 HISTORY_FAMILY = "history"
 # Short forms defined in the doc read their long form (see abbreviations.py).
 ABBREVIATION_FAMILY = "abbreviations"
+# The same templates as `clusters`, over clusters of the pipeline's static
+# vectors (vector_clusters.py): it needs vectors, so it is off by default.
+CLUSTERS_FAMILY = "clusters"
 VECTORS_FAMILY = "vectors"
+FAMILIES[VECTORS_FAMILY] = FAMILIES[CLUSTERS_FAMILY]
 ALL_FAMILIES = [*FAMILIES, DOCUMENT_FAMILY, HISTORY_FAMILY, ABBREVIATION_FAMILY]
-# `vectors` needs the pipeline's static vectors, so it is off by default.
 DEFAULT_FAMILIES = [family for family in ALL_FAMILIES if family != VECTORS_FAMILY]
 
 
@@ -165,6 +169,11 @@ def compile_templates(families: Sequence[str]) -> List[Tuple[int, List[Tuple[int
     unknown = [name for name in families if name not in ALL_FAMILIES]
     if unknown:
         raise ValueError(f"Unknown feature families {unknown}: choose from {ALL_FAMILIES}.")
+    if CLUSTERS_FAMILY in families and VECTORS_FAMILY in families:
+        raise ValueError(
+            f"Feature families '{CLUSTERS_FAMILY}' and '{VECTORS_FAMILY}' are the same templates over two sources of word "
+            f"clusters (the shipped table, the pipeline's vectors): choose one."
+        )
     return [
         (get_string_id(f"template={name}"), [(COLUMNS[attribute], offset) for attribute, offset in parts])
         for name, parts in template_parts(families)
