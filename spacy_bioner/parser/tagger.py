@@ -5,6 +5,7 @@ Viterbi (no constraints: any tag may follow any other) -> `token.tag_` or
 `token.pos_`. It gives a blank pipeline the tags the parser reads; spaCy's
 own tagger can take its place.
 """
+import functools
 import threading
 from typing import Callable, Dict, Iterable, List, Optional, Sequence
 
@@ -23,7 +24,8 @@ from ..decode import viterbi
 from ..features import FeatureExtractor, Lexicon, batch_layout
 from ..perceptron import AveragedPerceptron
 from ..perceptron_pipe import PerceptronPipe
-from ..templates import FAMILIES, N_ATTRIBUTES, TEMPLATES_VERSION, VECTORS_FAMILY, compile_templates, word_attributes
+from ..templates import CLUSTERS_FAMILY, FAMILIES, N_ATTRIBUTES, TEMPLATES_VERSION, VECTORS_FAMILY, compile_templates, word_attributes
+from ..word_clusters import shipped_clusters
 
 ATTRIBUTES = ("tag", "pos")
 # Vector clusters are fitted by the bioner component only.
@@ -97,7 +99,8 @@ class BioTagger(PerceptronPipe):
 
     def _build(self) -> None:
         self.extractor = FeatureExtractor(compile_templates(self.cfg["features"]), self.cfg["n_buckets"])
-        self.lexicon = Lexicon(word_attributes, N_ATTRIBUTES)
+        with_clusters = CLUSTERS_FAMILY in self.cfg["features"]
+        self.lexicon = Lexicon(functools.partial(word_attributes, clusters=shipped_clusters().word_ids) if with_clusters else word_attributes, N_ATTRIBUTES)
         self.model = AveragedPerceptron(self.cfg["n_buckets"], max(len(self.labels), 1))
         n_tags = self.model.n_tags
         self._free = numpy.ones((n_tags + 1, n_tags), dtype=numpy.uint8)
