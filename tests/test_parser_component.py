@@ -196,3 +196,14 @@ def test_untagged_docs_are_warned_about_once():
         warnings.simplefilter("error")
         parser(Doc(nlp.vocab, words=["Dogs", "bark"]))
         nlp("Dogs bark .")  # tagged by the pipeline's tagger
+
+
+def test_tagger_with_clusters_tags_an_unseen_word_like_its_cluster():
+    # "ibuprofen" and "paracetamol" share a cluster in the shipped GloVe table; "swims" does not.
+    nlp = spacy.blank("en")
+    nlp.add_pipe("bioner_tagger", config={"features": ["word", "clusters"], "n_buckets": 2**14})
+    examples = [Example.from_dict(Doc(nlp.vocab, words=[word]), {"tags": [tag]}) for word, tag in (("ibuprofen", "NN"), ("swims", "VBZ"))]
+    nlp.initialize(lambda: examples)
+    for _ in range(5):
+        nlp.update(examples)
+    assert [nlp(word)[0].tag_ for word in ("paracetamol", "swims")] == ["NN", "VBZ"]
