@@ -3,10 +3,12 @@
 Biomedical text names a disease or chemical once in full and then by its
 short form, which on its own says little ("AF", "STZ", "PB"). The long form
 does: its words are in the lexicon and the first decoding pass types it. A
-short form is one token in parentheses with a capital letter and no space;
-its long form is the shortest run of words just before the parenthesis whose
-characters contain the short form's, in order, the first one starting a word
-(Schwartz & Hearst 2003).
+short form opens a parenthesis and ends it or a ";" or "," list ("( SJS ;
+chondrodystrophic myotonia )"); it has a capital letter and is one token or
+a few joined by hyphens ("( 5 - FU )", "( HPT - JT )": biomedical corpora
+split words at hyphens). Its long form is the shortest run of words just
+before the parenthesis whose characters contain the short form's, in order,
+the first one starting a word (Schwartz & Hearst 2003).
 """
 from typing import Dict, List, Tuple
 
@@ -15,8 +17,10 @@ from spacy.attrs import ORTH, SENT_START
 from spacy.tokens import Doc
 
 Definition = Tuple[int, int]  # the long form's token span [start, end)
+ShortForm = Tuple[int, ...]  # the ORTH hashes of its tokens
 
 MAX_SHORT_FORM = 10  # characters
+MAX_SHORT_FORM_PIECES = 3  # hyphen-joined tokens: "AO - GLD", "cis - RA"
 
 
 def _is_short_form(text: str) -> bool:
@@ -56,15 +60,17 @@ def long_form(short: str, words: List[str]) -> int:
     return 0
 
 
-def definitions(doc: Doc) -> Dict[int, Definition]:
-    """The short forms defined in a doc, by ORTH hash: the long form's token span.
+def definitions(doc: Doc) -> Dict[ShortForm, Definition]:
+    """The short forms defined in a doc, by their tokens' ORTH hashes: the long form's token span.
 
     Only tokens around an opening parenthesis are read, so docs without one cost
     a single array comparison.
     """
     orths = doc.to_array(ORTH)
-    found: Dict[int, Definition] = {}
-    opening, closing = doc.vocab.strings["("], doc.vocab.strings[")"]
+    found: Dict[ShortForm, Definition] = {}
+    strings = doc.vocab.strings
+    opening, hyphen = strings["("], strings["-"]
+    ends = {strings[mark] for mark in (")", ";", ",")}
     parentheses = numpy.flatnonzero(orths == opening).tolist()
     if not parentheses:
         return found
@@ -72,57 +78,82 @@ def definitions(doc: Doc) -> Dict[int, Definition]:
     starts = numpy.zeros(len(doc), dtype=numpy.int64)
     if doc.has_annotation("SENT_START"):
         starts = numpy.maximum.accumulate(numpy.where(doc.to_array(SENT_START) == 1, numpy.arange(len(doc)), 0))
-    strings = doc.vocab.strings
     for i in parentheses:
-        if i < 1 or i + 2 >= len(doc) or orths[i + 2] != closing or orths[i + 1] in found:
+        end = i + 2  # past the short form's tokens: the first piece, then "- piece" pairs
+        while end + 1 < len(doc) and orths[end] == hyphen and end - i < 2 * MAX_SHORT_FORM_PIECES - 1:
+            end += 2
+        if i < 1 or end >= len(doc) or orths[end] not in ends:
             continue
-        short = strings[orths[i + 1]]
-        if not _is_short_form(short):
+        key = tuple(orths[i + 1 : end].tolist())
+        short = "".join(strings[orth] for orth in key)
+        if key in found or not _is_short_form(short):
             continue
         start = max(int(starts[i - 1]), i - 2 * MAX_SHORT_FORM)
         n_words = long_form(short, [strings[orth] for orth in orths[start:i].tolist()])
         if n_words:
-            found[int(orths[i + 1])] = (i - n_words, i)
+            found[key] = (i - n_words, i)
     return found
 
 
-def mentions(doc: Doc, found: Dict[int, Definition]) -> numpy.ndarray:
-    """For each token, the index of its short form's long-form end token (the
-    head of the long form), or -1 if the token is no defined short form."""
+def mentions(doc: Doc, found: Dict[ShortForm, Definition]) -> Tuple[numpy.ndarray, numpy.ndarray]:
+    """Where the defined short forms occur.
+
+    RETURNS: heads (int64[n]): for each token of a mention, the index of its
+        long form's last token (the head), else -1; and starts (bool[n]):
+        True at each mention's first token.
+    """
     heads = numpy.full(len(doc), -1, dtype=numpy.int64)
+    starts = numpy.zeros(len(doc), dtype=numpy.bool_)
     if found:
         orths = doc.to_array(ORTH)
-        for orth, (_, end) in found.items():
-            heads[orths == orth] = end - 1
-    return heads
+        for key, (_, end) in found.items():
+            at = numpy.flatnonzero(orths[: len(orths) - len(key) + 1] == key[0])
+            for offset in range(1, len(key)):
+                at = at[orths[at + offset] == key[offset]]
+            starts[at] = True
+            for offset in range(len(key)):
+                heads[at + offset] = end - 1
+    return heads, starts
 
 
-def label_short_forms(tags: numpy.ndarray, heads: numpy.ndarray, scheme, allowed: numpy.ndarray) -> numpy.ndarray:
-    """Tags in which every untagged mention of a defined short form is a
-    one-word entity of its long form's type, where an entity ends on the long
-    form's head ("atrial fibrillation ( AF ) ... AF recurred": both AFs are
+def label_short_forms(tags: numpy.ndarray, heads: numpy.ndarray, starts: numpy.ndarray, scheme, allowed: numpy.ndarray) -> numpy.ndarray:
+    """Tags in which every untagged mention of a defined short form is an
+    entity of its long form's type, where an entity ends on the long form's
+    head ("atrial fibrillation ( AF ) ... AF recurred": both AFs are
     diseases if the tagger found atrial fibrillation to be one). Biomedical
     annotation guidelines tag short forms like their long forms, and the
     tagger, which sees the long form's type only as one feature among many,
     leaves about one in seven of them out (BC5CDR dev).
 
     tags (int32[n]): Tag ids of docs laid end to end, as decoded.
-    heads (int64[n]): Each token's long-form head (`mentions`, in the same positions), else -1.
+    heads, starts: Each token's long-form head, else -1, and the mentions'
+        first tokens (`mentions`, in the same positions).
     scheme (TagScheme): The tag ids' scheme.
     allowed (bool[n, n_tags]): The tags each token may take (presets, spaces).
     """
     tags = tags.copy()
-    mentions_at = numpy.flatnonzero((heads >= 0) & (tags == 0))
-    if not len(mentions_at):
+    first = numpy.flatnonzero(starts)
+    if not len(first):
         return tags
-    long_heads = heads[mentions_at]
+    # A mention runs from its first token to the next start or the next token outside every mention.
+    breaks = numpy.flatnonzero(starts | (heads < 0))
+    position = numpy.searchsorted(breaks, first, side="right")
+    last = numpy.where(position < len(breaks), breaks[numpy.minimum(position, len(breaks) - 1)], len(tags))
+    tagged = numpy.concatenate([[0], numpy.cumsum(tags != 0)])
+    long_heads = heads[first]
     after = numpy.minimum(long_heads + 1, len(tags) - 1)
-    # The head ends an entity: it is tagged and the next token does not carry that entity on.
+    # The mention is untagged, and the head ends an entity: it is tagged and the next token does not carry that entity on.
     ends = (tags[long_heads] != 0) & ((long_heads + 1 == len(tags)) | ~scheme.continuing()[tags[after]])
-    mentions_at, long_heads = mentions_at[ends], long_heads[ends]
-    one_word = numpy.array([scheme.tag_id("U" if "U" in scheme.moves else "B", label) for label in range(len(scheme.labels))], dtype=numpy.int32)
-    new_tags = one_word[(tags[long_heads] - 1) // len(scheme.moves)]
-    # An untagged token is followed by no continuing tag, so the one-word entity fits wherever the token may take it.
-    fits = allowed[mentions_at, new_tags].astype(bool)
-    tags[mentions_at[fits]] = new_tags[fits]
+    keep = (tagged[last] == tagged[first]) & ends
+    first, last, labels = first[keep], last[keep], (tags[long_heads[keep]] - 1) // len(scheme.moves)
+    # Untagged tokens are followed by no continuing tag, so an entity fits wherever its tokens may take it.
+    one_word = last - first == 1
+    word_tags = numpy.array([scheme.from_spans([(0, 1, label)], 1)[0] for label in range(len(scheme.labels))], dtype=numpy.int32)
+    at, new_tags = first[one_word], word_tags[labels[one_word]]
+    fits = allowed[at, new_tags].astype(bool)
+    tags[at[fits]] = new_tags[fits]
+    for start, end, label in zip(first[~one_word].tolist(), last[~one_word].tolist(), labels[~one_word].tolist()):
+        new_tags = scheme.from_spans([(0, end - start, label)], end - start)
+        if allowed[numpy.arange(start, end), new_tags].all():
+            tags[start:end] = new_tags
     return tags

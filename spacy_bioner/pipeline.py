@@ -359,14 +359,15 @@ class BioNER(PerceptronPipe):
 
     def _layout(self, docs: List[Doc]) -> "Layout":
         offsets, sentence, sent_starts, is_space = batch_layout(docs)
-        heads = None
+        heads = starts = None
         if ABBREVIATION_FAMILY in self.cfg["features"]:
+            found = [mentions(doc, definitions(doc)) for doc in docs]
             heads = numpy.concatenate([numpy.zeros(0, dtype=numpy.int64)] + [
-                numpy.where(doc_heads >= 0, doc_heads + offset, -1)
-                for doc, offset in zip(docs, offsets.tolist()) for doc_heads in [mentions(doc, definitions(doc))]
+                numpy.where(doc_heads >= 0, doc_heads + offset, -1) for (doc_heads, _), offset in zip(found, offsets.tolist())
             ])
+            starts = numpy.concatenate([numpy.zeros(0, dtype=numpy.bool_)] + [doc_starts for _, doc_starts in found])
         rows = self.lexicon.batch_rows(docs)
-        return Layout(offsets, rows, self.lexicon.mention_ids[rows], sentence, sent_starts, is_space, heads)
+        return Layout(offsets, rows, self.lexicon.mention_ids[rows], sentence, sent_starts, is_space, heads, starts)
 
     def _features(self, layout: "Layout", matches: List[numpy.ndarray], predicting: bool = False) -> numpy.ndarray:
         """Feature ids per token of the batch; in training, history columns (if any) come last and empty (DROPPED).
@@ -525,7 +526,7 @@ class BioNER(PerceptronPipe):
             tags = self._decode(scores, allowed, layout.offsets, averaged=True)
         best_path = tags
         if layout.abbreviation_heads is not None and self.cfg["short_form_labels"]:
-            tags = label_short_forms(tags, layout.abbreviation_heads, self.scheme, allowed)
+            tags = label_short_forms(tags, layout.abbreviation_heads, layout.abbreviation_starts, self.scheme, allowed)
         return Decoded(matches, presets, layout, scores, allowed, tags, first_pass, best_path)
 
     def _entity_probabilities(self, decoded: "Decoded", temperature: Optional[float] = None) -> List[List[Tuple[int, int, int, float]]]:
@@ -768,7 +769,8 @@ class Layout(NamedTuple):
     sentence: numpy.ndarray  # int32 sentence number of each token
     sent_starts: numpy.ndarray  # bool
     is_space: numpy.ndarray  # bool
-    abbreviation_heads: Optional[numpy.ndarray]  # int64 long-form head of each defined short form's mention, else -1
+    abbreviation_heads: Optional[numpy.ndarray]  # int64 long-form head of each token of a defined short form's mention, else -1
+    abbreviation_starts: Optional[numpy.ndarray]  # bool: the first token of each such mention
 
 
 class Prediction(NamedTuple):

@@ -28,16 +28,37 @@ def test_long_form(short, words, expected):
     assert long_form(short, words) == expected
 
 
+def short_forms(doc, found):
+    return {" ".join(doc.vocab.strings[orth] for orth in key): doc[start:end].text for key, (start, end) in found.items()}
+
+
 def test_definitions_and_their_mentions():
     doc = Doc(spacy.blank("en").vocab, words=WORDS)
     found = definitions(doc)
-    assert {doc.vocab.strings[orth]: doc[start:end].text for orth, (start, end) in found.items()} == {
-        "AF": "atrial fibrillation", "STZ": "streptozotocin"}
-    heads = mentions(doc, found)
+    assert short_forms(doc, found) == {"AF": "atrial fibrillation", "STZ": "streptozotocin"}
+    heads, starts = mentions(doc, found)
     assert {WORDS[i]: int(heads[i]) for i in numpy.flatnonzero(heads >= 0)} == {"AF": 3, "STZ": 8}
     assert (heads[[i for i, w in enumerate(WORDS) if w == "AF"]] == 3).all()  # the definition and the later use
     assert (heads[[i for i, w in enumerate(WORDS) if w not in ("AF", "STZ")]] == -1).all()
-    assert mentions(Doc(doc.vocab, words=["no", "parenthesis"]), definitions(Doc(doc.vocab, words=["no"]))).tolist() == [-1, -1]
+    assert (starts == (heads >= 0)).all()  # one-token mentions
+    no_parenthesis = Doc(doc.vocab, words=["no", "parenthesis"])
+    assert [a.tolist() for a in mentions(no_parenthesis, definitions(no_parenthesis))] == [[-1, -1], [False, False]]
+
+
+HYPHENATED = ("Schwartz - Jampel syndrome ( SJS ; chondrodystrophic myotonia ) and hyperparathyroidism - jaw tumor "
+              "( HPT - JT ) . HPT - JT and SJS differ from HPT ; the ( A - B - C - D ) is not one").split()
+
+
+def test_short_forms_of_hyphenated_tokens_and_in_lists():
+    doc = Doc(spacy.blank("en").vocab, words=HYPHENATED)
+    found = definitions(doc)
+    # "( A - B - C - D )" has more pieces than a short form takes; "HPT" alone is not defined.
+    assert short_forms(doc, found) == {"SJS": "Schwartz - Jampel syndrome", "HPT - JT": "hyperparathyroidism - jaw tumor"}
+    heads, starts = mentions(doc, found)
+    hpt_jt = [i for i in range(len(HYPHENATED) - 2) if HYPHENATED[i : i + 3] == ["HPT", "-", "JT"]]
+    assert len(hpt_jt) == 2 and all(starts[i] and not starts[i + 1] and (heads[i : i + 3] == 14).all() for i in hpt_jt)
+    assert heads[HYPHENATED.index("HPT", hpt_jt[1] + 1)] == -1
+    assert [HYPHENATED[i] for i in numpy.flatnonzero(starts)] == ["SJS", "HPT", "HPT", "SJS"]
 
 
 def test_mentions_read_the_long_form_head():
@@ -74,24 +95,42 @@ def _tags(scheme, spans, n):
 @pytest.mark.parametrize("name", ["BILOU", "BIO"])
 def test_label_short_forms_follows_the_long_form(name):
     doc = Doc(spacy.blank("en").vocab, words=WORDS)
-    heads = mentions(doc, definitions(doc))
+    heads, starts = mentions(doc, definitions(doc))
     scheme = TagScheme(name, ["DIS", "CHEM"])
     allowed = numpy.ones((len(WORDS), scheme.n_tags), dtype=numpy.uint8)
     # atrial fibrillation is a disease; streptozotocin was left untagged, so STZ stays so.
     tags = _tags(scheme, [(2, 4, "DIS")], len(WORDS))
-    labelled = label_short_forms(tags, heads, scheme, allowed)
+    labelled = label_short_forms(tags, heads, starts, scheme, allowed)
     af = [i for i, w in enumerate(WORDS) if w == "AF"]
     assert sorted(scheme.to_spans(labelled)) == sorted([(2, 4, 0)] + [(i, i + 1, 0) for i in af])
     assert (tags == _tags(scheme, [(2, 4, "DIS")], len(WORDS))).all()  # the input is left as it was
     # An entity that runs past the long form's head does not end on it: nothing to follow.
     past = _tags(scheme, [(2, 5, "DIS")], len(WORDS))
-    assert (label_short_forms(past, heads, scheme, allowed) == past).all()
+    assert (label_short_forms(past, heads, starts, scheme, allowed) == past).all()
     # A mention already in an entity keeps it; one that may not take the tag stays untagged.
     tagged = _tags(scheme, [(2, 4, "DIS"), (af[1], af[1] + 1, "CHEM")], len(WORDS))
-    assert scheme.to_spans(label_short_forms(tagged, heads, scheme, allowed))[-1] == (af[1], af[1] + 1, 1)
+    assert scheme.to_spans(label_short_forms(tagged, heads, starts, scheme, allowed))[-1] == (af[1], af[1] + 1, 1)
     allowed[af[1]] = 0
     allowed[af[1], 0] = 1
-    assert sorted(scheme.to_spans(label_short_forms(tags, heads, scheme, allowed))) == [(2, 4, 0), (af[0], af[0] + 1, 0)]
+    assert sorted(scheme.to_spans(label_short_forms(tags, heads, starts, scheme, allowed))) == [(2, 4, 0), (af[0], af[0] + 1, 0)]
+
+
+@pytest.mark.parametrize("name", ["BILOU", "BIO"])
+def test_label_short_forms_of_several_tokens(name):
+    doc = Doc(spacy.blank("en").vocab, words=HYPHENATED)
+    heads, starts = mentions(doc, definitions(doc))
+    scheme = TagScheme(name, ["DIS"])
+    allowed = numpy.ones((len(HYPHENATED), scheme.n_tags), dtype=numpy.uint8)
+    hpt_jt = [i for i in range(len(HYPHENATED) - 2) if HYPHENATED[i : i + 3] == ["HPT", "-", "JT"]]
+    # The long form is tagged and so is the first "HPT" of the second mention: only the wholly untagged mention follows.
+    tags = _tags(scheme, [(0, 4, "DIS"), (11, 15, "DIS"), (hpt_jt[1], hpt_jt[1] + 1, "DIS")], len(HYPHENATED))
+    spans = scheme.to_spans(label_short_forms(tags, heads, starts, scheme, allowed))
+    sjs = [i for i, w in enumerate(HYPHENATED) if w == "SJS"]
+    assert sorted(spans) == sorted([(0, 4, 0), (11, 15, 0), (hpt_jt[1], hpt_jt[1] + 1, 0), (hpt_jt[0], hpt_jt[0] + 3, 0)] + [(i, i + 1, 0) for i in sjs])
+    # A token of the mention that may not take its tag keeps the whole mention out.
+    allowed[hpt_jt[0] + 1] = 0
+    allowed[hpt_jt[0] + 1, 0] = 1
+    assert (hpt_jt[0], hpt_jt[0] + 3, 0) not in scheme.to_spans(label_short_forms(tags, heads, starts, scheme, allowed))
 
 
 @pytest.mark.parametrize("short_form_labels", [True, False])
