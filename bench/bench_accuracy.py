@@ -10,7 +10,7 @@ is chosen among the epochs on every corpus. Figures are printed as JSON too.
 With --vectors DIR (`bioner glove DIR`), both runs train
 configs/bioner_accuracy.cfg, which adds the `vectors` family, on those vectors.
 
-Usage: python bench/bench_accuracy.py --corpus conll2003|bc5cdr|ncbi_disease|wnut17 [--lists] [--vectors DIR] [--data ../shared/data]
+Usage: python bench/bench_accuracy.py --corpus conll2003|bc5cdr|ncbi_disease|wnut17 [--lists] [--vectors DIR] [--data ../shared/data] [--seed N]
 """
 import argparse
 import json
@@ -100,6 +100,8 @@ def main() -> None:
                         help="Steps between dev evaluations (default: about one per epoch, the training words / 1000, the batch size).")
     parser.add_argument("--vectors", type=Path, default=None,
                         help="A pipeline directory with static vectors (bioner glove DIR): train configs/bioner_accuracy.cfg with them.")
+    parser.add_argument("--seed", type=int, default=None,
+                        help="Seed of spaCy's shuffling and of bioner's dropout (default: the config's, 0), to see how much a run owes to chance.")
     args = parser.parse_args()
     lists = [args.data / "gazetteers" / name for name in LISTS[args.corpus]]
     with tempfile.TemporaryDirectory() as tmp:
@@ -111,7 +113,9 @@ def main() -> None:
             (list_dir / f"{i:02d}_{path.name}").symlink_to(path)
         eval_frequency = args.eval_frequency or max(1, round(sum(len(doc) for doc in DocBin().from_disk(train_path).get_docs(spacy.blank("en").vocab)) / 1000))
         extra = ["--training.eval_frequency", str(eval_frequency)]
-        figures = {"corpus": args.corpus, "eval_frequency": eval_frequency}
+        if args.seed is not None:
+            extra += ["--system.seed", str(args.seed)]  # the configs seed bioner from it too
+        figures = {"corpus": args.corpus, "eval_frequency": eval_frequency, "seed": args.seed}
         seen = entity_texts(spacy.blank("en"), train_path)
         runs = [("without", "bioner.cfg", [])]
         if args.lists:
