@@ -131,9 +131,9 @@ DOCUMENT_FAMILY = "document"
 HISTORY_FAMILY = "history"
 # Short forms defined in the doc read their long form (see abbreviations.py).
 ABBREVIATION_FAMILY = "abbreviations"
+CLUSTERS_FAMILY = "clusters"
 # The same templates as `clusters`, over clusters of the pipeline's static
 # vectors (vector_clusters.py): it needs vectors, so it is off by default.
-CLUSTERS_FAMILY = "clusters"
 VECTORS_FAMILY = "vectors"
 FAMILIES[VECTORS_FAMILY] = FAMILIES[CLUSTERS_FAMILY]
 ALL_FAMILIES = [*FAMILIES, DOCUMENT_FAMILY, HISTORY_FAMILY, ABBREVIATION_FAMILY]
