@@ -30,6 +30,17 @@ def train_nlp(config=None, data=TRAIN_DATA, epochs=15, nlp=None):
     return nlp
 
 
+def train_on_words(nlp, label, entities, others, epochs=10):
+    """nlp trained on one-word docs: each of `entities` a `label` entity, each of `others` none."""
+    data = [(word, [(0, len(word), label)]) for word in entities] + [(word, []) for word in others]
+    return train_nlp(data=data, epochs=epochs, nlp=nlp)
+
+
+def word_labels(nlp, words):
+    """The entity labels nlp gives each word on its own."""
+    return {word: [ent.label_ for ent in nlp(word).ents] for word in words}
+
+
 def short_form_nlp(short_form_labels: bool = True):
     """A bioner whose long form "atrial fibrillation" is a fixed entity from its
     term list (gazetteer mode "ents") and whose tagger never saw the short form AF."""

@@ -7,6 +7,8 @@ from spacy.training import Example
 from spacy_bioner.serialize import ModelFileError
 from spacy_bioner.vector_clusters import LEVELS, VectorClusters
 
+from conftest import train_on_words, word_labels
+
 PLACES = ["Paris", "Lima", "Rome", "Tokyo", "Berlin", "Madrid"]
 VERBS = ["Runs", "Sings", "Walks", "Talks", "Swims", "Reads"]
 UNSEEN_PLACES = ["Oslo", "Cairo", "Quito"]
@@ -48,13 +50,7 @@ def place_pipeline(features):
     for word in VERBS:
         nlp.vocab.set_vector(word, near(1, rng))
     nlp.add_pipe("bioner", config={"features": features})
-    examples = [
-        Example.from_dict(nlp.make_doc(word), {"entities": [(0, len(word), "LOC")] if word in PLACES else []})
-        for word in PLACES + VERBS
-    ]
-    nlp.initialize(lambda: examples)
-    for _ in range(10):
-        nlp.update(examples)
+    train_on_words(nlp, "LOC", PLACES, VERBS)
     # Words that came after training, with vectors like the ones the tagger saw.
     for word in UNSEEN_PLACES:
         nlp.vocab.set_vector(word, near(0, rng))
@@ -64,7 +60,7 @@ def place_pipeline(features):
 
 
 def tagged(nlp):
-    return {word: [ent.label_ for ent in nlp(word).ents] for word in UNSEEN_PLACES + UNSEEN_VERBS}
+    return word_labels(nlp, UNSEEN_PLACES + UNSEEN_VERBS)
 
 
 def test_unseen_words_are_tagged_like_their_cluster(tmp_path):

@@ -2,11 +2,12 @@
 import numpy
 import pytest
 import spacy
-from spacy.training import Example
 
 from spacy_bioner import word_clusters
 from spacy_bioner.vector_clusters import LEVELS
 from spacy_bioner.word_clusters import WordClusterTable, shipped_clusters
+
+from conftest import train_on_words, word_labels
 
 # In the shipped table each pair shares a fine cluster: drugs with drugs, verbs with verbs.
 SEEN_DRUGS, UNSEEN_DRUGS = ["ibuprofen", "naproxen"], ["paracetamol", "warfarin"]
@@ -52,18 +53,11 @@ def test_a_missing_table_is_named(monkeypatch, tmp_path):
 def drug_pipeline(features):
     nlp = spacy.blank("en")
     nlp.add_pipe("bioner", config={"features": features})
-    examples = [
-        Example.from_dict(nlp.make_doc(word), {"entities": [(0, len(word), "DRUG")] if word in SEEN_DRUGS else []})
-        for word in SEEN_DRUGS + SEEN_VERBS
-    ]
-    nlp.initialize(lambda: examples)
-    for _ in range(10):
-        nlp.update(examples)
-    return nlp
+    return train_on_words(nlp, "DRUG", SEEN_DRUGS, SEEN_VERBS)
 
 
 def tagged(nlp):
-    return {word: [ent.label_ for ent in nlp(word).ents] for word in UNSEEN_DRUGS + UNSEEN_VERBS}
+    return word_labels(nlp, UNSEEN_DRUGS + UNSEEN_VERBS)
 
 
 def test_unseen_words_are_tagged_like_their_cluster(tmp_path):
