@@ -41,6 +41,18 @@ def word_labels(nlp, words):
     return {word: [ent.label_ for ent in nlp(word).ents] for word in words}
 
 
+def assert_clusters_carry_the_label(pipeline, family, label, unseen, others, tmp_path):
+    """pipeline(features), trained with a cluster `family`, tags each unseen word
+    of `unseen` as `label` and each of `others` as nothing, also after saving
+    and loading; word, shape and affixes alone do not."""
+    expected = {**{word: [label] for word in unseen}, **{word: [] for word in others}}
+    nlp = pipeline(["word", "shape", "affixes", family])
+    assert word_labels(nlp, expected) == expected
+    assert word_labels(pipeline(["word", "shape", "affixes"]), expected) != expected
+    nlp.to_disk(tmp_path / "model")
+    assert word_labels(spacy.load(tmp_path / "model"), expected) == expected
+
+
 def short_form_nlp(short_form_labels: bool = True):
     """A bioner whose long form "atrial fibrillation" is a fixed entity from its
     term list (gazetteer mode "ents") and whose tagger never saw the short form AF."""

@@ -7,7 +7,7 @@ from spacy.training import Example
 from spacy_bioner.serialize import ModelFileError
 from spacy_bioner.vector_clusters import LEVELS, VectorClusters
 
-from conftest import train_on_words, word_labels
+from conftest import assert_clusters_carry_the_label, train_on_words
 
 PLACES = ["Paris", "Lima", "Rome", "Tokyo", "Berlin", "Madrid"]
 VERBS = ["Runs", "Sings", "Walks", "Talks", "Swims", "Reads"]
@@ -59,18 +59,8 @@ def place_pipeline(features):
     return nlp
 
 
-def tagged(nlp):
-    return word_labels(nlp, UNSEEN_PLACES + UNSEEN_VERBS)
-
-
 def test_unseen_words_are_tagged_like_their_cluster(tmp_path):
-    nlp = place_pipeline(["word", "shape", "affixes", "vectors"])
-    expected = {**{word: ["LOC"] for word in UNSEEN_PLACES}, **{word: [] for word in UNSEEN_VERBS}}
-    assert tagged(nlp) == expected
-    # The same data without the family: word, shape and affixes alone do not tell them apart.
-    assert tagged(place_pipeline(["word", "shape", "affixes"])) != expected
-    nlp.to_disk(tmp_path / "model")
-    assert tagged(spacy.load(tmp_path / "model")) == expected
+    assert_clusters_carry_the_label(place_pipeline, "vectors", "LOC", UNSEEN_PLACES, UNSEEN_VERBS, tmp_path)
 
 
 def test_the_family_needs_vectors_and_warns_without_them(tmp_path):

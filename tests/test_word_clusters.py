@@ -7,7 +7,7 @@ from spacy_bioner import word_clusters
 from spacy_bioner.vector_clusters import LEVELS
 from spacy_bioner.word_clusters import WordClusterTable, shipped_clusters
 
-from conftest import train_on_words, word_labels
+from conftest import assert_clusters_carry_the_label, train_on_words
 
 # In the shipped table each pair shares a fine cluster: drugs with drugs, verbs with verbs.
 SEEN_DRUGS, UNSEEN_DRUGS = ["ibuprofen", "naproxen"], ["paracetamol", "warfarin"]
@@ -56,18 +56,9 @@ def drug_pipeline(features):
     return train_on_words(nlp, "DRUG", SEEN_DRUGS, SEEN_VERBS)
 
 
-def tagged(nlp):
-    return word_labels(nlp, UNSEEN_DRUGS + UNSEEN_VERBS)
-
-
 def test_unseen_words_are_tagged_like_their_cluster(tmp_path):
-    nlp = drug_pipeline(["word", "shape", "affixes", "clusters"])
-    expected = {**{word: ["DRUG"] for word in UNSEEN_DRUGS}, **{word: [] for word in UNSEEN_VERBS}}
-    assert tagged(nlp) == expected
-    # Without the family, form and affixes alone do not carry the type over.
-    assert tagged(drug_pipeline(["word", "shape", "affixes"])) != expected
-    nlp.to_disk(tmp_path / "model")
-    assert tagged(spacy.load(tmp_path / "model")) == expected  # no vectors needed, at training or after loading
+    # No vectors are needed, at training or after loading.
+    assert_clusters_carry_the_label(drug_pipeline, "clusters", "DRUG", UNSEEN_DRUGS, UNSEEN_VERBS, tmp_path)
 
 
 def test_clusters_and_vectors_are_one_choice():
