@@ -98,6 +98,10 @@ def definitions(doc: Doc) -> Dict[ShortForm, Definition]:
 def mentions(doc: Doc, found: Dict[ShortForm, Definition]) -> Tuple[numpy.ndarray, numpy.ndarray]:
     """Where the defined short forms occur.
 
+    Mentions never overlap: longer short forms are placed first ("A - T"
+    before a "T" of its own), and an occurrence overlapping one already
+    placed is left out.
+
     RETURNS: heads (int64[n]): for each token of a mention, the index of its
         long form's last token (the head), else -1; and starts (bool[n]):
         True at each mention's first token.
@@ -106,13 +110,14 @@ def mentions(doc: Doc, found: Dict[ShortForm, Definition]) -> Tuple[numpy.ndarra
     starts = numpy.zeros(len(doc), dtype=numpy.bool_)
     if found:
         orths = doc.to_array(ORTH)
-        for key, (_, end) in found.items():
+        for key, (_, end) in sorted(found.items(), key=lambda item: -len(item[0])):
             at = numpy.flatnonzero(orths[: len(orths) - len(key) + 1] == key[0])
             for offset in range(1, len(key)):
                 at = at[orths[at + offset] == key[offset]]
-            starts[at] = True
-            for offset in range(len(key)):
-                heads[at + offset] = end - 1
+            for start in at.tolist():  # in order, so a repeat overlapping the previous one is left out
+                if (heads[start : start + len(key)] < 0).all():
+                    starts[start] = True
+                    heads[start : start + len(key)] = end - 1
     return heads, starts
 
 

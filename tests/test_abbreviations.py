@@ -115,6 +115,23 @@ def test_label_short_forms_follows_the_long_form(name):
     assert sorted(scheme.to_spans(label_short_forms(tags, heads, starts, scheme, allowed))) == [(2, 4, 0), (af[0], af[0] + 1, 0)]
 
 
+def test_mentions_do_not_overlap():
+    # "TH" is defined too and ends every "AT - TH"; "AB - AB" occurs twice, overlapping, in "AB - AB - AB".
+    words = ("ataxia - thymoma ( AT - TH ) and thymic hypoplasia ( TH ) ; alpha beta - alpha beta ( AB - AB ) . "
+             "AT - TH , TH , AB - AB - AB").split()
+    doc = Doc(spacy.blank("en").vocab, words=words)
+    found = definitions(doc)
+    assert short_forms(doc, found) == {"AT - TH": "ataxia - thymoma", "TH": "thymic hypoplasia", "AB - AB": "alpha beta - alpha beta"}
+    head = {" ".join(doc.vocab.strings[orth] for orth in key): end - 1 for key, (_, end) in found.items()}
+    heads, starts = mentions(doc, found)
+    first = numpy.flatnonzero(starts).tolist()
+    assert [words[i] for i in first] == ["AT", "TH", "AB", "AT", "TH", "AB"]
+    last_at, last_ab = first[3], first[5]
+    assert (heads[last_at : last_at + 3] == head["AT - TH"]).all() and not starts[last_at + 2]  # its "TH" is its own
+    assert heads[first[4]] == head["TH"]
+    assert (heads[last_ab : last_ab + 3] == head["AB - AB"]).all() and (heads[last_ab + 3 :] == -1).all()
+
+
 @pytest.mark.parametrize("name", ["BILOU", "BIO"])
 def test_label_short_forms_of_several_tokens(name):
     doc = Doc(spacy.blank("en").vocab, words=HYPHENATED)
