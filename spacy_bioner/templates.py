@@ -115,6 +115,14 @@ FAMILIES: Dict[str, Dict[str, Tuple[Tuple[str, int], ...]]] = {
         "shape[0]+lower[+1]": (("shape", 0), ("lower", 1)),
         "case[-1..+1]": (("case", -1), ("case", 0), ("case", 1)),
     },
+    # Words three tokens away, and the next word joined with the one three on:
+    # a coordination's head ("breast and ovarian cancer", "C6 or C7 deficiency").
+    # Off by default: it helps NCBI-disease and costs the other corpora a little.
+    "far_window": {
+        "lower[-3]": (("lower", -3),),
+        "lower[+3]": (("lower", 3),),
+        "lower[+1]+lower[+3]": (("lower", 1), ("lower", 3)),
+    },
     # The word's clusters: from the table shipped with the package (word_clusters.py),
     # or, with `vectors` instead, from the pipeline's static vectors.
     "clusters": {
@@ -136,8 +144,9 @@ CLUSTERS_FAMILY = "clusters"
 # vectors (vector_clusters.py): it needs vectors, so it is off by default.
 VECTORS_FAMILY = "vectors"
 FAMILIES[VECTORS_FAMILY] = FAMILIES[CLUSTERS_FAMILY]
+FAR_WINDOW_FAMILY = "far_window"
 ALL_FAMILIES = [*FAMILIES, DOCUMENT_FAMILY, HISTORY_FAMILY, ABBREVIATION_FAMILY]
-DEFAULT_FAMILIES = [family for family in ALL_FAMILIES if family != VECTORS_FAMILY]
+DEFAULT_FAMILIES = [family for family in ALL_FAMILIES if family not in (VECTORS_FAMILY, FAR_WINDOW_FAMILY)]
 
 
 # Attributes that name the word itself; dropping them in training makes the

@@ -73,3 +73,10 @@ def test_a_short_form_labelled_by_rule_says_so(tmp_path):
     nlp.to_disk(tmp_path / "model")
     output = CliRunner().invoke(app, ["explain", str(tmp_path / "model"), text]).output
     assert "AF U-DIS (short_form_labels" in output
+
+
+def test_far_window_reads_a_coordinations_head():
+    nlp = train_nlp({"features": ["word", "far_window"]}, data=[("breast and ovarian cancer runs in families .", [(0, 25, "DIS")])], epochs=2)
+    doc = nlp.make_doc("breast and ovarian cancer")
+    names = feature_names(nlp.get_pipe("bioner"), doc)[0]
+    assert {"lower[+3]=cancer", "lower[+1]+lower[+3]=and|cancer", "lower[-3]=<edge>"} <= set(names)
