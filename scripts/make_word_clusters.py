@@ -22,10 +22,7 @@ ROWS_PER_STEP = 50_000  # bounds the (rows x centroids) similarity matrix
 
 def cluster_table(words, vectors: numpy.ndarray, seed: int = 0) -> WordClusterTable:
     clusters = VectorClusters.fit(vectors, seed=seed)
-    ids = numpy.empty((len(words), len(clusters.parents) + 1), dtype=numpy.uint16)
-    for start in range(0, len(words), ROWS_PER_STEP):
-        fine = numpy.argmax(vectors[start:start + ROWS_PER_STEP] @ clusters.centroids.T, axis=1)
-        ids[start:start + ROWS_PER_STEP] = numpy.column_stack([*(level[fine] for level in clusters.parents), fine])
+    ids = numpy.concatenate([clusters.rows_ids(vectors[start:start + ROWS_PER_STEP]) for start in range(0, len(words), ROWS_PER_STEP)])
     return WordClusterTable.from_words(words, ids)
 
 

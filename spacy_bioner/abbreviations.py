@@ -114,6 +114,10 @@ def mentions(doc: Doc, found: Dict[ShortForm, Definition]) -> Tuple[numpy.ndarra
             at = numpy.flatnonzero(orths[: len(orths) - len(key) + 1] == key[0])
             for offset in range(1, len(key)):
                 at = at[orths[at + offset] == key[offset]]
+            if len(key) == 1:  # one token: its occurrences cannot overlap one another
+                at = at[heads[at] < 0]
+                starts[at], heads[at] = True, end - 1
+                continue
             for start in at.tolist():  # in order, so a repeat overlapping the previous one is left out
                 if (heads[start : start + len(key)] < 0).all():
                     starts[start] = True

@@ -117,8 +117,9 @@ def make_bioner(
         tagging (not in training); above 0 more entities are found, below 0 fewer.
     short_form_labels (bool): With the `abbreviations` family, a short form
         defined in the doc ("atrial fibrillation ( AF )") that the tagger left
-        outside every entity becomes a one-word entity of the type of the
-        entity ending on its long form (see abbreviations.label_short_forms).
+        outside every entity becomes an entity (of one token, or of all the
+        tokens of a hyphen-joined short form) of the type of the entity ending
+        on its long form (see abbreviations.label_short_forms).
     confidence (bool): Also give each entity its probability (forward-backward,
         see marginals.pyx) in `doc.spans[name]`, spancat-style `attrs["scores"]`;
         makes tagging 2-3x slower (CoNLL dev: 671k vs 1.57M tokens/s at a fitted

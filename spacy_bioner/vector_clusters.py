@@ -57,8 +57,12 @@ class VectorClusters:
         """The cluster of a vector at each level, coarse to fine; None for no (or an all-zero) vector."""
         if vector is None or not numpy.any(vector):
             return None
-        fine = int(numpy.argmax(self.centroids @ numpy.asarray(vector, dtype=numpy.float32)))
-        return (*(int(level[fine]) for level in self.parents), fine)
+        return tuple(int(i) for i in self.rows_ids(numpy.asarray(vector, dtype=numpy.float32)[None])[0])
+
+    def rows_ids(self, vectors: numpy.ndarray) -> numpy.ndarray:
+        """The clusters of each row of float32[n, dim] at each level, coarse to fine: int32[n, len(LEVELS)]."""
+        fine = _nearest(vectors, self.centroids)
+        return numpy.column_stack([*(level[fine] for level in self.parents), fine]).astype(numpy.int32)
 
     def word_ids(self, vocab: Vocab, text: str) -> Optional[Tuple[int, ...]]:
         """The clusters of a word form's vector in vocab (or its lowercase form's); None if it has none."""
