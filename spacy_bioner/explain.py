@@ -16,7 +16,7 @@ from .decode import viterbi
 from .document import ABBREVIATION_FEATURES, ABBREVIATION_HISTORY_FEATURES, DOCUMENT_FEATURES, HISTORY_FEATURES
 from .perceptron import DROPPED
 from .pipeline import BioNER
-from .templates import ABBREVIATION_FAMILY, COLUMNS, DOCUMENT_FAMILY, HISTORY_FAMILY, attribute_values, template_parts
+from .templates import ABBREVIATION_FAMILY, COLUMNS, DOCUMENT_FAMILY, HISTORY_FAMILY, MEMORY_FAMILY, attribute_values, template_parts
 
 
 def feature_names(ner: BioNER, doc: Doc) -> List[List[str]]:
@@ -38,6 +38,8 @@ def feature_names(ner: BioNER, doc: Doc) -> List[List[str]]:
             row.extend(DOCUMENT_FEATURES)
         if ner.cfg["gazetteer"]["mode"] != "ents":
             row.extend(f"gazetteer[{label}]" for label in ner.gazetteer.labels)
+        if MEMORY_FAMILY in ner.cfg["features"]:
+            row.extend(f"memory[{label}]" for label in ner.labels)
         if ABBREVIATION_FAMILY in ner.cfg["features"]:
             row.extend(ABBREVIATION_FEATURES)
         if HISTORY_FAMILY in ner.cfg["features"]:

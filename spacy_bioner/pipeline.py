@@ -28,11 +28,13 @@ from .word_scores import WordScores, single_word_templates
 from .gold import gold_tags, sentence_runs
 from .gazetteer import FILTERS, GAZETTEER_MODES, Gazetteer, filter_matches, match_codes
 from .hmm import CountedHMM
+from .memory import EntityMemory, fold
 from .perceptron import DROPPED, AveragedPerceptron
 from .perceptron_pipe import PerceptronPipe
 from .schemes import TagScheme
 from .templates import (
-    TEMPLATES_VERSION, ABBREVIATION_FAMILY, CLUSTERS_FAMILY, COLUMNS, DEFAULT_FAMILIES, DOCUMENT_FAMILY, HISTORY_FAMILY, N_ATTRIBUTES, VECTORS_FAMILY,
+    TEMPLATES_VERSION, ABBREVIATION_FAMILY, CLUSTERS_FAMILY, COLUMNS, DEFAULT_FAMILIES, DOCUMENT_FAMILY, HISTORY_FAMILY, MEMORY_FAMILY, N_ATTRIBUTES,
+    VECTORS_FAMILY,
     compile_templates, identity_templates, word_attributes,
 )
 from .vector_clusters import VectorClusters
@@ -258,6 +260,7 @@ class BioNER(PerceptronPipe):
         self._predict_lock = threading.Lock()
         # Terms are split by the pipeline's own tokenizer, so they align with its tokens.
         self.gazetteer = Gazetteer(tokenizer or Tokenizer(vocab), case_sensitive=self.cfg["gazetteer"]["case_sensitive"])
+        self.memory = EntityMemory(self.gazetteer.tokenizer)
 
     def _build(self) -> None:
         cfg = self.cfg
@@ -345,6 +348,8 @@ class BioNER(PerceptronPipe):
         self._build()
         for label in found:
             self.add_label(label)
+        if MEMORY_FAMILY in self.cfg["features"]:
+            self.memory.fill(example.reference for example in get_examples())
 
     def _fit_clusters(self) -> VectorClusters:
         vectors = self.vocab.vectors
@@ -358,7 +363,11 @@ class BioNER(PerceptronPipe):
 
     # Tokens -> features -> scores -> Viterbi, a batch of docs laid end to end
 
-    def _layout(self, docs: List[Doc]) -> "Layout":
+    def _layout(self, docs: List[Doc], folds: Optional[List[int]] = None) -> "Layout":
+        """The docs laid end to end, with what the features read of each token.
+
+        folds: in training, each doc's fold of the entity memory (memory.py).
+        """
         offsets, sentence, sent_starts, is_space = batch_layout(docs)
         heads = starts = None
         if ABBREVIATION_FAMILY in self.cfg["features"]:
@@ -368,7 +377,13 @@ class BioNER(PerceptronPipe):
             ])
             starts = numpy.concatenate([numpy.zeros(0, dtype=numpy.bool_)] + [doc_starts for _, doc_starts in found])
         rows = self.lexicon.batch_rows(docs)
-        return Layout(offsets, rows, self.lexicon.mention_ids[rows], sentence, sent_starts, is_space, heads, starts)
+        memory = None
+        if MEMORY_FAMILY in self.cfg["features"]:
+            found = self.memory.match(docs, self.labels, folds)
+            if folds is not None:
+                found = [self._match_dropout(doc_found) for doc_found in found]
+            memory = match_codes(_laid_end_to_end(found, offsets.tolist()), len(rows), len(self.labels))
+        return Layout(offsets, rows, self.lexicon.mention_ids[rows], sentence, sent_starts, is_space, heads, starts, memory)
 
     def _features(self, layout: "Layout", matches: List[numpy.ndarray], predicting: bool = False) -> numpy.ndarray:
         """Feature ids per token of the batch; in training, history columns (if any) come last and empty (DROPPED).
@@ -384,7 +399,9 @@ class BioNER(PerceptronPipe):
         if self.cfg["gazetteer"]["mode"] != "ents" and self.gazetteer.labels:
             batch_matches = _laid_end_to_end(matches, offsets.tolist())
             codes = match_codes(batch_matches, len(rows), len(self.gazetteer.labels))
-            columns.append(self._gazetteer_ids()[numpy.arange(codes.shape[1]), codes])
+            columns.append(self._match_ids("gazetteer", self.gazetteer.labels)[numpy.arange(codes.shape[1]), codes])
+        if layout.memory_codes is not None:
+            columns.append(self._match_ids("memory", self.labels)[numpy.arange(len(self.labels)), layout.memory_codes])
         if layout.abbreviation_heads is not None:
             columns.append(abbreviation_features(rows, self.lexicon.table, layout.abbreviation_heads, self.cfg["n_buckets"]))
         if self._n_history and not predicting:
@@ -401,16 +418,10 @@ class BioNER(PerceptronPipe):
             return history
         return numpy.ascontiguousarray(numpy.hstack([history, abbreviation_history(layout.abbreviation_heads, types, self.cfg["n_buckets"])]))
 
-    def _gazetteer_ids(self) -> numpy.ndarray:
-        """Feature id of (gazetteer label, position in the match), DROPPED for no match."""
-        labels = tuple(self.gazetteer.labels)
-        if getattr(self, "_gazetteer_table", (None,))[0] != labels:
-            table = numpy.full((len(labels), 5), DROPPED, dtype=numpy.uint32)
-            for i, label in enumerate(labels):
-                for code, move in enumerate("BILU", 1):
-                    table[i, code] = get_string_id(f"gazetteer={label}:{move}") % self.cfg["n_buckets"]
-            self._gazetteer_table = (labels, table)
-        return self._gazetteer_table[1]
+    def _match_ids(self, source: str, labels: Sequence[str]) -> numpy.ndarray:
+        """Feature id of (label, position in the match) for matches of a source
+        ("gazetteer" or "memory"), a row per label, DROPPED for no match (code 0)."""
+        return _match_feature_ids(source, tuple(labels), self.cfg["n_buckets"])
 
     def _presets(self, doc: Doc, matches: numpy.ndarray) -> List[Span]:
         """Entities the tagger must keep: the doc's own, plus gazetteer matches in "ents" mode."""
@@ -648,7 +659,7 @@ class BioNER(PerceptronPipe):
             if (known < 0).all():
                 continue
             matches = self._match_dropout(self.gazetteer.match(doc))
-            layout = self._layout([doc])
+            layout = self._layout([doc], folds=[fold(example.reference)])
             features = self._dropout(self._features(layout, [matches]))
             presets = [self._presets(doc, matches)]
             allowed = self._allowed(layout, presets)
@@ -722,24 +733,31 @@ class BioNER(PerceptronPipe):
         return {"emission": emission, "transition": transition, **clusters}
 
     def to_bytes(self, *, exclude=tuple()) -> bytes:
-        return serialize.pack(self.cfg, self._arrays(), gazetteer=self.gazetteer.to_bytes())
+        memory = {"memory": self.memory.to_bytes()} if MEMORY_FAMILY in self.cfg["features"] else {}
+        return serialize.pack(self.cfg, self._arrays(), gazetteer=self.gazetteer.to_bytes(), **memory)
 
     def from_bytes(self, bytes_data: bytes, *, exclude=tuple()) -> "BioNER":
         cfg, arrays, (gazetteer,) = serialize.unpack(bytes_data, "bytes", parts=("gazetteer",))
-        return self._load(cfg, arrays, gazetteer, where="bytes")
+        memory = serialize.unpack(bytes_data, "bytes", parts=("memory",))[2][0] if _has_memory(cfg) else None
+        return self._load(cfg, arrays, gazetteer, where="bytes", memory=memory)
 
     def to_disk(self, path, *, exclude=tuple()) -> None:
         path = Path(path)
         serialize.write_model(path, self.cfg, self._arrays())
         (path / "gazetteer").write_bytes(self.gazetteer.to_bytes())
+        if MEMORY_FAMILY in self.cfg["features"]:
+            (path / "memory").write_bytes(self.memory.to_bytes())
 
     def from_disk(self, path, *, exclude=tuple()) -> "BioNER":
         path = Path(path)
         cfg, arrays = serialize.read_model(path)
         gazetteer = serialize.read_bytes(path / "gazetteer")
-        return self._load(cfg, arrays, gazetteer, where=str(path / "weights.npz"), gazetteer_where=str(path / "gazetteer"))
+        memory = serialize.read_bytes(path / "memory") if _has_memory(cfg) else None
+        return self._load(cfg, arrays, gazetteer, where=str(path / "weights.npz"), gazetteer_where=str(path / "gazetteer"),
+                          memory=memory, memory_where=str(path / "memory"))
 
-    def _load(self, cfg, arrays, gazetteer: bytes, where: str, gazetteer_where: str = "bytes") -> "BioNER":
+    def _load(self, cfg, arrays, gazetteer: bytes, where: str, gazetteer_where: str = "bytes",
+              memory: Optional[bytes] = None, memory_where: str = "bytes") -> "BioNER":
         for key in ("trainer", "learning_rate", "l2", "entity_bias", "confidence", "temperature", "alternatives", "alternatives_threshold"):  # newer: defaults for older models
             if isinstance(cfg, dict):
                 cfg.setdefault(key, DEFAULT_BIONER_CONFIG[key])
@@ -755,6 +773,8 @@ class BioNER(PerceptronPipe):
         self._build()
         self.model.load_averages(arrays["emission"], arrays["transition"])
         self.gazetteer.from_bytes(gazetteer, where=gazetteer_where)
+        if memory is not None:
+            self.memory.from_bytes(memory, where=memory_where)
         return self
 
     def __reduce__(self):
@@ -772,6 +792,7 @@ class Layout(NamedTuple):
     is_space: numpy.ndarray  # bool
     abbreviation_heads: Optional[numpy.ndarray]  # int64 long-form head of each token of a defined short form's mention, else -1
     abbreviation_starts: Optional[numpy.ndarray]  # bool: the first token of each such mention
+    memory_codes: Optional[numpy.ndarray] = None  # each token's place in an entity memory match per label (match_codes)
 
 
 class Prediction(NamedTuple):
@@ -795,6 +816,20 @@ class Decoded(NamedTuple):
     tags: numpy.ndarray
     first_pass: numpy.ndarray  # the tags the history features were made from (= tags without history)
     best_path: numpy.ndarray  # the last Viterbi pass's tags: `tags` before short_form_labels
+
+
+def _has_memory(cfg) -> bool:
+    """Whether a saved config (not yet checked) has the entity memory, so its file should be there."""
+    return isinstance(cfg, dict) and isinstance(cfg.get("features"), list) and MEMORY_FAMILY in cfg["features"]
+
+
+@functools.lru_cache(maxsize=32)
+def _match_feature_ids(source: str, labels: Tuple[str, ...], n_buckets: int) -> numpy.ndarray:
+    table = numpy.full((len(labels), 5), DROPPED, dtype=numpy.uint32)
+    for i, label in enumerate(labels):
+        for code, move in enumerate("BILU", 1):
+            table[i, code] = get_string_id(f"{source}={label}:{move}") % n_buckets
+    return table
 
 
 def _groups(docs: Iterable[Doc]) -> Iterable[List[Doc]]:

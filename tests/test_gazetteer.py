@@ -227,7 +227,7 @@ def test_gazetteer_runs_on_training_docs_with_dropout():
     doc = Doc(nlp.vocab, words=["Paris"])
     matches = ner.gazetteer.match(doc)
     features = ner._features(ner._layout([doc]), [matches])
-    gazetteer_ids = ner._gazetteer_ids()
+    gazetteer_ids = ner._match_ids("gazetteer", ner.gazetteer.labels)
     gazetteer_ids = gazetteer_ids[gazetteer_ids != 0xFFFFFFFF]
     assert len(matches) == 1 and numpy.isin(gazetteer_ids, features[0]).any()  # the match is a feature at inference
     emission, _ = ner.model.averages()

@@ -1,0 +1,83 @@
+"""Entity memory: the training data's entities, matched in new text (the `memory` feature family).
+
+A word sequence that was an entity in training ("von Willebrand disease")
+is likely one again, as a whole, where the window features see it a token
+at a time. But a tagger trained on matches of its own training entities
+would learn to trust them blindly: every training entity matches. So, as in
+stacking, training reads a jackknifed memory: the training docs fall into
+FOLDS folds by a hash of their text, and a training doc is matched against
+the entities of the other folds only. Prediction matches all of them.
+"""
+import zlib
+from typing import Callable, Dict, Iterable, List, Optional, Sequence, Set, Tuple
+
+import numpy
+from spacy.tokens import Doc
+
+from .gazetteer import Gazetteer
+
+FOLDS = 5
+
+
+def fold(doc: Doc) -> int:
+    """The fold of a training doc: the same for the same text, in every epoch."""
+    return zlib.crc32(doc.text.encode("utf8")) % FOLDS
+
+
+class EntityMemory:
+    """The entities of the training docs, compiled for matching like a gazetteer.
+
+    tokenizer (Callable[[str], Doc]): The pipeline's, so entries align with its tokens.
+    """
+
+    def __init__(self, tokenizer: Callable):
+        self.tokenizer = tokenizer
+        self.entries = Gazetteer(tokenizer)
+        self._folds: List[Gazetteer] = []  # while training, each fold's view: the other folds' entities
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+    def fill(self, docs: Iterable[Doc]) -> None:
+        """Memorize the entities of these reference docs, replacing the memory's content."""
+        by_fold: List[Set[Tuple[str, str]]] = [set() for _ in range(FOLDS)]
+        for doc in docs:
+            by_fold[fold(doc)].update((" ".join(token.text for token in ent), ent.label_) for ent in doc.ents)
+        self.entries = self._gazetteer(set().union(*by_fold))
+        self._folds = [self._gazetteer(set().union(*(by_fold[:k] + by_fold[k + 1:]))) for k in range(FOLDS)]
+
+    def _gazetteer(self, entities: Set[Tuple[str, str]]) -> Gazetteer:
+        gazetteer = Gazetteer(self.tokenizer)
+        gazetteer.add_patterns({"pattern": text, "label": label} for text, label in sorted(entities))
+        return gazetteer
+
+    def match(self, docs: Sequence[Doc], labels: Sequence[str], folds: Optional[Sequence[int]] = None) -> List[numpy.ndarray]:
+        """Each doc's matches as rows (start, end, index of the label in `labels`, 0).
+
+        folds: the fold of each training doc, to match it against the other
+            folds' entities; None to match against all. A memory loaded from
+            disk keeps no folds, so training it further matches against all.
+        """
+        if folds is None or not self._folds:
+            return self._relabelled(self.entries, self.entries.match_batch(docs), labels)
+        return [self._relabelled(self._folds[k], [self._folds[k].match(doc)], labels)[0] for doc, k in zip(docs, folds)]
+
+    @staticmethod
+    def _relabelled(gazetteer: Gazetteer, matches: List[numpy.ndarray], labels: Sequence[str]) -> List[numpy.ndarray]:
+        index: Dict[str, int] = {label: i for i, label in enumerate(labels)}
+        to_labels = numpy.array([index.get(label, -1) for label in gazetteer.labels] or [-1], dtype=numpy.int64)
+        relabelled = []
+        for rows in matches:
+            rows = rows.copy()
+            rows[:, 2] = to_labels[rows[:, 2]]
+            rows[:, 3] = 0
+            relabelled.append(rows[rows[:, 2] >= 0])
+        return relabelled
+
+    def to_bytes(self) -> bytes:
+        return self.entries.to_bytes()
+
+    def from_bytes(self, data: bytes, where: str = "bytes") -> "EntityMemory":
+        self.entries = Gazetteer(self.tokenizer).from_bytes(data, where=where)
+        self._folds = []
+        return self
