@@ -10,7 +10,7 @@ is chosen among the epochs on every corpus. Figures are printed as JSON too.
 With --vectors DIR (`bioner glove DIR`), both runs train
 configs/bioner_accuracy.cfg, which adds the `vectors` family, on those vectors.
 
-Usage: python bench/bench_accuracy.py --corpus conll2003|bc5cdr|ncbi_disease|wnut17 [--lists] [--vectors DIR] [--data ../shared/data] [--seed N]
+Usage: python bench/bench_accuracy.py --corpus conll2003|bc5cdr|ncbi_disease|wnut17 [--lists] [--vectors DIR] [--data ../shared/data] [--seed N] [--set SECTION.KEY=VALUE ...]
 """
 import argparse
 import json
@@ -102,6 +102,9 @@ def main() -> None:
                         help="A pipeline directory with static vectors (bioner glove DIR): train configs/bioner_accuracy.cfg with them.")
     parser.add_argument("--seed", type=int, default=None,
                         help="Seed of spaCy's shuffling and of bioner's dropout (default: the config's, 0), to see how much a run owes to chance.")
+    parser.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE",
+                        help="A config override for both runs, as on the spacy train line (repeatable), "
+                             "e.g. --set 'components.bioner.features=[\"word\",\"window\"]'.")
     args = parser.parse_args()
     lists = [args.data / "gazetteers" / name for name in LISTS[args.corpus]]
     with tempfile.TemporaryDirectory() as tmp:
@@ -115,7 +118,12 @@ def main() -> None:
         extra = ["--training.eval_frequency", str(eval_frequency)]
         if args.seed is not None:
             extra += ["--system.seed", str(args.seed)]  # the configs seed bioner from it too
-        figures = {"corpus": args.corpus, "eval_frequency": eval_frequency, "seed": args.seed}
+        for override in args.set:
+            key, sep, value = override.partition("=")
+            if not sep or not key:
+                sys.exit(f"--set takes SECTION.KEY=VALUE, got {override!r}")
+            extra += [f"--{key}", value]
+        figures = {"corpus": args.corpus, "eval_frequency": eval_frequency, "seed": args.seed, "overrides": args.set}
         seen = entity_texts(spacy.blank("en"), train_path)
         runs = [("without", "bioner.cfg", [])]
         if args.lists:
