@@ -117,7 +117,7 @@ FAMILIES: Dict[str, Dict[str, Tuple[Tuple[str, int], ...]]] = {
     },
     # Words three tokens away, and the next word joined with the one three on:
     # a coordination's head ("breast and ovarian cancer", "C6 or C7 deficiency").
-    # Off by default: it helps NCBI-disease and costs the other corpora a little.
+    # It helps NCBI-disease and costs the other corpora a little (README, Settings).
     "far_window": {
         "lower[-3]": (("lower", -3),),
         "lower[+3]": (("lower", 3),),
@@ -144,11 +144,10 @@ CLUSTERS_FAMILY = "clusters"
 # vectors (vector_clusters.py): it needs vectors, so it is off by default.
 VECTORS_FAMILY = "vectors"
 FAMILIES[VECTORS_FAMILY] = FAMILIES[CLUSTERS_FAMILY]
-FAR_WINDOW_FAMILY = "far_window"
 # Matches of the training data's entities, jackknifed in training (see memory.py).
 MEMORY_FAMILY = "memory"
 ALL_FAMILIES = [*FAMILIES, DOCUMENT_FAMILY, HISTORY_FAMILY, ABBREVIATION_FAMILY, MEMORY_FAMILY]
-DEFAULT_FAMILIES = [family for family in ALL_FAMILIES if family not in (VECTORS_FAMILY, FAR_WINDOW_FAMILY)]
+DEFAULT_FAMILIES = [family for family in ALL_FAMILIES if family != VECTORS_FAMILY]
 
 
 # Attributes that name the word itself; dropping them in training makes the
