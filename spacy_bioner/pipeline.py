@@ -321,7 +321,8 @@ class BioNER(PerceptronPipe):
         gazetteer: Optional[Union[str, Path]] = None,
         gazetteer_label: Optional[str] = None,
     ) -> None:
-        """Set the labels (given ones first, then those in the examples), load term lists, reset the weights.
+        """Set the labels (given ones first, then those in the examples), load term lists, reset the weights,
+        and with the `memory` family memorize the examples' entities.
 
         get_examples (Callable[[], Iterable[Example]]): Returns the training examples.
         nlp (Language): The pipeline.
@@ -334,7 +335,10 @@ class BioNER(PerceptronPipe):
         if gazetteer:
             self.gazetteer.load(gazetteer, label=gazetteer_label)
         found = list(labels or [])
+        references = []  # kept for the memory only: a corpus is read once
         for example in get_examples():
+            if MEMORY_FAMILY in self.cfg["features"]:
+                references.append(example.reference)
             for ent in example.reference.ents:
                 if ent.label_ not in found:
                     found.append(ent.label_)
@@ -348,8 +352,9 @@ class BioNER(PerceptronPipe):
         self._build()
         for label in found:
             self.add_label(label)
+        self.memory = EntityMemory(self.gazetteer.tokenizer)
         if MEMORY_FAMILY in self.cfg["features"]:
-            self.memory.fill(example.reference for example in get_examples())
+            self.memory.fill(references)
 
     def _fit_clusters(self) -> VectorClusters:
         vectors = self.vocab.vectors
@@ -773,6 +778,7 @@ class BioNER(PerceptronPipe):
         self._build()
         self.model.load_averages(arrays["emission"], arrays["transition"])
         self.gazetteer.from_bytes(gazetteer, where=gazetteer_where)
+        self.memory = EntityMemory(self.gazetteer.tokenizer)
         if memory is not None:
             self.memory.from_bytes(memory, where=memory_where)
         return self

@@ -80,6 +80,23 @@ def test_a_missing_memory_file_is_named(tmp_path):
         spacy.load(tmp_path / "model")
 
 
+def test_a_corrupted_memory_file_is_named(tmp_path):
+    nlp = train_nlp(data=MEMORY_DATA, epochs=1)
+    nlp.to_disk(tmp_path / "model")
+    (tmp_path / "model" / "bioner" / "memory").write_bytes(b"not a memory")
+    with pytest.raises(ModelFileError, match="memory"):
+        spacy.load(tmp_path / "model")
+
+
+def test_loading_a_model_without_the_family_forgets_the_memory():
+    plain = train_nlp({"features": ["word", "window"]}, data=MEMORY_DATA, epochs=1)
+    with_memory = train_nlp(data=MEMORY_DATA, epochs=1)
+    ner = with_memory.get_pipe("bioner")
+    assert len(ner.memory) == len(FIRMS)
+    ner.from_bytes(plain.get_pipe("bioner").to_bytes())
+    assert len(ner.memory) == 0
+
+
 def test_without_the_family_there_is_no_memory(tmp_path):
     nlp = train_nlp({"features": ["word", "window"]}, data=MEMORY_DATA, epochs=1)
     assert len(nlp.get_pipe("bioner").memory) == 0
