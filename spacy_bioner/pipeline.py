@@ -742,8 +742,11 @@ class BioNER(PerceptronPipe):
         return serialize.pack(self.cfg, self._arrays(), gazetteer=self.gazetteer.to_bytes(), **memory)
 
     def from_bytes(self, bytes_data: bytes, *, exclude=tuple()) -> "BioNER":
-        cfg, arrays, (gazetteer,) = serialize.unpack(bytes_data, "bytes", parts=("gazetteer",))
-        memory = serialize.unpack(bytes_data, "bytes", parts=("memory",))[2][0] if _has_memory(cfg) else None
+        cfg, arrays, (gazetteer, memory) = serialize.unpack(bytes_data, "bytes", parts=("gazetteer",), optional=("memory",))
+        if not _has_memory(cfg):
+            memory = None
+        elif memory is None:
+            raise serialize.ModelFileError("Corrupted component data in bytes: the memory family's 'memory' part is missing.")
         return self._load(cfg, arrays, gazetteer, where="bytes", memory=memory)
 
     def to_disk(self, path, *, exclude=tuple()) -> None:

@@ -5,7 +5,7 @@ Every failure names the file (or "bytes") and what is wrong with it.
 import io
 import json
 from pathlib import Path
-from typing import Dict, List, Sequence, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple
 
 import numpy
 import srsly
@@ -131,17 +131,20 @@ def pack(cfg: dict, arrays: Dict[str, numpy.ndarray], **parts: bytes) -> bytes:
     return srsly.msgpack_dumps({"cfg": json.dumps(cfg, sort_keys=True), "weights": arrays_to_bytes(arrays), **parts})
 
 
-def unpack(data: bytes, where: str, parts: Sequence[str] = ()) -> Tuple[dict, Dict[str, numpy.ndarray], List[bytes]]:
-    """The config, weights and named parts of `pack`'s bytes."""
+def unpack(
+    data: bytes, where: str, parts: Sequence[str] = (), optional: Sequence[str] = ()
+) -> Tuple[dict, Dict[str, numpy.ndarray], List[Optional[bytes]]]:
+    """The config, weights and named parts of `pack`'s bytes: the `parts`, then
+    the `optional` ones (None where absent; which a config needs is its reader's call)."""
     try:
         message = srsly.msgpack_loads(data)
         cfg = json.loads(message["cfg"])
         weights = message["weights"]
-        values = [message[name] for name in parts]
+        values = [message[name] for name in parts] + [message.get(name) for name in optional]
     except Exception as err:
         raise ModelFileError(f"Corrupted component data in {where}: {err}") from None
-    if not all(isinstance(value, bytes) for value in [weights, *values]):
-        raise ModelFileError(f"Corrupted component data in {where}: {' or '.join(['weights', *parts])} are not bytes.")
+    if not all(isinstance(value, bytes) for value in [weights, *values] if value is not None):
+        raise ModelFileError(f"Corrupted component data in {where}: {' or '.join(['weights', *parts, *optional])} are not bytes.")
     return cfg, arrays_from_bytes(weights, where), values
 
 

@@ -88,6 +88,16 @@ def test_a_corrupted_memory_file_is_named(tmp_path):
         spacy.load(tmp_path / "model")
 
 
+def test_bytes_without_the_memory_part_are_refused():
+    import srsly
+
+    ner = train_nlp(data=MEMORY_DATA, epochs=1).get_pipe("bioner")
+    message = srsly.msgpack_loads(ner.to_bytes())
+    del message["memory"]
+    with pytest.raises(ModelFileError, match="memory"):
+        spacy.blank("en").add_pipe("bioner").from_bytes(srsly.msgpack_dumps(message))
+
+
 def test_loading_a_model_without_the_family_forgets_the_memory():
     plain = train_nlp({"features": ["word", "window"]}, data=MEMORY_DATA, epochs=1)
     with_memory = train_nlp(data=MEMORY_DATA, epochs=1)
