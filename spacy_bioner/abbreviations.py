@@ -9,11 +9,16 @@ a few joined by hyphens ("( 5 - FU )", "( HPT - JT )": biomedical corpora
 split words at hyphens). Its long form is the shortest run of words just
 before the parenthesis whose characters contain the short form's, in order,
 the first one starting a word (Schwartz & Hearst 2003).
+
+Some acronyms are used without a definition: the title says "insulin -
+dependent diabetes mellitus", the text "IDDM". Such an acronym's long form
+is the first run of words elsewhere in the doc whose initials spell it
+(`undefined_acronyms`).
 """
 from typing import Dict, List, Tuple
 
 import numpy
-from spacy.attrs import ORTH, SENT_START
+from spacy.attrs import IS_ALPHA, IS_UPPER, LENGTH, ORTH, PREFIX, SENT_START
 from spacy.tokens import Doc
 
 Definition = Tuple[int, int]  # the long form's token span [start, end)
@@ -21,6 +26,9 @@ ShortForm = Tuple[int, ...]  # the ORTH hashes of its tokens
 
 MAX_SHORT_FORM = 10  # characters
 MAX_SHORT_FORM_PIECES = 3  # hyphen-joined tokens: "AO - GLD", "cis - RA"
+# An undefined acronym has at least this many letters: two letters are the
+# initials of some run of words in most abstracts by chance.
+MIN_UNDEFINED_ACRONYM = 3
 
 
 def _is_short_form(text: str) -> bool:
@@ -92,6 +100,54 @@ def definitions(doc: Doc) -> Dict[ShortForm, Definition]:
         n_words = long_form(short, [strings[orth] for orth in orths[start:i].tolist()])
         if n_words:
             found[key] = (i - n_words, i)
+    return found
+
+
+def undefined_acronyms(doc: Doc, defined: Dict[ShortForm, Definition]) -> Dict[ShortForm, Definition]:
+    """The acronyms a doc uses without defining them, by their ORTH hashes:
+    the token span of their long form, the first run of words elsewhere in
+    the doc whose initials spell them ("insulin - dependent diabetes mellitus"
+    for "IDDM"; hyphens are skipped, other punctuation ends a run).
+
+    An acronym here is one token of MIN_UNDEFINED_ACRONYM to MAX_SHORT_FORM
+    capital letters, not next to another word in capitals (a headline's
+    words are not acronyms), and not among `defined`.
+    """
+    found: Dict[ShortForm, Definition] = {}
+    if len(doc) < 2:
+        return found
+    attrs = doc.to_array([ORTH, IS_UPPER, IS_ALPHA, LENGTH, PREFIX])
+    orths = attrs[:, 0]
+    capitals = (attrs[:, 1] == 1) & (attrs[:, 2] == 1)
+    beside_capitals = numpy.zeros(len(doc), dtype=numpy.bool_)
+    beside_capitals[1:] |= capitals[:-1]
+    beside_capitals[:-1] |= capitals[1:]
+    lengths = attrs[:, 3]
+    acronyms = capitals & ~beside_capitals & (lengths >= MIN_UNDEFINED_ACRONYM) & (lengths <= MAX_SHORT_FORM)
+    at = numpy.flatnonzero(acronyms)
+    if not len(at):
+        return found
+    strings = doc.vocab.strings
+    # The doc's initials as one string, a character per token but hyphens: a
+    # word's first letter (lowercased), or a space that no acronym matches across.
+    prefixes, prefix_of_token = numpy.unique(attrs[:, 4], return_inverse=True)
+    first_letters = [strings[prefix].lower()[:1] for prefix in prefixes.tolist()]
+    codes = numpy.array([ord(c) if c.isalnum() else ord(" ") for c in first_letters], dtype="<u4")
+    kept = orths != strings["-"]
+    token_at = numpy.flatnonzero(kept)
+    initials = codes[prefix_of_token.reshape(-1)[kept]].tobytes().decode("utf-32-le")
+    for i in at.tolist():
+        key = (int(orths[i]),)
+        if key in defined or key in found:
+            continue
+        letters = strings[key[0]].lower()
+        start = initials.find(letters)
+        while start >= 0:
+            first, last = int(token_at[start]), int(token_at[start + len(letters) - 1])
+            if not first <= i <= last:
+                found[key] = (first, last + 1)
+                break
+            start = initials.find(letters, start + 1)
     return found
 
 

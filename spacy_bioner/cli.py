@@ -296,7 +296,7 @@ def explain_cli(
         for token in entity["tokens"]:
             features = ", ".join(f"{name} {weight:+.2f}" for name, weight in token["features"])
             previous, weight = token["transition"]
-            rule = " (short_form_labels: its long form's type)" if token.get("rule") else ""
+            rule = f" ({token['rule']}: its long form's type)" if token.get("rule") else ""
             msg.text(f"{token['text']} {token['tag']}{rule}: {features}; after {previous} {weight:+.2f}")
     for match in result["matches_not_taken"]:
         msg.info(f"match {match['text']!r} ({match['label']}) not taken: {match['reason']}")

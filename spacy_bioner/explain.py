@@ -2,8 +2,8 @@
 
 For each entity: at each of its tokens, the features that pushed hardest
 toward the tag it got (their averaged weights for that tag) and the
-transition from the previous tag; a tag that `short_form_labels` gave,
-not the tagger, says so. For each term-list match that did not
+transition from the previous tag; a tag that `short_form_labels` or
+`acronym_labels` gave, not the tagger, says which. For each term-list match that did not
 become an entity: how much better the chosen tags scored than the best
 sequence that takes the match.
 """
@@ -79,7 +79,8 @@ def explain(ner: BioNER, doc: Doc, top: int = 5) -> Dict[str, list]:
                 "transition": ["<start>" if i == 0 else ner.scheme.tags[previous], float(transition[previous, tag])],
             }
             if tag != int(decoded.best_path[i]):  # not the tagger's choice: a short form took its long form's type
-                token["rule"] = "short_form_labels"
+                defined = layout.abbreviation_heads is not None and layout.abbreviation_heads[i] >= 0
+                token["rule"] = "short_form_labels" if defined else "acronym_labels"
             tokens.append(token)
         entities.append({"text": doc[start:end].text, "label": ner.labels[label], "start": start, "end": end, "tokens": tokens})
     return {"entities": entities, "matches_not_taken": _matches_not_taken(ner, doc, decoded)}

@@ -17,7 +17,7 @@ from spacy.vocab import Vocab
 from . import serialize
 from .decode import viterbi
 from .marginals import entity_probabilities, expected_counts, span_probabilities
-from .abbreviations import definitions, label_short_forms, mentions
+from .abbreviations import definitions, label_short_forms, mentions, undefined_acronyms
 from .entities import write_entities
 from .document import (
     ABBREVIATION_HISTORY_FEATURES, HISTORY_FEATURES, abbreviation_features, abbreviation_history, document_features,
@@ -56,6 +56,7 @@ DEFAULT_BIONER_CONFIG = {
     "seed": 0,
     "entity_bias": 0.0,
     "short_form_labels": True,
+    "acronym_labels": True,
     "confidence": False,
     "temperature": 1.0,
     "alternatives": 0,
@@ -91,6 +92,7 @@ def make_bioner(
     seed: int,
     entity_bias: float,
     short_form_labels: bool,
+    acronym_labels: bool,
     confidence: bool,
     temperature: float,
     alternatives: int,
@@ -122,6 +124,11 @@ def make_bioner(
         outside every entity becomes an entity (of one token, or of all the
         tokens of a hyphen-joined short form) of the type of the entity ending
         on its long form (see abbreviations.label_short_forms).
+    acronym_labels (bool): The same for an acronym the doc uses without
+        defining it ("IDDM"), whose letters are the initials of a run of words
+        elsewhere in the doc ("insulin - dependent diabetes mellitus") that
+        ends an entity (see abbreviations.undefined_acronyms); with or without
+        the `abbreviations` family.
     confidence (bool): Also give each entity its probability (forward-backward,
         see marginals.pyx) in `doc.spans[name]`, spancat-style `attrs["scores"]`;
         makes tagging 2-3x slower (CoNLL dev: 671k vs 1.57M tokens/s at a fitted
@@ -157,6 +164,7 @@ def make_bioner(
         seed=seed,
         entity_bias=entity_bias,
         short_form_labels=short_form_labels,
+        acronym_labels=acronym_labels,
         confidence=confidence,
         temperature=temperature,
         alternatives=alternatives,
@@ -209,6 +217,7 @@ class BioNER(PerceptronPipe):
         seed: int = 0,
         entity_bias: float = 0.0,
         short_form_labels: bool = True,
+        acronym_labels: bool = True,
         confidence: bool = False,
         temperature: float = 1.0,
         alternatives: int = 0,
@@ -246,6 +255,7 @@ class BioNER(PerceptronPipe):
             "seed": int(seed),
             "entity_bias": float(entity_bias),
             "short_form_labels": bool(short_form_labels),
+            "acronym_labels": bool(acronym_labels),
             "confidence": bool(confidence),
             "temperature": float(temperature),
             "alternatives": alternatives,
@@ -374,13 +384,23 @@ class BioNER(PerceptronPipe):
         folds: in training, each doc's fold of the entity memory (memory.py).
         """
         offsets, sentence, sent_starts, is_space = batch_layout(docs)
-        heads = starts = None
-        if ABBREVIATION_FAMILY in self.cfg["features"]:
-            found = [mentions(doc, definitions(doc)) for doc in docs]
-            heads = numpy.concatenate([numpy.zeros(0, dtype=numpy.int64)] + [
-                numpy.where(doc_heads >= 0, doc_heads + offset, -1) for (doc_heads, _), offset in zip(found, offsets.tolist())
-            ])
-            starts = numpy.concatenate([numpy.zeros(0, dtype=numpy.bool_)] + [doc_starts for _, doc_starts in found])
+        family = ABBREVIATION_FAMILY in self.cfg["features"]
+        label_defined = family and self.cfg["short_form_labels"]
+        # When predicting: the short forms whose untagged mentions take their long form's type after decoding.
+        label_acronyms = folds is None and self.cfg["acronym_labels"]
+        heads = starts = short_form_heads = short_form_starts = None
+        if family or label_acronyms:
+            defined = [definitions(doc) for doc in docs]
+        if family:
+            heads, starts = _mentions_laid_end_to_end(docs, defined, offsets)
+        if label_acronyms:
+            labelled = [
+                {**(doc_defined if label_defined else {}), **undefined_acronyms(doc, doc_defined)}
+                for doc, doc_defined in zip(docs, defined)
+            ]
+            short_form_heads, short_form_starts = _mentions_laid_end_to_end(docs, labelled, offsets)
+        elif folds is None and label_defined:
+            short_form_heads, short_form_starts = heads, starts
         rows = self.lexicon.batch_rows(docs)
         memory = None
         if MEMORY_FAMILY in self.cfg["features"]:
@@ -388,7 +408,8 @@ class BioNER(PerceptronPipe):
             if folds is not None:
                 found = [self._match_dropout(doc_found) for doc_found in found]
             memory = match_codes(_laid_end_to_end(found, offsets.tolist()), len(rows), len(self.labels))
-        return Layout(offsets, rows, self.lexicon.mention_ids[rows], sentence, sent_starts, is_space, heads, starts, memory)
+        return Layout(offsets, rows, self.lexicon.mention_ids[rows], sentence, sent_starts, is_space, heads, starts, memory,
+                      short_form_heads, short_form_starts)
 
     def _features(self, layout: "Layout", matches: List[numpy.ndarray], predicting: bool = False) -> numpy.ndarray:
         """Feature ids per token of the batch; in training, history columns (if any) come last and empty (DROPPED).
@@ -542,8 +563,8 @@ class BioNER(PerceptronPipe):
             scores += self.model.scores(self._history(layout, first_pass), averaged=True)
             tags = self._decode(scores, allowed, layout.offsets, averaged=True)
         best_path = tags
-        if layout.abbreviation_heads is not None and self.cfg["short_form_labels"]:
-            tags = label_short_forms(tags, layout.abbreviation_heads, layout.abbreviation_starts, self.scheme, allowed)
+        if layout.short_form_heads is not None:
+            tags = label_short_forms(tags, layout.short_form_heads, layout.short_form_starts, self.scheme, allowed)
         return Decoded(matches, presets, layout, scores, allowed, tags, first_pass, best_path)
 
     def _entity_probabilities(self, decoded: "Decoded", temperature: Optional[float] = None) -> List[List[Tuple[int, int, int, float]]]:
@@ -769,8 +790,9 @@ class BioNER(PerceptronPipe):
         for key in ("trainer", "learning_rate", "l2", "entity_bias", "confidence", "temperature", "alternatives", "alternatives_threshold"):  # newer: defaults for older models
             if isinstance(cfg, dict):
                 cfg.setdefault(key, DEFAULT_BIONER_CONFIG[key])
-        if isinstance(cfg, dict):  # models saved before short_form_labels keep their output
+        if isinstance(cfg, dict):  # models saved before short_form_labels or acronym_labels keep their output
             cfg.setdefault("short_form_labels", False)
+            cfg.setdefault("acronym_labels", False)
         serialize.check_cfg(cfg, where)
         n_tags = len(TagScheme(cfg["scheme"], cfg["labels"]).tags)
         serialize.check_array(arrays, "emission", (cfg["n_buckets"], n_tags), where)
@@ -802,6 +824,9 @@ class Layout(NamedTuple):
     abbreviation_heads: Optional[numpy.ndarray]  # int64 long-form head of each token of a defined short form's mention, else -1
     abbreviation_starts: Optional[numpy.ndarray]  # bool: the first token of each such mention
     memory_codes: Optional[numpy.ndarray] = None  # each token's place in an entity memory match per label (match_codes)
+    # as abbreviation_heads/starts, for the short forms labelled after decoding (short_form_labels, acronym_labels)
+    short_form_heads: Optional[numpy.ndarray] = None
+    short_form_starts: Optional[numpy.ndarray] = None
 
 
 class Prediction(NamedTuple):
@@ -855,6 +880,16 @@ def _groups(docs: Iterable[Doc]) -> Iterable[List[Doc]]:
 
 
 _INSIDE, _OUTSIDE, _BEGIN = 1, 2, 3  # spaCy's ENT_IOB codes
+
+
+def _mentions_laid_end_to_end(docs: List[Doc], defined: List[Dict], offsets: numpy.ndarray) -> Tuple[numpy.ndarray, numpy.ndarray]:
+    """abbreviations.mentions of each doc's short forms, in batch token positions."""
+    found = [mentions(doc, doc_defined) for doc, doc_defined in zip(docs, defined)]
+    heads = numpy.concatenate([numpy.zeros(0, dtype=numpy.int64)] + [
+        numpy.where(doc_heads >= 0, doc_heads + offset, -1) for (doc_heads, _), offset in zip(found, offsets.tolist())
+    ])
+    starts = numpy.concatenate([numpy.zeros(0, dtype=numpy.bool_)] + [doc_starts for _, doc_starts in found])
+    return heads, starts
 
 
 def _laid_end_to_end(matches: List[numpy.ndarray], offsets: List[int]) -> numpy.ndarray:

@@ -25,6 +25,7 @@ CFG_KEYS = {
     "seed": int,
     "entity_bias": float,
     "short_form_labels": bool,
+    "acronym_labels": bool,
     "confidence": bool,
     "temperature": float,
     "alternatives": int,

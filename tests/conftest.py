@@ -53,13 +53,15 @@ def assert_clusters_carry_the_label(pipeline, family, label, unseen, others, tmp
     assert word_labels(spacy.load(tmp_path / "model"), expected) == expected
 
 
-def short_form_nlp(short_form_labels: bool = True):
-    """A bioner whose long form "atrial fibrillation" is a fixed entity from its
-    term list (gazetteer mode "ents") and whose tagger never saw the short form AF."""
+def short_form_nlp(short_form_labels: bool = True, acronym_labels: bool = True, term: str = "atrial fibrillation"):
+    """A bioner whose long form (`term`, "atrial fibrillation") is a fixed entity from its
+    term list (gazetteer mode "ents") and whose tagger never saw its short form (AF)."""
     nlp = spacy.blank("en")
-    ner = nlp.add_pipe("bioner", config={"gazetteer": {"mode": "ents"}, "short_form_labels": short_form_labels})
-    ner.add_patterns([{"label": "DIS", "pattern": "atrial fibrillation"}])
-    return train_nlp(data=[("Patients with atrial fibrillation improved .", [(14, 33, "DIS")]), ("Nothing to see .", [])], epochs=5, nlp=nlp)
+    config = {"gazetteer": {"mode": "ents"}, "short_form_labels": short_form_labels, "acronym_labels": acronym_labels}
+    ner = nlp.add_pipe("bioner", config=config)
+    ner.add_patterns([{"label": "DIS", "pattern": term}])
+    text = f"Patients with {term} improved ."
+    return train_nlp(data=[(text, [(14, 14 + len(term), "DIS")]), ("Nothing to see .", [])], epochs=5, nlp=nlp)
 
 
 @pytest.fixture(scope="module")

@@ -4,7 +4,7 @@ import pytest
 import spacy
 from spacy.tokens import Doc
 
-from spacy_bioner.abbreviations import definitions, label_short_forms, long_form, mentions
+from spacy_bioner.abbreviations import definitions, label_short_forms, long_form, mentions, undefined_acronyms
 from spacy_bioner.document import abbreviation_features, abbreviation_history
 from spacy_bioner.features import Lexicon
 from spacy_bioner.perceptron import DROPPED
@@ -43,6 +43,24 @@ def test_definitions_and_their_mentions():
     assert (starts == (heads >= 0)).all()  # one-token mentions
     no_parenthesis = Doc(doc.vocab, words=["no", "parenthesis"])
     assert [a.tolist() for a in mentions(no_parenthesis, definitions(no_parenthesis))] == [[-1, -1], [False, False]]
+
+
+UNDEFINED = ("IDDM does damage mostly : insulin - dependent diabetes mellitus ( IDDM2 ) and AF in Japanese . "
+             "The IDDM locus , the ( CKD ) and ABC , not alpha beta , gamma . "
+             "SOCCER - JAPAN GET WIN , give each token"
+             ).split()
+
+
+def test_undefined_acronyms_spell_the_initials_of_a_run_of_words():
+    doc = Doc(spacy.blank("en").vocab, words=UNDEFINED)
+    defined = {(doc.vocab.strings["CKD"],): (0, 1)}
+    # Not itself the start of its own run; hyphens skipped; a defined one, two letters,
+    # a run broken by a comma and a headline's words (GET: "give each token") are left out.
+    assert short_forms(doc, undefined_acronyms(doc, defined)) == {"IDDM": "insulin - dependent diabetes mellitus"}
+    heads, starts = mentions(doc, undefined_acronyms(doc, defined))
+    assert [UNDEFINED[i] for i in numpy.flatnonzero(starts)] == ["IDDM", "IDDM"]
+    assert set(heads[starts].tolist()) == {UNDEFINED.index("mellitus")}
+    assert undefined_acronyms(Doc(doc.vocab, words=["IDDM"]), {}) == {}
 
 
 HYPHENATED = ("Schwartz - Jampel syndrome ( SJS ; chondrodystrophic myotonia ) and hyperparathyroidism - jaw tumor "
@@ -160,11 +178,23 @@ def test_bioner_labels_short_forms_of_its_entities(tmp_path, short_form_labels):
     assert [e.text for e in spacy.load(tmp_path)(text).ents] == expected
 
 
+@pytest.mark.parametrize("acronym_labels", [True, False])
+def test_bioner_labels_undefined_acronyms_of_its_entities(tmp_path, acronym_labels):
+    # Without the abbreviations family, and with short_form_labels off: acronym_labels stands alone.
+    nlp = short_form_nlp(short_form_labels=False, acronym_labels=acronym_labels, term="chronic kidney disease")
+    text = "Patients with chronic kidney disease improved . CKD was rare , unlike ( AB ) and CKDX ."
+    expected = ["chronic kidney disease", "CKD"] if acronym_labels else ["chronic kidney disease"]
+    assert [e.text for e in nlp(text).ents] == expected
+    nlp.to_disk(tmp_path)
+    assert [e.text for e in spacy.load(tmp_path)(text).ents] == expected
+
+
 def test_models_saved_before_short_form_labels_keep_their_output(tmp_path):
     nlp = train_nlp({"features": ["word", "abbreviations"]})
     nlp.to_disk(tmp_path)
     cfg_path = tmp_path / "bioner" / "cfg"
     cfg = json.loads(cfg_path.read_text(encoding="utf8"))
-    del cfg["short_form_labels"]
+    del cfg["short_form_labels"], cfg["acronym_labels"]
     cfg_path.write_text(json.dumps(cfg), encoding="utf8")
-    assert spacy.load(tmp_path).get_pipe("bioner").cfg["short_form_labels"] is False
+    ner = spacy.load(tmp_path).get_pipe("bioner")
+    assert ner.cfg["short_form_labels"] is False and ner.cfg["acronym_labels"] is False

@@ -75,6 +75,13 @@ def test_a_short_form_labelled_by_rule_says_so(tmp_path):
     assert "AF U-DIS (short_form_labels" in output
 
 
+def test_an_undefined_acronym_labelled_by_rule_says_so():
+    nlp = short_form_nlp(term="chronic kidney disease")
+    result = explain(nlp.get_pipe("bioner"), nlp.make_doc("Patients with chronic kidney disease improved . CKD was rare ."))
+    rules = {entity["text"]: [token.get("rule") for token in entity["tokens"]] for entity in result["entities"]}
+    assert rules == {"chronic kidney disease": [None, None, None], "CKD": ["acronym_labels"]}
+
+
 def test_far_window_reads_a_coordinations_head():
     nlp = train_nlp({"features": ["word", "far_window"]}, data=[("breast and ovarian cancer runs in families .", [(0, 25, "DIS")])], epochs=2)
     doc = nlp.make_doc("breast and ovarian cancer")
