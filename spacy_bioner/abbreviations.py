@@ -15,11 +15,15 @@ dependent diabetes mellitus", the text "IDDM". Such an acronym's long form
 is the first run of words elsewhere in the doc whose initials spell it
 (`undefined_acronyms`).
 """
-from typing import Dict, List, Tuple
+import string
+from typing import Dict, List, Optional, Tuple
 
 import numpy
-from spacy.attrs import IS_ALPHA, IS_UPPER, LENGTH, ORTH, PREFIX, SENT_START
+from spacy.attrs import ORTH, SENT_START
+from spacy.strings import get_string_id
 from spacy.tokens import Doc
+
+from .templates import COLUMNS
 
 Definition = Tuple[int, int]  # the long form's token span [start, end)
 ShortForm = Tuple[int, ...]  # the ORTH hashes of its tokens
@@ -68,13 +72,14 @@ def long_form(short: str, words: List[str]) -> int:
     return 0
 
 
-def definitions(doc: Doc) -> Dict[ShortForm, Definition]:
+def definitions(doc: Doc, orths: Optional[numpy.ndarray] = None) -> Dict[ShortForm, Definition]:
     """The short forms defined in a doc, by their tokens' ORTH hashes: the long form's token span.
 
     Only tokens around an opening parenthesis are read, so docs without one cost
     a single array comparison.
+    orths: the doc's ORTH array, if the caller has it.
     """
-    orths = doc.to_array(ORTH)
+    orths = doc.to_array(ORTH) if orths is None else orths
     found: Dict[ShortForm, Definition] = {}
     strings = doc.vocab.strings
     opening, hyphen = strings["("], strings["-"]
@@ -103,56 +108,102 @@ def definitions(doc: Doc) -> Dict[ShortForm, Definition]:
     return found
 
 
-def undefined_acronyms(doc: Doc, defined: Dict[ShortForm, Definition]) -> Dict[ShortForm, Definition]:
+# What undefined_acronyms reads of each word, from its row of the tagger's
+# lexicon table (templates.word_attributes): the first character, as an ASCII
+# code, and whether the word may be an acronym.
+_LETTERS = string.ascii_lowercase + string.digits
+_INITIAL_HASHES = numpy.array([get_string_id(f"prefix1={c}") for c in _LETTERS], dtype=numpy.uint64)
+_INITIAL_ORDER = numpy.argsort(_INITIAL_HASHES)
+_INITIAL_CODES = numpy.frombuffer(_LETTERS.encode("ascii"), dtype=numpy.uint8)[_INITIAL_ORDER]
+_INITIAL_HASHES = _INITIAL_HASHES[_INITIAL_ORDER]
+BREAK, SKIPPED = ord(" "), 0  # a run of words ends at a BREAK and passes over a SKIPPED token
+_HYPHEN = get_string_id("orth=-")
+_UPPER, _PLAIN = get_string_id("case=upper"), get_string_id("characters=plain")
+_TOO_SHORT = [get_string_id(f"length={n}") for n in range(1, MIN_UNDEFINED_ACRONYM)]
+
+
+class Initials:
+    """Each token's initial and whether it may be an undefined acronym, read
+    from its row of the tagger's lexicon (templates.word_attributes); what a
+    row gives is worked out once, when the row is new.
+    """
+
+    def __init__(self):
+        self._generation = -1
+        self._codes = numpy.zeros(0, dtype=numpy.uint8)
+        self._capitals = numpy.zeros(0, dtype=numpy.bool_)
+        self._long = numpy.zeros(0, dtype=numpy.bool_)
+
+    def __call__(self, lexicon, rows: numpy.ndarray) -> Tuple[numpy.ndarray, numpy.ndarray]:
+        """lexicon (features.Lexicon), rows (int32[n]): its row for each token.
+
+        RETURNS: initials (uint8[n]): the first character of each word, lowercased,
+            if an ASCII letter or digit; SKIPPED for a hyphen; else BREAK. And
+            acronyms (bool[n]): a word in capitals of MIN_UNDEFINED_ACRONYM letters
+            or more, not next to another word in capitals (a headline's words are not acronyms).
+        """
+        if lexicon.generation != self._generation:  # the lexicon restarted: its rows are new
+            self.__init__()
+            self._generation = lexicon.generation
+        done = len(self._codes)
+        if len(lexicon) > done:
+            words = lexicon.table[done : len(lexicon)]
+            first = words[:, COLUMNS["prefix1"]]
+            at = numpy.minimum(numpy.searchsorted(_INITIAL_HASHES, first), len(_INITIAL_HASHES) - 1)
+            codes = numpy.where(_INITIAL_HASHES[at] == first, _INITIAL_CODES[at], BREAK).astype(numpy.uint8)
+            codes[words[:, COLUMNS["orth"]] == _HYPHEN] = SKIPPED
+            capitals = (words[:, COLUMNS["case"]] == _UPPER) & (words[:, COLUMNS["characters"]] == _PLAIN)
+            long = ~numpy.isin(words[:, COLUMNS["length"]], _TOO_SHORT)
+            self._codes = numpy.concatenate([self._codes, codes])
+            self._capitals = numpy.concatenate([self._capitals, capitals])
+            self._long = numpy.concatenate([self._long, long])
+        capitals = self._capitals[rows]
+        beside_capitals = numpy.zeros(len(rows), dtype=numpy.bool_)
+        beside_capitals[1:] |= capitals[:-1]
+        beside_capitals[:-1] |= capitals[1:]
+        return self._codes[rows], capitals & ~beside_capitals & self._long[rows]
+
+
+def undefined_acronyms(doc: Doc, defined: Dict[ShortForm, Definition], initials: numpy.ndarray, acronyms: numpy.ndarray) -> Dict[ShortForm, Definition]:
     """The acronyms a doc uses without defining them, by their ORTH hashes:
     the token span of their long form, the first run of words elsewhere in
     the doc whose initials spell them ("insulin - dependent diabetes mellitus"
     for "IDDM"; hyphens are skipped, other punctuation ends a run).
 
-    An acronym here is one token of MIN_UNDEFINED_ACRONYM to MAX_SHORT_FORM
-    capital letters, not next to another word in capitals (a headline's
-    words are not acronyms), and not among `defined`.
+    initials, acronyms: the doc's tokens' (see `Initials`). An acronym here
+    is one of those tokens of ASCII letters, up to MAX_SHORT_FORM, not among `defined`.
     """
     found: Dict[ShortForm, Definition] = {}
-    if len(doc) < 2:
+    at = numpy.flatnonzero(acronyms).tolist()
+    if not at:
         return found
-    attrs = doc.to_array([ORTH, IS_UPPER, IS_ALPHA, LENGTH, PREFIX])
-    orths = attrs[:, 0]
-    capitals = (attrs[:, 1] == 1) & (attrs[:, 2] == 1)
-    beside_capitals = numpy.zeros(len(doc), dtype=numpy.bool_)
-    beside_capitals[1:] |= capitals[:-1]
-    beside_capitals[:-1] |= capitals[1:]
-    lengths = attrs[:, 3]
-    acronyms = capitals & ~beside_capitals & (lengths >= MIN_UNDEFINED_ACRONYM) & (lengths <= MAX_SHORT_FORM)
-    at = numpy.flatnonzero(acronyms)
-    if not len(at):
-        return found
-    strings = doc.vocab.strings
-    # The doc's initials as one string, a character per token but hyphens: a
-    # word's first letter (lowercased), or a space that no acronym matches across.
-    prefixes, prefix_of_token = numpy.unique(attrs[:, 4], return_inverse=True)
-    first_letters = [strings[prefix].lower()[:1] for prefix in prefixes.tolist()]
-    codes = numpy.array([ord(c) if c.isalnum() else ord(" ") for c in first_letters], dtype="<u4")
-    kept = orths != strings["-"]
+    kept = initials != SKIPPED
     token_at = numpy.flatnonzero(kept)
-    initials = codes[prefix_of_token.reshape(-1)[kept]].tobytes().decode("utf-32-le")
-    for i in at.tolist():
-        key = (int(orths[i]),)
-        if key in defined or key in found:
+    spelled = initials[kept].tobytes()
+    for i in at:
+        token = doc[i]
+        key = (token.orth,)
+        letters = token.lower_
+        if key in defined or key in found or not (letters.isascii() and letters.isalpha()) or len(letters) > MAX_SHORT_FORM:
             continue
-        letters = strings[key[0]].lower()
-        start = initials.find(letters)
+        letters = letters.encode("ascii")
+        start = spelled.find(letters)
         while start >= 0:
             first, last = int(token_at[start]), int(token_at[start + len(letters) - 1])
             if not first <= i <= last:
                 found[key] = (first, last + 1)
                 break
-            start = initials.find(letters, start + 1)
+            start = spelled.find(letters, start + 1)
     return found
 
 
-def mentions(doc: Doc, found: Dict[ShortForm, Definition]) -> Tuple[numpy.ndarray, numpy.ndarray]:
-    """Where the defined short forms occur.
+Mentions = Tuple[numpy.ndarray, numpy.ndarray]  # heads and starts (see `mentions`)
+
+
+def mentions(doc: Doc, found: Dict[ShortForm, Definition], orths: Optional[numpy.ndarray] = None,
+             placed: Optional[Mentions] = None) -> Mentions:
+    """Where the defined short forms occur (orths: the doc's ORTH array, if
+    the caller has it; placed: mentions already placed, kept as they are).
 
     Mentions never overlap: longer short forms are placed first ("A - T"
     before a "T" of its own), and an occurrence overlapping one already
@@ -162,10 +213,12 @@ def mentions(doc: Doc, found: Dict[ShortForm, Definition]) -> Tuple[numpy.ndarra
         long form's last token (the head), else -1; and starts (bool[n]):
         True at each mention's first token.
     """
-    heads = numpy.full(len(doc), -1, dtype=numpy.int64)
-    starts = numpy.zeros(len(doc), dtype=numpy.bool_)
+    if placed is None:
+        heads, starts = numpy.full(len(doc), -1, dtype=numpy.int64), numpy.zeros(len(doc), dtype=numpy.bool_)
+    else:
+        heads, starts = placed[0].copy(), placed[1].copy()
     if found:
-        orths = doc.to_array(ORTH)
+        orths = doc.to_array(ORTH) if orths is None else orths
         for key, (_, end) in sorted(found.items(), key=lambda item: -len(item[0])):
             at = numpy.flatnonzero(orths[: len(orths) - len(key) + 1] == key[0])
             for offset in range(1, len(key)):

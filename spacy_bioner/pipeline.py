@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Callable, Dict, Iterable, List, NamedTuple, Optional, Sequence, Tuple, Union
 
 import numpy
+from spacy.attrs import ORTH
 from spacy.language import Language
 from spacy.scorer import get_ner_prf
 from spacy.strings import get_string_id
@@ -17,7 +18,7 @@ from spacy.vocab import Vocab
 from . import serialize
 from .decode import viterbi
 from .marginals import entity_probabilities, expected_counts, span_probabilities
-from .abbreviations import definitions, label_short_forms, mentions, undefined_acronyms
+from .abbreviations import Initials, definitions, label_short_forms, mentions, undefined_acronyms
 from .entities import write_entities
 from .document import (
     ABBREVIATION_HISTORY_FEATURES, HISTORY_FEATURES, abbreviation_features, abbreviation_history, document_features,
@@ -282,6 +283,7 @@ class BioNER(PerceptronPipe):
         self._joint_extractor = FeatureExtractor([t for t in templates if len(t[1]) > 1], cfg["n_buckets"])
         attributes = word_attributes if self.word_clusters is None else functools.partial(word_attributes, clusters=self.word_clusters)
         self.lexicon = Lexicon(attributes, N_ATTRIBUTES, mention_column=COLUMNS["lower"])
+        self._initials = Initials()
         if cfg["trainer"] == "hmm" and HISTORY_FAMILY in cfg["features"]:
             raise ValueError(
                 "The hmm trainer counts the features of the gold tags; 'history' needs a first decoding pass: "
@@ -390,18 +392,23 @@ class BioNER(PerceptronPipe):
         label_acronyms = folds is None and self.cfg["acronym_labels"]
         heads = starts = short_form_heads = short_form_starts = None
         if family or label_acronyms:
-            defined = [definitions(doc) for doc in docs]
+            orths = [doc.to_array(ORTH) for doc in docs]
+            defined = [definitions(doc, doc_orths) for doc, doc_orths in zip(docs, orths)]
         if family:
-            heads, starts = _mentions_laid_end_to_end(docs, defined, offsets)
-        if label_acronyms:
-            labelled = [
-                {**(doc_defined if label_defined else {}), **undefined_acronyms(doc, doc_defined)}
-                for doc, doc_defined in zip(docs, defined)
-            ]
-            short_form_heads, short_form_starts = _mentions_laid_end_to_end(docs, labelled, offsets)
-        elif folds is None and label_defined:
-            short_form_heads, short_form_starts = heads, starts
+            found = [mentions(doc, doc_defined, doc_orths) for doc, doc_defined, doc_orths in zip(docs, defined, orths)]
+            heads, starts = _laid_end_to_end_mentions(found, offsets)
+            if folds is None and label_defined:
+                short_form_heads, short_form_starts = heads, starts
         rows = self.lexicon.batch_rows(docs)
+        if label_acronyms:
+            codes, acronyms = self._initials(self.lexicon, rows)
+            bounds = offsets.tolist()
+            placed = found if label_defined else [None] * len(docs)
+            found = [
+                mentions(doc, undefined_acronyms(doc, doc_defined, codes[a:b], acronyms[a:b]), doc_orths, doc_placed)
+                for doc, doc_defined, doc_orths, doc_placed, a, b in zip(docs, defined, orths, placed, bounds, bounds[1:])
+            ]
+            short_form_heads, short_form_starts = _laid_end_to_end_mentions(found, offsets)
         memory = None
         if MEMORY_FAMILY in self.cfg["features"]:
             found = self.memory.match(docs, self.labels, folds)
@@ -882,9 +889,8 @@ def _groups(docs: Iterable[Doc]) -> Iterable[List[Doc]]:
 _INSIDE, _OUTSIDE, _BEGIN = 1, 2, 3  # spaCy's ENT_IOB codes
 
 
-def _mentions_laid_end_to_end(docs: List[Doc], defined: List[Dict], offsets: numpy.ndarray) -> Tuple[numpy.ndarray, numpy.ndarray]:
-    """abbreviations.mentions of each doc's short forms, in batch token positions."""
-    found = [mentions(doc, doc_defined) for doc, doc_defined in zip(docs, defined)]
+def _laid_end_to_end_mentions(found: List[Tuple[numpy.ndarray, numpy.ndarray]], offsets: numpy.ndarray) -> Tuple[numpy.ndarray, numpy.ndarray]:
+    """Each doc's abbreviations.mentions in batch token positions."""
     heads = numpy.concatenate([numpy.zeros(0, dtype=numpy.int64)] + [
         numpy.where(doc_heads >= 0, doc_heads + offset, -1) for (doc_heads, _), offset in zip(found, offsets.tolist())
     ])

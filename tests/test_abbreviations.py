@@ -4,7 +4,7 @@ import pytest
 import spacy
 from spacy.tokens import Doc
 
-from spacy_bioner.abbreviations import definitions, label_short_forms, long_form, mentions, undefined_acronyms
+from spacy_bioner.abbreviations import BREAK, SKIPPED, Initials, definitions, label_short_forms, long_form, mentions, undefined_acronyms
 from spacy_bioner.document import abbreviation_features, abbreviation_history
 from spacy_bioner.features import Lexicon
 from spacy_bioner.perceptron import DROPPED
@@ -51,16 +51,43 @@ UNDEFINED = ("IDDM does damage mostly : insulin - dependent diabetes mellitus ( 
              ).split()
 
 
+def doc_initials(doc):
+    lexicon = Lexicon(word_attributes, N_ATTRIBUTES)
+    return Initials()(lexicon, lexicon.batch_rows([doc]))
+
+
+def test_initials():
+    doc = Doc(spacy.blank("en").vocab, words="The IDDM - locus , NATO 's 2 Élan IDDM".split())
+    codes, acronyms = doc_initials(doc)
+    assert codes.tolist() == [ord("t"), ord("i"), SKIPPED, ord("l"), BREAK, ord("n"), BREAK, ord("2"), BREAK, ord("i")]
+    assert [t.text for t, a in zip(doc, acronyms) if a] == ["IDDM", "NATO", "IDDM"]
+
+
+def test_initials_follow_the_lexicon_as_it_grows_and_restarts():
+    vocab = spacy.blank("en").vocab
+    lexicon, initials = Lexicon(word_attributes, N_ATTRIBUTES, max_size=4), Initials()
+    # The third batch restarts the lexicon: row 0 is then "oslo", no longer "the".
+    for words, acronyms in ((["the", "IDDM"], [False, True]), (["IDDM", "NATO"], [False, False]), (["oslo", "NATO", "Oslo"], [False, True, False])):
+        codes, found = initials(lexicon, lexicon.batch_rows([Doc(vocab, words=words)]))
+        assert codes.tolist() == [ord(w[0].lower()) for w in words] and found.tolist() == acronyms
+    assert lexicon.generation == 1
+
+
+def undefined(words, defined=()):
+    doc = Doc(spacy.blank("en").vocab, words=words)
+    codes, acronyms = doc_initials(doc)
+    return doc, undefined_acronyms(doc, {(doc.vocab.strings[w],): (0, 1) for w in defined}, codes, acronyms)
+
+
 def test_undefined_acronyms_spell_the_initials_of_a_run_of_words():
-    doc = Doc(spacy.blank("en").vocab, words=UNDEFINED)
-    defined = {(doc.vocab.strings["CKD"],): (0, 1)}
+    doc, found = undefined(UNDEFINED, defined=["CKD"])
     # Not itself the start of its own run; hyphens skipped; a defined one, two letters,
     # a run broken by a comma and a headline's words (GET: "give each token") are left out.
-    assert short_forms(doc, undefined_acronyms(doc, defined)) == {"IDDM": "insulin - dependent diabetes mellitus"}
-    heads, starts = mentions(doc, undefined_acronyms(doc, defined))
+    assert short_forms(doc, found) == {"IDDM": "insulin - dependent diabetes mellitus"}
+    heads, starts = mentions(doc, found)
     assert [UNDEFINED[i] for i in numpy.flatnonzero(starts)] == ["IDDM", "IDDM"]
     assert set(heads[starts].tolist()) == {UNDEFINED.index("mellitus")}
-    assert undefined_acronyms(Doc(doc.vocab, words=["IDDM"]), {}) == {}
+    assert undefined(["IDDM"])[1] == {}
 
 
 HYPHENATED = ("Schwartz - Jampel syndrome ( SJS ; chondrodystrophic myotonia ) and hyperparathyroidism - jaw tumor "
