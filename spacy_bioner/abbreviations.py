@@ -129,7 +129,10 @@ class Initials:
     """
 
     def __init__(self):
-        self._generation = -1
+        self._clear(generation=-1)
+
+    def _clear(self, generation: int) -> None:
+        self._generation = generation
         self._codes = numpy.zeros(0, dtype=numpy.uint8)
         self._capitals = numpy.zeros(0, dtype=numpy.bool_)
         self._long = numpy.zeros(0, dtype=numpy.bool_)
@@ -143,8 +146,7 @@ class Initials:
             or more, not next to another word in capitals (a headline's words are not acronyms).
         """
         if lexicon.generation != self._generation:  # the lexicon restarted: its rows are new
-            self.__init__()
-            self._generation = lexicon.generation
+            self._clear(lexicon.generation)
         done = len(self._codes)
         if len(lexicon) > done:
             words = lexicon.table[done : len(lexicon)]

@@ -395,20 +395,20 @@ class BioNER(PerceptronPipe):
             orths = [doc.to_array(ORTH) for doc in docs]
             defined = [definitions(doc, doc_orths) for doc, doc_orths in zip(docs, orths)]
         if family:
-            found = [mentions(doc, doc_defined, doc_orths) for doc, doc_defined, doc_orths in zip(docs, defined, orths)]
-            heads, starts = _laid_end_to_end_mentions(found, offsets)
+            defined_mentions = [mentions(doc, doc_defined, doc_orths) for doc, doc_defined, doc_orths in zip(docs, defined, orths)]
+            heads, starts = _laid_end_to_end_mentions(defined_mentions, offsets)
             if folds is None and label_defined:
                 short_form_heads, short_form_starts = heads, starts
         rows = self.lexicon.batch_rows(docs)
         if label_acronyms:
             codes, acronyms = self._initials(self.lexicon, rows)
             bounds = offsets.tolist()
-            placed = found if label_defined else [None] * len(docs)
-            found = [
+            placed = defined_mentions if label_defined else [None] * len(docs)
+            labelled_mentions = [
                 mentions(doc, undefined_acronyms(doc, doc_defined, codes[a:b], acronyms[a:b]), doc_orths, doc_placed)
                 for doc, doc_defined, doc_orths, doc_placed, a, b in zip(docs, defined, orths, placed, bounds, bounds[1:])
             ]
-            short_form_heads, short_form_starts = _laid_end_to_end_mentions(found, offsets)
+            short_form_heads, short_form_starts = _laid_end_to_end_mentions(labelled_mentions, offsets)
         memory = None
         if MEMORY_FAMILY in self.cfg["features"]:
             found = self.memory.match(docs, self.labels, folds)
