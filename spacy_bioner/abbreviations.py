@@ -51,24 +51,25 @@ def long_form(short: str, words: List[str]) -> int:
     """
     short = short.lower()
     limit = min(len(short) + 5, 2 * len(short))
-    for n_words in range(1, min(limit, len(words)) + 1):
-        candidate = " ".join(words[-n_words:]).lower()
-        if not candidate[:1].isalnum():
+    words = [word.lower() for word in words[len(words) - min(limit, len(words)) :]]
+    text = " ".join(words)
+    # Match the short form's letters and digits right to left, the first one
+    # where a word starts. The fewest words that hold the match start at the
+    # first letter's word: one pass over the longest candidate finds them.
+    position = len(text)
+    for i in range(len(short) - 1, -1, -1):
+        if not short[i].isalnum():
             continue
-        # Match the short form's letters and digits right to left.
-        position = len(candidate)
-        for i, char in enumerate(reversed(short)):
-            if not char.isalnum():
-                continue
-            first = i == len(short) - 1
-            position = candidate.rfind(char, 0, position)
-            while first and position > 0 and candidate[position - 1].isalnum():
-                position = candidate.rfind(char, 0, position)
-            if position < 0:
-                break
-        else:
-            if position == 0:  # the first letter opens the candidate's first word
-                return n_words
+        position = text.rfind(short[i], 0, position)
+        while i == 0 and position > 0 and text[position - 1].isalnum():
+            position = text.rfind(short[i], 0, position)
+        if position < 0:
+            return 0
+    start = 0
+    for n_words in range(len(words), 0, -1):  # the candidate's first token opens the long form
+        if start == position:
+            return n_words
+        start += len(words[len(words) - n_words]) + 1
     return 0
 
 

@@ -1,6 +1,7 @@
 import json
 import numpy
 import pytest
+from hypothesis import given, settings, strategies as st
 import spacy
 from spacy.tokens import Doc
 
@@ -26,6 +27,36 @@ WORDS = "Patients with atrial fibrillation ( AF ) and streptozotocin ( STZ ) dia
 ])
 def test_long_form(short, words, expected):
     assert long_form(short, words) == expected
+
+
+def reference_long_form(short, words):
+    """Schwartz & Hearst's search as written: each candidate of 1, 2, ... words in turn."""
+    short = short.lower()
+    limit = min(len(short) + 5, 2 * len(short))
+    for n_words in range(1, min(limit, len(words)) + 1):
+        candidate = " ".join(words[-n_words:]).lower()
+        if not candidate[:1].isalnum():
+            continue
+        position = len(candidate)
+        for i, char in enumerate(reversed(short)):
+            if not char.isalnum():
+                continue
+            position = candidate.rfind(char, 0, position)
+            while i == len(short) - 1 and position > 0 and candidate[position - 1].isalnum():
+                position = candidate.rfind(char, 0, position)
+            if position < 0:
+                break
+        else:
+            if position == 0:
+                return n_words
+    return 0
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.text(alphabet="abAB1-( ", min_size=1, max_size=6),
+       st.lists(st.text(alphabet="abAB1-' ", min_size=1, max_size=5), max_size=12))
+def test_long_form_is_the_candidate_search(short, words):
+    assert long_form(short, words) == reference_long_form(short, words)
 
 
 def short_forms(doc, found):
