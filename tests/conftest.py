@@ -53,11 +53,13 @@ def assert_clusters_carry_the_label(pipeline, family, label, unseen, others, tmp
     assert word_labels(spacy.load(tmp_path / "model"), expected) == expected
 
 
-def short_form_nlp(short_form_labels: bool = True, acronym_labels: bool = True, term: str = "atrial fibrillation"):
-    """A bioner whose long form (`term`, "atrial fibrillation") is a fixed entity from its
-    term list (gazetteer mode "ents") and whose tagger never saw its short form (AF)."""
+def short_form_nlp(short_form_labels: bool = True, acronym_labels: bool = True, term: str = "atrial fibrillation", features=None):
+    """A bioner (default features unless given) whose long form (`term`, "atrial fibrillation") is a
+    fixed entity from its term list (gazetteer mode "ents") and whose tagger never saw its short form (AF)."""
     nlp = spacy.blank("en")
     config = {"gazetteer": {"mode": "ents"}, "short_form_labels": short_form_labels, "acronym_labels": acronym_labels}
+    if features is not None:
+        config["features"] = features
     ner = nlp.add_pipe("bioner", config=config)
     ner.add_patterns([{"label": "DIS", "pattern": term}])
     text = f"Patients with {term} improved ."

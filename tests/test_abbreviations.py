@@ -238,8 +238,8 @@ def test_bioner_labels_short_forms_of_its_entities(tmp_path, short_form_labels):
 
 @pytest.mark.parametrize("acronym_labels", [True, False])
 def test_bioner_labels_undefined_acronyms_of_its_entities(tmp_path, acronym_labels):
-    # Without the abbreviations family, and with short_form_labels off: acronym_labels stands alone.
-    nlp = short_form_nlp(short_form_labels=False, acronym_labels=acronym_labels, term="chronic kidney disease")
+    # Without the abbreviations family and short_form_labels: acronym_labels stands alone.
+    nlp = short_form_nlp(short_form_labels=False, acronym_labels=acronym_labels, term="chronic kidney disease", features=["word", "window"])
     text = "Patients with chronic kidney disease improved . CKD was rare , unlike ( AB ) and CKDX ."
     expected = ["chronic kidney disease", "CKD"] if acronym_labels else ["chronic kidney disease"]
     assert [e.text for e in nlp(text).ents] == expected
