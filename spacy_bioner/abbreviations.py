@@ -42,6 +42,11 @@ def _is_short_form(text: str) -> bool:
     )
 
 
+def max_long_form_words(short: str) -> int:
+    """The most words a long form of `short` may have (Schwartz & Hearst)."""
+    return min(len(short) + 5, 2 * len(short))
+
+
 def long_form(short: str, words: List[str]) -> int:
     """How many of `words` (those just before the parenthesis, in order) make
     the long form of `short`; 0 if none does.
@@ -50,7 +55,7 @@ def long_form(short: str, words: List[str]) -> int:
     2
     """
     short = short.lower()
-    limit = min(len(short) + 5, 2 * len(short))
+    limit = max_long_form_words(short)
     words = [word.lower() for word in words[len(words) - min(limit, len(words)) :]]
     text = " ".join(words)
     # Match the short form's letters and digits right to left, the first one
@@ -102,7 +107,7 @@ def definitions(doc: Doc, orths: Optional[numpy.ndarray] = None) -> Dict[ShortFo
         short = "".join(strings[orth] for orth in key)
         if key in found or not _is_short_form(short):
             continue
-        start = max(int(starts[i - 1]), i - 2 * MAX_SHORT_FORM)
+        start = max(int(starts[i - 1]), i - max_long_form_words(short))  # the words long_form reads
         n_words = long_form(short, [strings[orth] for orth in orths[start:i].tolist()])
         if n_words:
             found[key] = (i - n_words, i)
