@@ -179,7 +179,9 @@ def undefined_acronyms(doc: Doc, defined: Dict[ShortForm, Definition], initials:
     for "IDDM"; hyphens are skipped, other punctuation ends a run).
 
     initials, acronyms: the doc's tokens' (see `Initials`). An acronym here
-    is one of those tokens of ASCII letters, up to MAX_SHORT_FORM, not among `defined`.
+    is one of those tokens of ASCII letters, up to MAX_SHORT_FORM, not among
+    `defined`; its long form holds no mention of it. Each acronym is looked
+    for once, however often the doc uses it (one search of the doc's initials).
     """
     found: Dict[ShortForm, Definition] = {}
     at = numpy.flatnonzero(acronyms).tolist()
@@ -188,17 +190,21 @@ def undefined_acronyms(doc: Doc, defined: Dict[ShortForm, Definition], initials:
     kept = initials != SKIPPED
     token_at = numpy.flatnonzero(kept)
     spelled = initials[kept].tobytes()
+    tried = set(defined)
     for i in at:
         token = doc[i]
         key = (token.orth,)
+        if key in tried:
+            continue
+        tried.add(key)
         letters = token.lower_
-        if key in defined or key in found or not (letters.isascii() and letters.isalpha()) or len(letters) > MAX_SHORT_FORM:
+        if not (letters.isascii() and letters.isalpha()) or len(letters) > MAX_SHORT_FORM:
             continue
         letters = letters.encode("ascii")
         start = spelled.find(letters)
         while start >= 0:
             first, last = int(token_at[start]), int(token_at[start + len(letters) - 1])
-            if not first <= i <= last:
+            if all(doc[j].orth != key[0] for j in range(first, last + 1)):
                 found[key] = (first, last + 1)
                 break
             start = spelled.find(letters, start + 1)

@@ -119,6 +119,7 @@ def test_undefined_acronyms_spell_the_initials_of_a_run_of_words():
     assert [UNDEFINED[i] for i in numpy.flatnonzero(starts)] == ["IDDM", "IDDM"]
     assert set(heads[starts].tolist()) == {UNDEFINED.index("mellitus")}
     assert undefined(["IDDM"])[1] == {}
+    assert undefined("IDDM does damage mostly .".split())[1] == {}  # the only run holds the acronym itself
 
 
 HYPHENATED = ("Schwartz - Jampel syndrome ( SJS ; chondrodystrophic myotonia ) and hyperparathyroidism - jaw tumor "
