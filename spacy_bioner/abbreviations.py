@@ -231,20 +231,25 @@ def mentions(doc: Doc, found: Dict[ShortForm, Definition], orths: Optional[numpy
         heads, starts = numpy.full(len(doc), -1, dtype=numpy.int64), numpy.zeros(len(doc), dtype=numpy.bool_)
     else:
         heads, starts = placed[0].copy(), placed[1].copy()
-    if found:
-        orths = doc.to_array(ORTH) if orths is None else orths
-        for key, (_, end) in sorted(found.items(), key=lambda item: -len(item[0])):
-            at = numpy.flatnonzero(orths[: len(orths) - len(key) + 1] == key[0])
-            for offset in range(1, len(key)):
-                at = at[orths[at + offset] == key[offset]]
-            if len(key) == 1:  # one token: its occurrences cannot overlap one another
-                at = at[heads[at] < 0]
-                starts[at], heads[at] = True, end - 1
-                continue
-            for start in at.tolist():  # in order, so a repeat overlapping the previous one is left out
-                if (heads[start : start + len(key)] < 0).all():
-                    starts[start] = True
-                    heads[start : start + len(key)] = end - 1
+    if not found:
+        return heads, starts
+    orths = doc.to_array(ORTH) if orths is None else orths
+    for key, (_, end) in sorted(((key, span) for key, span in found.items() if len(key) > 1), key=lambda item: -len(item[0])):
+        at = numpy.flatnonzero(orths[: len(orths) - len(key) + 1] == key[0])
+        for offset in range(1, len(key)):
+            at = at[orths[at + offset] == key[offset]]
+        for start in at.tolist():  # in order, so a repeat overlapping the previous one is left out
+            if (heads[start : start + len(key)] < 0).all():
+                starts[start] = True
+                heads[start : start + len(key)] = end - 1
+    # One-token short forms last, all at once (a long doc may define thousands):
+    # their occurrences cannot overlap one another.
+    single = sorted((key[0], end - 1) for key, (_, end) in found.items() if len(key) == 1)
+    if single:
+        keys, key_heads = (numpy.array(column, dtype=dtype) for column, dtype in zip(zip(*single), (numpy.uint64, numpy.int64)))
+        which = numpy.minimum(numpy.searchsorted(keys, orths), len(keys) - 1)
+        at = numpy.flatnonzero((keys[which] == orths) & (heads < 0))
+        starts[at], heads[at] = True, key_heads[which[at]]
     return heads, starts
 
 

@@ -122,6 +122,30 @@ def test_undefined_acronyms_spell_the_initials_of_a_run_of_words():
     assert undefined("IDDM does damage mostly .".split())[1] == {}  # the only run holds the acronym itself
 
 
+VOCAB = spacy.blank("en").vocab
+
+
+def reference_mentions(orths, found):
+    """mentions() as first written: every short form in turn, longest first."""
+    heads, starts = numpy.full(len(orths), -1, dtype=numpy.int64), numpy.zeros(len(orths), dtype=numpy.bool_)
+    for key, (_, end) in sorted(found.items(), key=lambda item: -len(item[0])):
+        for start in range(len(orths) - len(key) + 1):
+            if tuple(orths[start : start + len(key)].tolist()) == key and (heads[start : start + len(key)] < 0).all():
+                starts[start] = True
+                heads[start : start + len(key)] = end - 1
+    return heads, starts
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from("a b c d -".split()), min_size=1, max_size=30),
+       st.lists(st.lists(st.sampled_from("a b c d -".split()), min_size=1, max_size=3), max_size=4))
+def test_mentions_place_every_short_form_as_written(words, keys):
+    doc = Doc(VOCAB, words=words)
+    orths = doc.to_array("ORTH")
+    found = {tuple(doc.vocab.strings[w] for w in key): (0, i + 1) for i, key in enumerate(keys)}
+    assert [a.tolist() for a in mentions(doc, found)] == [a.tolist() for a in reference_mentions(orths, found)]
+
+
 HYPHENATED = ("Schwartz - Jampel syndrome ( SJS ; chondrodystrophic myotonia ) and hyperparathyroidism - jaw tumor "
               "( HPT - JT ) . HPT - JT and SJS differ from HPT ; the ( A - B - C - D ) is not one").split()
 
