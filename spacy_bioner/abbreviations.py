@@ -246,7 +246,8 @@ def mentions(doc: Doc, found: Dict[ShortForm, Definition], orths: Optional[numpy
     # their occurrences cannot overlap one another.
     single = sorted((key[0], end - 1) for key, (_, end) in found.items() if len(key) == 1)
     if single:
-        keys, key_heads = (numpy.array(column, dtype=dtype) for column, dtype in zip(zip(*single), (numpy.uint64, numpy.int64)))
+        keys = numpy.array([orth for orth, _ in single], dtype=numpy.uint64)
+        key_heads = numpy.array([head for _, head in single], dtype=numpy.int64)
         which = numpy.minimum(numpy.searchsorted(keys, orths), len(keys) - 1)
         at = numpy.flatnonzero((keys[which] == orths) & (heads < 0))
         starts[at], heads[at] = True, key_heads[which[at]]
