@@ -2,8 +2,8 @@
 
 For each entity: at each of its tokens, the features that pushed hardest
 toward the tag it got (their averaged weights for that tag) and the
-transition from the previous tag; a tag that `short_form_labels` or
-`acronym_labels` gave, not the tagger, says which. For each term-list match that did not
+transition from the previous tag; a tag that `short_form_labels`,
+`acronym_labels` or `person_labels` gave, not the tagger, says which. For each term-list match that did not
 become an entity: how much better the chosen tags scored than the best
 sequence that takes the match.
 """
@@ -78,7 +78,9 @@ def explain(ner: BioNER, doc: Doc, top: int = 5) -> Dict[str, list]:
                 "text": doc[i].text, "tag": ner.scheme.tags[tag], "features": weights,
                 "transition": ["<start>" if i == 0 else ner.scheme.tags[previous], float(transition[previous, tag])],
             }
-            if tag != int(decoded.best_path[i]):  # not the tagger's choice: a short form took its long form's type
+            if tag != int(decoded.short_forms_path[i]):  # not the tagger's choice: a lone surname took its full name's label
+                token["rule"] = "person_labels"
+            elif tag != int(decoded.best_path[i]):  # a short form took its long form's type
                 defined = layout.abbreviation_heads is not None and layout.abbreviation_heads[i] >= 0
                 token["rule"] = "short_form_labels" if defined else "acronym_labels"
             tokens.append(token)

@@ -33,6 +33,7 @@ from .memory import EntityMemory, fold
 from .perceptron import DROPPED, AveragedPerceptron
 from .perceptron_pipe import PerceptronPipe
 from .schemes import TagScheme
+from .surnames import label_surnames
 from .templates import (
     TEMPLATES_VERSION, ABBREVIATION_FAMILY, CLUSTERS_FAMILY, COLUMNS, DEFAULT_FAMILIES, DOCUMENT_FAMILY, HISTORY_FAMILY, MEMORY_FAMILY, N_ATTRIBUTES,
     VECTORS_FAMILY,
@@ -58,6 +59,7 @@ DEFAULT_BIONER_CONFIG = {
     "entity_bias": 0.0,
     "short_form_labels": True,
     "acronym_labels": True,
+    "person_labels": ["PER", "PERSON", "person"],
     "confidence": False,
     "temperature": 1.0,
     "alternatives": 0,
@@ -94,6 +96,7 @@ def make_bioner(
     entity_bias: float,
     short_form_labels: bool,
     acronym_labels: bool,
+    person_labels: List[str],
     confidence: bool,
     temperature: float,
     alternatives: int,
@@ -130,6 +133,11 @@ def make_bioner(
         elsewhere in the doc ("insulin - dependent diabetes mellitus") that
         ends an entity (see abbreviations.undefined_acronyms); with or without
         the `abbreviations` family.
+    person_labels (List[str]): The labels that name people. A word that ends
+        an entity of one of them of two words or more ("MaliVai Washington")
+        takes its label where the same doc uses it alone, as a one-word entity
+        of another type or untagged ("Washington won"; see
+        surnames.label_surnames). An empty list turns this off.
     confidence (bool): Also give each entity its probability (forward-backward,
         see marginals.pyx) in `doc.spans[name]`, spancat-style `attrs["scores"]`;
         makes tagging 2-3x slower (CoNLL dev: 671k vs 1.57M tokens/s at a fitted
@@ -166,6 +174,7 @@ def make_bioner(
         entity_bias=entity_bias,
         short_form_labels=short_form_labels,
         acronym_labels=acronym_labels,
+        person_labels=person_labels,
         confidence=confidence,
         temperature=temperature,
         alternatives=alternatives,
@@ -219,6 +228,7 @@ class BioNER(PerceptronPipe):
         entity_bias: float = 0.0,
         short_form_labels: bool = True,
         acronym_labels: bool = True,
+        person_labels: Sequence[str] = ("PER", "PERSON", "person"),
         confidence: bool = False,
         temperature: float = 1.0,
         alternatives: int = 0,
@@ -244,6 +254,8 @@ class BioNER(PerceptronPipe):
             raise ValueError(f"temperature must be positive, got {temperature!r}")
         if not (isinstance(alternatives, int) and alternatives >= 0 and 0 < alternatives_threshold <= 1):
             raise ValueError(f"alternatives must be an int >= 0 and alternatives_threshold in (0, 1], got {alternatives!r}, {alternatives_threshold!r}")
+        if isinstance(person_labels, str) or not all(isinstance(label, str) for label in person_labels):
+            raise ValueError(f"person_labels must be a list of labels, got {person_labels!r}")
         self.cfg = {
             "scheme": scheme,
             "n_buckets": n_buckets,
@@ -257,6 +269,7 @@ class BioNER(PerceptronPipe):
             "entity_bias": float(entity_bias),
             "short_form_labels": bool(short_form_labels),
             "acronym_labels": bool(acronym_labels),
+            "person_labels": list(person_labels),
             "confidence": bool(confidence),
             "temperature": float(temperature),
             "alternatives": alternatives,
@@ -569,10 +582,12 @@ class BioNER(PerceptronPipe):
             # scores are the first's plus the weights of those alone.
             scores += self.model.scores(self._history(layout, first_pass), averaged=True)
             tags = self._decode(scores, allowed, layout.offsets, averaged=True)
-        best_path = tags
+        best_path = short_forms_path = tags
         if layout.short_form_heads is not None:
-            tags = label_short_forms(tags, layout.short_form_heads, layout.short_form_starts, self.scheme, allowed)
-        return Decoded(matches, presets, layout, scores, allowed, tags, first_pass, best_path)
+            tags = short_forms_path = label_short_forms(tags, layout.short_form_heads, layout.short_form_starts, self.scheme, allowed)
+        person_ids = [i for i, label in enumerate(self.labels) if label in self.cfg["person_labels"]]
+        tags = label_surnames(docs, tags, layout.offsets, self.scheme, person_ids, allowed)
+        return Decoded(matches, presets, layout, scores, allowed, tags, first_pass, best_path, short_forms_path)
 
     def _entity_probabilities(self, decoded: "Decoded", temperature: Optional[float] = None) -> List[List[Tuple[int, int, int, float]]]:
         """Each doc's decoded entities (start, end, label, probability), at the given or the model's temperature."""
@@ -797,9 +812,10 @@ class BioNER(PerceptronPipe):
         for key in ("trainer", "learning_rate", "l2", "entity_bias", "confidence", "temperature", "alternatives", "alternatives_threshold"):  # newer: defaults for older models
             if isinstance(cfg, dict):
                 cfg.setdefault(key, DEFAULT_BIONER_CONFIG[key])
-        if isinstance(cfg, dict):  # models saved before short_form_labels or acronym_labels keep their output
+        if isinstance(cfg, dict):  # models saved before short_form_labels, acronym_labels or person_labels keep their output
             cfg.setdefault("short_form_labels", False)
             cfg.setdefault("acronym_labels", False)
+            cfg.setdefault("person_labels", [])
         serialize.check_cfg(cfg, where)
         n_tags = len(TagScheme(cfg["scheme"], cfg["labels"]).tags)
         serialize.check_array(arrays, "emission", (cfg["n_buckets"], n_tags), where)
@@ -857,6 +873,7 @@ class Decoded(NamedTuple):
     tags: numpy.ndarray
     first_pass: numpy.ndarray  # the tags the history features were made from (= tags without history)
     best_path: numpy.ndarray  # the last Viterbi pass's tags: `tags` before short_form_labels
+    short_forms_path: numpy.ndarray  # `tags` before person_labels
 
 
 def _has_memory(cfg) -> bool:

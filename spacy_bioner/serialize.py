@@ -26,6 +26,7 @@ CFG_KEYS = {
     "entity_bias": float,
     "short_form_labels": bool,
     "acronym_labels": bool,
+    "person_labels": list,
     "confidence": bool,
     "temperature": float,
     "alternatives": int,
@@ -70,8 +71,9 @@ def check_cfg(cfg: dict, where: str) -> None:
         raise ModelFileError(f"Bad config in {where}: unknown feature families {unknown}.")
     if not cfg["temperature"] > 0:
         raise ModelFileError(f"Bad config in {where}: temperature must be positive, got {cfg['temperature']!r}.")
-    if not all(isinstance(label, str) and label for label in cfg["labels"]):
-        raise ModelFileError(f"Bad config in {where}: labels must be non-empty strings.")
+    for key in ("labels", "person_labels"):
+        if not all(isinstance(label, str) and label for label in cfg[key]):
+            raise ModelFileError(f"Bad config in {where}: {key} must be non-empty strings.")
 
 
 def check_keys(cfg: dict, keys: Dict[str, type], where: str) -> None:

@@ -1,0 +1,92 @@
+"""person_labels: a surname alone takes the label of the person the doc named in full."""
+import numpy
+import pytest
+import spacy
+
+from spacy_bioner.explain import explain
+from spacy_bioner.schemes import TagScheme
+from spacy_bioner.surnames import label_surnames
+
+from conftest import train_nlp
+
+LABELS = ["LOC", "PER"]
+PER = [1]
+
+
+def relabelled(texts, entities, scheme_name="BILOU", person_ids=PER, allowed=None):
+    """The entities of each text after label_surnames, from `entities` (token spans and labels) per text."""
+    nlp = spacy.blank("en")
+    scheme = TagScheme(scheme_name, LABELS)
+    docs = [nlp.make_doc(text) for text in texts]
+    tags = numpy.concatenate([
+        scheme.from_spans([(start, end, LABELS.index(label)) for start, end, label in doc_entities], len(doc))
+        for doc, doc_entities in zip(docs, entities)
+    ]).astype(numpy.int32)
+    offsets = numpy.cumsum([0] + [len(doc) for doc in docs])
+    if allowed is None:
+        allowed = numpy.ones((len(tags), len(scheme.tags)), dtype=bool)
+    new_tags = label_surnames(docs, tags, offsets, scheme, person_ids, allowed)
+    return [
+        [(doc[start:end].text, LABELS[label]) for start, end, label in scheme.to_spans(new_tags[a:b])]
+        for doc, a, b in zip(docs, offsets.tolist(), offsets[1:].tolist())
+    ]
+
+
+@pytest.mark.parametrize("scheme_name", ["BILOU", "BIO"])
+def test_a_lone_surname_takes_the_full_names_label(scheme_name):
+    text = "MaliVai Washington beat Jordan in Washington . Washington won , and Washington said so ."
+    entities = [(0, 2, "PER"), (3, 4, "PER"), (5, 6, "LOC"), (7, 8, "LOC")]
+    assert relabelled([text], [entities], scheme_name) == [[
+        ("MaliVai Washington", "PER"), ("Jordan", "PER"), ("Washington", "PER"), ("Washington", "PER"), ("Washington", "PER"),
+    ]]
+
+
+def test_untagged_surnames_beside_capitalized_or_tagged_words_stay_untagged():
+    text = "Michael King met King Hussein . The King Center and King said ."
+    entities = [(0, 2, "PER"), (4, 5, "PER")]
+    assert relabelled([text], [entities]) == [[("Michael King", "PER"), ("Hussein", "PER"), ("King", "PER")]]
+
+
+def test_other_docs_capitals_and_numerals_are_not_surnames():
+    texts = ["MaliVai Washington won .", "Washington is a city .", "Baudouin I ruled . I said so .", "Bill CLINTON spoke . CLINTON left ."]
+    entities = [[(0, 2, "PER")], [(0, 1, "LOC")], [(0, 2, "PER")], [(0, 2, "PER")]]
+    assert relabelled(texts, entities) == [
+        [("MaliVai Washington", "PER")], [("Washington", "LOC")], [("Baudouin I", "PER")], [("Bill CLINTON", "PER")],
+    ]
+
+
+def test_longer_entities_presets_and_other_labels_are_kept():
+    text = "Ann Jordan flew to Jordan Valley . Jordan won ."
+    entities = [(0, 2, "PER"), (4, 6, "LOC"), (7, 8, "LOC")]
+    allowed = numpy.ones((10, len(TagScheme("BILOU", LABELS).tags)), dtype=bool)
+    allowed[7] = False
+    allowed[7, TagScheme("BILOU", LABELS).tag_id("U", 0)] = True  # a preset LOC
+    assert relabelled([text], [entities], allowed=allowed) == [[("Ann Jordan", "PER"), ("Jordan Valley", "LOC"), ("Jordan", "LOC")]]
+    assert relabelled([text], [entities], person_ids=[]) == [[("Ann Jordan", "PER"), ("Jordan Valley", "LOC"), ("Jordan", "LOC")]]
+
+
+def washington_nlp(person_labels=("PER",)):
+    """A bioner that knows "Washington" alone as a place, with "MaliVai Washington" a fixed person from its term list."""
+    nlp = spacy.blank("en")
+    ner = nlp.add_pipe("bioner", config={"gazetteer": {"mode": "ents"}, "person_labels": list(person_labels)})
+    ner.add_patterns([{"label": "PER", "pattern": "MaliVai Washington"}])
+    data = [("Washington is cold .", [(0, 10, "LOC")]), ("They flew to Washington .", [(13, 23, "LOC")]), ("Ann Lee won .", [(0, 7, "PER")])]
+    return train_nlp(data=data, epochs=10, nlp=nlp)
+
+
+TEXT = "MaliVai Washington won the final . Washington is cold ."
+
+
+def test_the_component_labels_lone_surnames_and_explain_says_so(tmp_path):
+    assert [(e.text, e.label_) for e in washington_nlp(())(TEXT).ents] == [("MaliVai Washington", "PER"), ("Washington", "LOC")]
+    nlp = washington_nlp()
+    assert [(e.text, e.label_) for e in nlp(TEXT).ents] == [("MaliVai Washington", "PER"), ("Washington", "PER")]
+    result = explain(nlp.get_pipe("bioner"), nlp.make_doc(TEXT))
+    assert [token.get("rule") for token in result["entities"][1]["tokens"]] == ["person_labels"]
+    nlp.to_disk(tmp_path / "model")
+    assert [(e.text, e.label_) for e in spacy.load(tmp_path / "model")(TEXT).ents] == [("MaliVai Washington", "PER"), ("Washington", "PER")]
+
+
+def test_person_labels_must_be_a_list_of_labels():
+    with pytest.raises(ValueError, match="person_labels"):
+        spacy.blank("en").add_pipe("bioner", config={"person_labels": "PER"})
