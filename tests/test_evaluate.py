@@ -10,12 +10,13 @@ from spacy_bioner.evaluate import report
 
 from conftest import TRAIN_DATA, train_nlp
 
-# Gold docs the tiny model gets partly wrong: unseen names, a firm it may take for a person.
+# Gold docs the tiny model gets partly wrong: unseen names, a firm it may take for a person, names in lowercase.
 GOLD = [
     ("Alice Smith lives in Paris .", [("B-PER", 0), ("I-PER", 1), ("B-LOC", 4)]),
     ("Dora Quinn works at Acme Corp in Berlin", [("B-PER", 0), ("I-PER", 1), ("B-ORG", 4), ("I-ORG", 5), ("B-LOC", 7)]),
     ("Zed Corp hired Carol Jones in Oslo", [("B-ORG", 0), ("I-ORG", 1), ("B-PER", 3), ("I-PER", 4), ("B-LOC", 6)]),
     ("Nothing happened in Lima today .", [("B-LOC", 3)]),
+    ("acme corp hired bob in lima", [("B-ORG", 0), ("I-ORG", 1), ("B-PER", 3), ("B-LOC", 5)]),
 ]
 
 
