@@ -140,8 +140,8 @@ def make_bioner(
         surnames.label_surnames). An empty list turns this off.
     confidence (bool): Also give each entity its probability (forward-backward,
         see marginals.pyx) in `doc.spans[name]`, spancat-style `attrs["scores"]`;
-        makes tagging 2-3x slower (CoNLL dev: 671k vs 1.57M tokens/s at a fitted
-        temperature, 501k at T = 1).
+        slows tagging (BC5CDR dev, session 12: 1.17M vs 1.87M tokens/s at the
+        fitted temperature, 991k at T = 1).
     temperature (float): Divides the scores before they become probabilities;
         fitted on held-out data by `bioner calibrate`.
     alternatives (int): Per doc, up to this many other spans (not the decoded
