@@ -586,7 +586,7 @@ class BioNER(PerceptronPipe):
         if layout.short_form_heads is not None:
             tags = short_forms_path = label_short_forms(tags, layout.short_form_heads, layout.short_form_starts, self.scheme, allowed)
         person_ids = [i for i, label in enumerate(self.labels) if label in self.cfg["person_labels"]]
-        tags = label_surnames(docs, tags, layout.offsets, self.scheme, person_ids, allowed)
+        tags = label_surnames(docs, tags, layout.offsets, layout.rows, self.scheme, person_ids, allowed)
         return Decoded(matches, presets, layout, scores, allowed, tags, first_pass, best_path, short_forms_path)
 
     def _entity_probabilities(self, decoded: "Decoded", temperature: Optional[float] = None) -> List[List[Tuple[int, int, int, float]]]:

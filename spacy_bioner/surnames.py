@@ -12,17 +12,17 @@ the one-sense-per-document reading of names (Mikheev, Moens & Grover 1999).
 from typing import List, Sequence
 
 import numpy
-from spacy.attrs import ORTH
 from spacy.tokens import Doc
 
 
-def label_surnames(docs: List[Doc], tags: numpy.ndarray, offsets: numpy.ndarray, scheme, person_ids: Sequence[int],
-                   allowed: numpy.ndarray) -> numpy.ndarray:
+def label_surnames(docs: List[Doc], tags: numpy.ndarray, offsets: numpy.ndarray, words: numpy.ndarray, scheme,
+                   person_ids: Sequence[int], allowed: numpy.ndarray) -> numpy.ndarray:
     """Tags in which every lone use of a surname the doc gives in full is a person entity.
 
     docs: The docs whose tags are laid end to end in `tags`.
     tags (int32[n]): Tag ids, as decoded.
     offsets (int64[n_docs + 1]): Where each doc starts in `tags`, and the end.
+    words (int32[n]): An id per token, equal for equal word forms (the lexicon rows).
     scheme (TagScheme): The tag ids' scheme.
     person_ids: The labels (indices into scheme.labels) that name people.
     allowed (bool[n, n_tags]): The tags each token may take (presets, spaces).
@@ -30,37 +30,46 @@ def label_surnames(docs: List[Doc], tags: numpy.ndarray, offsets: numpy.ndarray,
     if not len(tags) or not len(person_ids):
         return tags
     continuing = scheme.continuing()
-    n_moves = len(scheme.moves)
-    labels = numpy.where(tags > 0, (tags - 1) // n_moves, -1)
+    tag_labels = numpy.array([-1] + [scheme.label_of(tag) for tag in range(1, len(scheme.tags))])
+    is_person = numpy.isin(tag_labels, person_ids)[tags]
     ends = (tags > 0) & ~continuing[numpy.append(tags[1:], 0)]
-    full_name_ends = numpy.flatnonzero(ends & continuing[tags] & numpy.isin(labels, person_ids))
+    full_name_ends = numpy.flatnonzero(ends & continuing[tags] & is_person)
     if not len(full_name_ends):
         return tags
-    decoded, tags = tags, tags.copy()
-    one_word = ends & ~continuing[decoded]
+    # Where a full name's last word recurs in the same doc, untagged or as a one-word entity of another label.
+    width = int(words.max()) + 1
+    full_name_keys = numpy.unique(_doc_numbers(offsets, full_name_ends) * width + words[full_name_ends])
+    surname_words = numpy.zeros(width, dtype=bool)
+    surname_words[words[full_name_ends]] = True
+    open_to_relabel = (tags == 0) | (ends & ~continuing[tags] & ~is_person)
+    candidates = numpy.flatnonzero(surname_words[words] & open_to_relabel)
+    candidates = candidates[numpy.isin(_doc_numbers(offsets, candidates) * width + words[candidates], full_name_keys)]
+    if not len(candidates):
+        return tags
+    # The label of each (doc, word) that ends a full name: the first such name's.
+    name_labels = {}
+    for i, d in zip(full_name_ends.tolist(), _doc_numbers(offsets, full_name_ends).tolist()):
+        name_labels.setdefault((d, int(words[i])), int(tag_labels[tags[i]]))
     unit_tags = [scheme.from_spans([(0, 1, label)], 1)[0] for label in range(len(scheme.labels))]
-    starts = offsets[:-1]
-    for d in numpy.unique(numpy.searchsorted(offsets, full_name_ends, side="right") - 1).tolist():
-        doc, start = docs[d], int(starts[d])
-        surnames = {}
-        for i in full_name_ends[(full_name_ends >= start) & (full_name_ends < start + len(doc))].tolist():
-            token = doc[i - start]
-            if _is_name(token.text):
-                surnames.setdefault(token.orth, int(labels[i]))
-        if not surnames:
+    names = {}  # word -> whether it is a name
+    new_tags = tags.copy()
+    for i, d in zip(candidates.tolist(), _doc_numbers(offsets, candidates).tolist()):
+        doc, j, word = docs[d], i - int(offsets[d]), int(words[i])
+        if word not in names:
+            names[word] = _is_name(doc[j].text)
+        if not names[word]:
             continue
-        orths = doc.to_array(ORTH)
-        for j in numpy.flatnonzero(numpy.isin(orths, list(surnames))).tolist():
-            i = start + j
-            if decoded[i] == 0:
-                if not (_free(doc, decoded, start, j - 1) and _free(doc, decoded, start, j + 1)):
-                    continue
-            elif not one_word[i] or labels[i] in person_ids:
-                continue
-            new_tag = unit_tags[surnames[int(orths[j])]]
-            if allowed[i, new_tag]:
-                tags[i] = new_tag
-    return tags
+        if tags[i] == 0 and not (_free(doc, tags, i - 1, j - 1) and _free(doc, tags, i + 1, j + 1)):
+            continue
+        new_tag = unit_tags[name_labels[(d, word)]]
+        if allowed[i, new_tag]:
+            new_tags[i] = new_tag
+    return new_tags
+
+
+def _doc_numbers(offsets: numpy.ndarray, positions: numpy.ndarray) -> numpy.ndarray:
+    """The doc each batch position falls in."""
+    return numpy.searchsorted(offsets, positions, side="right") - 1
 
 
 def _is_name(text: str) -> bool:
@@ -68,6 +77,7 @@ def _is_name(text: str) -> bool:
     return text[:1].isupper() and any(c.islower() for c in text) and text.replace("'", "").replace("-", "").isalpha()
 
 
-def _free(doc: Doc, tags: numpy.ndarray, start: int, j: int) -> bool:
-    """Whether the doc's token j (if any) is untagged and not capitalized: a lone surname may stand beside it."""
-    return not 0 <= j < len(doc) or (tags[start + j] == 0 and not doc[j].text[:1].isupper())
+def _free(doc: Doc, tags: numpy.ndarray, i: int, j: int) -> bool:
+    """Whether the doc's token j, the batch's token i, is untagged and not capitalized (or is past
+    the doc's edge): a lone surname may stand beside it."""
+    return not 0 <= j < len(doc) or (tags[i] == 0 and not doc[j].text[:1].isupper())

@@ -2,6 +2,9 @@
 import numpy
 import pytest
 import spacy
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from spacy.tokens import Doc
 
 from spacy_bioner.explain import explain
 from spacy_bioner.schemes import TagScheme
@@ -25,7 +28,9 @@ def relabelled(texts, entities, scheme_name="BILOU", person_ids=PER, allowed=Non
     offsets = numpy.cumsum([0] + [len(doc) for doc in docs])
     if allowed is None:
         allowed = numpy.ones((len(tags), len(scheme.tags)), dtype=bool)
-    new_tags = label_surnames(docs, tags, offsets, scheme, person_ids, allowed)
+    ids = {}
+    words = numpy.array([ids.setdefault(token.text, len(ids)) for doc in docs for token in doc], dtype=numpy.int32)
+    new_tags = label_surnames(docs, tags, offsets, words, scheme, person_ids, allowed)
     return [
         [(doc[start:end].text, LABELS[label]) for start, end, label in scheme.to_spans(new_tags[a:b])]
         for doc, a, b in zip(docs, offsets.tolist(), offsets[1:].tolist())
@@ -90,3 +95,63 @@ def test_the_component_labels_lone_surnames_and_explain_says_so(tmp_path):
 def test_person_labels_must_be_a_list_of_labels():
     with pytest.raises(ValueError, match="person_labels"):
         spacy.blank("en").add_pipe("bioner", config={"person_labels": "PER"})
+
+
+VOCAB = spacy.blank("en").vocab
+SURNAMES = ["Jordan", "O'Neill", "I", "CLINTON"]  # two names, a numeral, a word in capitals
+OTHERS = ["said", "the", ".", "Ann", "Paris"]
+
+
+def reference(doc_words, doc_entities, person_ids):
+    """label_surnames, one doc and one word at a time."""
+    is_name = lambda w: w[:1].isupper() and any(c.islower() for c in w) and w.replace("'", "").isalpha()
+    surnames = {}
+    for start, end, label in sorted(doc_entities):
+        if label in person_ids and end - start >= 2 and is_name(doc_words[end - 1]):
+            surnames.setdefault(doc_words[end - 1], label)
+    tagged = {i for start, end, _ in doc_entities for i in range(start, end)}
+    free = lambda j: not 0 <= j < len(doc_words) or (j not in tagged and not doc_words[j][:1].isupper())
+    result = []
+    for start, end, label in doc_entities:
+        one_word_other = end - start == 1 and label not in person_ids
+        result.append((start, end, surnames[doc_words[start]] if one_word_other and doc_words[start] in surnames else label))
+    for j, word in enumerate(doc_words):
+        if j not in tagged and word in surnames and free(j - 1) and free(j + 1):
+            result.append((j, j + 1, surnames[word]))
+    return sorted(result)
+
+
+@st.composite
+def batches(draw):
+    """Docs of full names, lone surnames (untagged or entities of any label) and other words."""
+    docs = []
+    for _ in range(draw(st.integers(1, 4))):
+        words, entities = [], []
+        for _ in range(draw(st.integers(1, 8))):
+            kind, word = draw(st.sampled_from(["full", "lone", "entity", "other"])), draw(st.sampled_from(SURNAMES))
+            if kind == "full":
+                entities.append((len(words), len(words) + 2, draw(st.sampled_from([0, 1, 1]))))
+                words += [draw(st.sampled_from(["Ann", "Bo"])), word]
+            elif kind == "entity":
+                entities.append((len(words), len(words) + 1, draw(st.integers(0, 2))))
+                words.append(word)
+            else:
+                words.append(word if kind == "lone" else draw(st.sampled_from(OTHERS)))
+        docs.append((words, entities))
+    return docs
+
+
+@settings(max_examples=500, deadline=None)
+@given(batches(), st.sampled_from(["BILOU", "BIO"]))
+def test_label_surnames_agrees_with_a_doc_at_a_time_reference(docs, scheme_name):
+    labels, person_ids = ["LOC", "PER", "ORG"], [1]
+    scheme = TagScheme(scheme_name, labels)
+    spacy_docs = [Doc(VOCAB, words=words) for words, _ in docs]
+    tags = numpy.concatenate([scheme.from_spans(entities, len(words)) for words, entities in docs]).astype(numpy.int32)
+    offsets = numpy.cumsum([0] + [len(words) for words, _ in docs])
+    ids = {}
+    words = numpy.array([ids.setdefault(w, len(ids)) for doc_words, _ in docs for w in doc_words], dtype=numpy.int32)
+    allowed = numpy.ones((len(tags), len(scheme.tags)), dtype=bool)
+    new_tags = label_surnames(spacy_docs, tags, offsets, words, scheme, person_ids, allowed)
+    for (doc_words, entities), a, b in zip(docs, offsets.tolist(), offsets[1:].tolist()):
+        assert sorted(scheme.to_spans(new_tags[a:b])) == reference(doc_words, entities, person_ids)
