@@ -254,8 +254,8 @@ class BioNER(PerceptronPipe):
             raise ValueError(f"temperature must be positive, got {temperature!r}")
         if not (isinstance(alternatives, int) and alternatives >= 0 and 0 < alternatives_threshold <= 1):
             raise ValueError(f"alternatives must be an int >= 0 and alternatives_threshold in (0, 1], got {alternatives!r}, {alternatives_threshold!r}")
-        if isinstance(person_labels, str) or not all(isinstance(label, str) for label in person_labels):
-            raise ValueError(f"person_labels must be a list of labels, got {person_labels!r}")
+        if isinstance(person_labels, str) or not all(isinstance(label, str) and label for label in person_labels):
+            raise ValueError(f"person_labels must be a list of labels (non-empty strings), got {person_labels!r}")
         self.cfg = {
             "scheme": scheme,
             "n_buckets": n_buckets,

@@ -1,4 +1,6 @@
 """person_labels: a surname alone takes the label of the person the doc named in full."""
+import json
+
 import numpy
 import pytest
 import spacy
@@ -92,9 +94,21 @@ def test_the_component_labels_lone_surnames_and_explain_says_so(tmp_path):
     assert [(e.text, e.label_) for e in spacy.load(tmp_path / "model")(TEXT).ents] == [("MaliVai Washington", "PER"), ("Washington", "PER")]
 
 
-def test_person_labels_must_be_a_list_of_labels():
+def test_models_saved_before_person_labels_keep_their_output(tmp_path):
+    washington_nlp().to_disk(tmp_path)
+    cfg_path = tmp_path / "bioner" / "cfg"
+    cfg = json.loads(cfg_path.read_text(encoding="utf8"))
+    del cfg["person_labels"]
+    cfg_path.write_text(json.dumps(cfg), encoding="utf8")
+    nlp = spacy.load(tmp_path)
+    assert nlp.get_pipe("bioner").cfg["person_labels"] == []
+    assert [(e.text, e.label_) for e in nlp(TEXT).ents] == [("MaliVai Washington", "PER"), ("Washington", "LOC")]
+
+
+@pytest.mark.parametrize("person_labels", ["PER", ["PER", ""], ["PER", 3]])
+def test_person_labels_must_be_a_list_of_labels(person_labels):
     with pytest.raises(ValueError, match="person_labels"):
-        spacy.blank("en").add_pipe("bioner", config={"person_labels": "PER"})
+        spacy.blank("en").add_pipe("bioner", config={"person_labels": person_labels})
 
 
 VOCAB = spacy.blank("en").vocab
