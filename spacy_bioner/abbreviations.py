@@ -286,8 +286,7 @@ def label_short_forms(tags: numpy.ndarray, heads: numpy.ndarray, starts: numpy.n
     first, last, labels = first[keep], last[keep], (tags[long_heads[keep]] - 1) // len(scheme.moves)
     # Untagged tokens are followed by no continuing tag, so an entity fits wherever its tokens may take it.
     one_word = last - first == 1
-    word_tags = numpy.array([scheme.from_spans([(0, 1, label)], 1)[0] for label in range(len(scheme.labels))], dtype=numpy.int32)
-    at, new_tags = first[one_word], word_tags[labels[one_word]]
+    at, new_tags = first[one_word], scheme.one_word_tags()[labels[one_word]]
     fits = allowed[at, new_tags].astype(bool)
     tags[at[fits]] = new_tags[fits]
     for start, end, label in zip(first[~one_word].tolist(), last[~one_word].tolist(), labels[~one_word].tolist()):

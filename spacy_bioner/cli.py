@@ -273,6 +273,14 @@ def calibrate_cli(
     )
 
 
+# What each rule after decoding gave a tag from (explain's "rule")
+RULE_REASONS = {
+    "short_form_labels": "its long form's type",
+    "acronym_labels": "its long form's type",
+    "person_labels": "its full name's label",
+}
+
+
 @app.command("explain")
 def explain_cli(
     model: str = typer.Argument(..., help="A pipeline with a bioner component: package name or directory."),
@@ -296,7 +304,7 @@ def explain_cli(
         for token in entity["tokens"]:
             features = ", ".join(f"{name} {weight:+.2f}" for name, weight in token["features"])
             previous, weight = token["transition"]
-            rule = f" ({token['rule']}: its long form's type)" if token.get("rule") else ""
+            rule = f" ({token['rule']}: {RULE_REASONS[token['rule']]})" if token.get("rule") else ""
             msg.text(f"{token['text']} {token['tag']}{rule}: {features}; after {previous} {weight:+.2f}")
     for match in result["matches_not_taken"]:
         msg.info(f"match {match['text']!r} ({match['label']}) not taken: {match['reason']}")

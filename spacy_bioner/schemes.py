@@ -50,6 +50,11 @@ class TagScheme:
     def tag_id(self, move: str, label: int) -> int:
         return 1 + label * len(self.moves) + self.moves.index(move)
 
+    def one_word_tags(self) -> numpy.ndarray:
+        """int32 (n_labels,): the tag of a one-word entity of each label (U-x, or B-x in BIO)."""
+        move = "B" if self.name == "BIO" else "U"
+        return numpy.array([self.tag_id(move, label) for label in range(len(self.labels))], dtype=numpy.int32)
+
     def transitions(self) -> numpy.ndarray:
         """Allowed transitions: bool (n_tags + 1, n_tags); the last row is the start."""
         n = self.n_tags

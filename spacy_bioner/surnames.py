@@ -50,7 +50,7 @@ def label_surnames(docs: List[Doc], tags: numpy.ndarray, offsets: numpy.ndarray,
     name_labels = {}
     for i, d in zip(full_name_ends.tolist(), _doc_numbers(offsets, full_name_ends).tolist()):
         name_labels.setdefault((d, int(words[i])), int(tag_labels[tags[i]]))
-    unit_tags = [scheme.from_spans([(0, 1, label)], 1)[0] for label in range(len(scheme.labels))]
+    one_word_tags = scheme.one_word_tags()
     names = {}  # word -> whether it is a name
     new_tags = tags.copy()
     for i, d in zip(candidates.tolist(), _doc_numbers(offsets, candidates).tolist()):
@@ -61,7 +61,7 @@ def label_surnames(docs: List[Doc], tags: numpy.ndarray, offsets: numpy.ndarray,
             continue
         if tags[i] == 0 and not (_free(doc, tags, i - 1, j - 1) and _free(doc, tags, i + 1, j + 1)):
             continue
-        new_tag = unit_tags[name_labels[(d, word)]]
+        new_tag = one_word_tags[name_labels[(d, word)]]
         if allowed[i, new_tag]:
             new_tags[i] = new_tag
     return new_tags

@@ -7,7 +7,9 @@ import spacy
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from spacy.tokens import Doc
+from typer.testing import CliRunner
 
+from spacy_bioner.cli import app
 from spacy_bioner.explain import explain
 from spacy_bioner.schemes import TagScheme
 from spacy_bioner.surnames import label_surnames
@@ -92,6 +94,8 @@ def test_the_component_labels_lone_surnames_and_explain_says_so(tmp_path):
     assert [token.get("rule") for token in result["entities"][1]["tokens"]] == ["person_labels"]
     nlp.to_disk(tmp_path / "model")
     assert [(e.text, e.label_) for e in spacy.load(tmp_path / "model")(TEXT).ents] == [("MaliVai Washington", "PER"), ("Washington", "PER")]
+    output = CliRunner().invoke(app, ["explain", str(tmp_path / "model"), TEXT]).output
+    assert "Washington U-PER (person_labels: its full name's label)" in output
 
 
 def test_models_saved_before_person_labels_keep_their_output(tmp_path):
