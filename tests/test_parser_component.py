@@ -7,6 +7,7 @@ from spacy.tokens import Doc
 from spacy.training import Example
 
 from spacy_bioner.parser.component import BioParser
+from spacy_bioner.parser.tagger import BioTagger
 from spacy_bioner.serialize import ModelFileError
 
 # (words, heads, deps, tags); the second tree is non-projective: "on the issue"
@@ -212,3 +213,56 @@ def test_tagger_with_clusters_tags_an_unseen_word_like_its_cluster():
     assert tags(["word", "clusters"]) == ["NN", "VBZ"]
     without = tags(["word"])
     assert without[0] == without[1]  # two unseen words with nothing to tell them apart
+
+
+def _train_tagger_until_right(nlp, examples, max_epochs=200) -> int:
+    """Epochs of updates until one makes no mistake (under the tagger's margin); -1 if it never does."""
+    tagger = nlp.get_pipe("bioner_tagger")
+    for epoch in range(max_epochs):
+        if tagger.update(examples)["bioner_tagger"] == 0:
+            return epoch
+    return -1
+
+
+def test_tagger_margin_trains_until_the_gold_tags_win_by_it():
+    def trained(margin):
+        nlp = spacy.blank("en")
+        nlp.add_pipe("bioner_tagger", config={"n_buckets": 2**14, "margin": margin})
+        examples = _examples(nlp)
+        nlp.initialize(lambda: examples)
+        return nlp, examples, _train_tagger_until_right(nlp, examples)
+
+    plain, examples, epochs = trained(0)
+    assert epochs >= 0
+    tagger = plain.get_pipe("bioner_tagger")
+    tagger.cfg["margin"] = 30.0  # right, but not by 30 a token
+    assert tagger.update(examples)["bioner_tagger"] > 0
+    with_margin, examples, epochs = trained(30)
+    assert epochs >= 0
+    for text, _, _, tags in SENTENCES:
+        assert [t.tag_ for t in with_margin(text)] == tags
+
+
+@pytest.mark.parametrize("margin", [-1, float("nan"), True, "30"])
+def test_tagger_margin_must_be_a_number_at_least_0(margin):
+    with pytest.raises(ValueError, match="margin must be a number >= 0"):
+        BioTagger(spacy.blank("en").vocab, margin=margin)
+
+
+def test_tagger_margin_from_a_config_is_checked_too():
+    with pytest.raises(ValueError, match="margin must be a number >= 0, got -1"):
+        spacy.blank("en").add_pipe("bioner_tagger", config={"margin": -1})
+
+
+def test_taggers_saved_before_the_margin_setting_load(tmp_path):
+    nlp = _trained(epochs=5)
+    nlp.to_disk(tmp_path)
+    cfg_path = tmp_path / "bioner_tagger" / "cfg"
+    cfg = json.loads(cfg_path.read_text(encoding="utf8"))
+    assert cfg["margin"] == 30.0
+    del cfg["margin"]
+    cfg_path.write_text(json.dumps(cfg), encoding="utf8")
+    loaded = spacy.load(tmp_path)
+    assert loaded.get_pipe("bioner_tagger").cfg["margin"] == 0.0
+    text = SENTENCES[0][0]
+    assert [t.tag_ for t in loaded(text)] == [t.tag_ for t in nlp(text)]

@@ -34,6 +34,7 @@ DEFAULT_TAGGER_CONFIG = {
     "attr": "tag",
     "n_buckets": 2**20,
     "features": ["word", "window", "shape", "affixes", "flags", "conjunctions"],
+    "margin": 30.0,
     "scorer": {"@scorers": "bioner.tagger_scorer.v1"},
 }
 
@@ -59,15 +60,19 @@ def score_tags(examples: Iterable[Example], **kwargs) -> Dict[str, object]:
     default_config=DEFAULT_TAGGER_CONFIG,
     default_score_weights={"tag_acc": 1.0, "pos_acc": None},
 )
-def make_bioner_tagger(nlp: Language, name: str, attr: str, n_buckets: int, features: List[str], scorer: Optional[Callable]) -> "BioTagger":
+def make_bioner_tagger(nlp: Language, name: str, attr: str, n_buckets: int, features: List[str], margin: float, scorer: Optional[Callable]) -> "BioTagger":
     """Create a bioner_tagger component.
 
     attr (str): What it tags: "tag" (fine-grained, token.tag_) or "pos" (universal, token.pos_).
     n_buckets (int): Rows of the hashed feature table.
     features (List[str]): Feature families (see spacy_bioner.templates.FAMILIES).
+    margin (float): Per-token margin the gold tags must win by in training
+        (cost-augmented perceptron steps); 0 is the plain perceptron. 30 was
+        chosen on UD English EWT dev: XPOS 94.81% against 94.64% with 0,
+        mean of three seeds (bench/bench_parser_tags.py).
     scorer (Optional[Callable]): Scores tag and pos accuracy.
     """
-    return BioTagger(nlp.vocab, name, attr=attr, n_buckets=n_buckets, features=features, scorer=scorer)
+    return BioTagger(nlp.vocab, name, attr=attr, n_buckets=n_buckets, features=features, margin=margin, scorer=scorer)
 
 
 class BioTagger(PerceptronPipe):
@@ -81,6 +86,7 @@ class BioTagger(PerceptronPipe):
         attr: str = "tag",
         n_buckets: int = 2**20,
         features: Sequence[str] = DEFAULT_TAGGER_CONFIG["features"],
+        margin: float = DEFAULT_TAGGER_CONFIG["margin"],
         scorer: Optional[Callable] = score_tags,
     ):
         if attr not in ATTRIBUTES:
@@ -90,10 +96,12 @@ class BioTagger(PerceptronPipe):
         unknown = [family for family in features if family not in TAGGER_FAMILIES]
         if unknown:
             raise ValueError(f"Unknown feature families {unknown} for the tagger: choose from {TAGGER_FAMILIES}.")
+        if isinstance(margin, bool) or not isinstance(margin, (int, float)) or not margin >= 0:
+            raise ValueError(f"margin must be a number >= 0, got {margin!r}")
         self.vocab = vocab
         self.name = name
         self.scorer = scorer
-        self.cfg = {"attr": attr, "n_buckets": n_buckets, "features": list(features), "labels": [], "templates_version": TEMPLATES_VERSION}
+        self.cfg = {"attr": attr, "n_buckets": n_buckets, "features": list(features), "margin": float(margin), "labels": [], "templates_version": TEMPLATES_VERSION}
         self._build()
         self._predict_lock = threading.Lock()
 
@@ -189,10 +197,18 @@ class BioTagger(PerceptronPipe):
                 allowed[known >= 0] = 0
                 allowed[numpy.nonzero(known >= 0)[0], known[known >= 0]] = 1
                 gold = self._decode(scores, offsets, averaged=False, allowed=allowed)
-            guess = self._decode(scores, offsets, averaged=False)
+            guess = self._decode(self._with_cost(scores, known), offsets, averaged=False)
             self.model.update(features, gold, guess)
             losses[self.name] += float((gold != guess).sum())
         return losses
+
+    def _with_cost(self, scores: numpy.ndarray, gold: numpy.ndarray) -> numpy.ndarray:
+        """Cost-augmented scores: every wrong tag of a token with a gold tag gets
+        a head start of `margin`, so training goes on until the gold wins by that much."""
+        known = numpy.nonzero(gold >= 0)[0]
+        scores[known] += self.cfg["margin"]
+        scores[known, gold[known]] -= self.cfg["margin"]
+        return scores
 
     # Serialization (see PerceptronPipe): these weights, checked on loading.
 
@@ -201,6 +217,8 @@ class BioTagger(PerceptronPipe):
         return {"emission": emission, "transition": transition}
 
     def _load(self, cfg, arrays, where: str) -> "BioTagger":
+        if isinstance(cfg, dict):  # saved before the margin setting: it only matters in training
+            cfg.setdefault("margin", 0.0)
         _check_cfg(cfg, where)
         n_tags = len(cfg["labels"])
         serialize.check_array(arrays, "emission", (cfg["n_buckets"], n_tags), where)
@@ -219,12 +237,13 @@ def _unpickle_tagger(vocab, name, scorer, data):
     return BioTagger(vocab, name, scorer=scorer).from_bytes(data)
 
 
-TAGGER_CFG_KEYS = {"attr": str, "n_buckets": int, "features": list, "labels": list, "templates_version": int}
+TAGGER_CFG_KEYS = {"attr": str, "n_buckets": int, "features": list, "margin": float, "labels": list, "templates_version": int}
 
 
 def _check_cfg(cfg, where: str) -> None:
     serialize.check_keys(cfg, TAGGER_CFG_KEYS, where)
     if cfg["templates_version"] != TEMPLATES_VERSION:
         raise serialize.ModelFileError(f"Tagger in {where} was trained with feature templates version {cfg['templates_version']}; this spacy-bioner uses {TEMPLATES_VERSION}: retrain it.")
-    if cfg["attr"] not in ATTRIBUTES or any(family not in TAGGER_FAMILIES for family in cfg["features"]) or not cfg["labels"]:
-        raise serialize.ModelFileError(f"Bad config in {where}: attr {cfg['attr']!r}, features {cfg['features']} or labels {cfg['labels'][:5]} are not valid.")
+    if cfg["attr"] not in ATTRIBUTES or any(family not in TAGGER_FAMILIES for family in cfg["features"]) or not cfg["labels"] or not cfg["margin"] >= 0:
+        raise serialize.ModelFileError(f"Bad config in {where}: attr {cfg['attr']!r}, features {cfg['features']}, margin {cfg['margin']!r} "
+                                       f"or labels {cfg['labels'][:5]} are not valid.")
