@@ -15,9 +15,13 @@ training.
 --tag-dropout P: in each parser epoch a share P of the training tags is
   replaced by an unseen value, so the parser must learn to do without them.
 --parser-config JSON: settings of bioner_parser, e.g. '{"label_buckets": 65536}'.
+--oracle-top K [K ...]: after the last epoch, also parse dev with the gold tag
+  wherever it is among the tagger's K best-scoring tags of the token (else
+  the tagger's tag): a bound on what choosing among K tags (joint tagging
+  and parsing) could give this parser.
 
 Usage: python bench/bench_parser_tags.py [--data ../shared/data] [--tags xpos] [--tagger-config '{}']
-       [--tag-dropout 0] [--parser-config '{}'] [--tagger-epochs 10] [--parser-epochs 10] [--seed 0]
+       [--tag-dropout 0] [--parser-config '{}'] [--oracle-top K ...] [--tagger-epochs 10] [--parser-epochs 10] [--seed 0]
 """
 import argparse
 import collections
@@ -79,6 +83,21 @@ def tagging_errors(train, dev, predicted_tags) -> dict:
             "unseen_words": unseen, "unseen_acc": unseen_right / max(unseen, 1)}
 
 
+def oracle_top_tags(tagger, dev, predicted_tags, k: int):
+    """Each dev token's gold tag where it is among the tagger's k best per-token scores, else its predicted tag."""
+    # The per-token scores before Viterbi: the tagger has no public call for them.
+    _, scores, _ = tagger._scores([eg.predicted.copy() for eg in dev], averaged=True)
+    best = numpy.argsort(-scores, axis=1)[:, :k].tolist()
+    out, row = [], 0
+    for eg, tags in zip(dev, predicted_tags):
+        sentence = []
+        for token, tag in zip(eg.reference, tags):
+            sentence.append(token.tag_ if token.tag_ in {tagger.labels[j] for j in best[row]} else tag)
+            row += 1
+        out.append(sentence)
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data")
@@ -86,6 +105,7 @@ def main() -> None:
     parser.add_argument("--tagger-config", type=json.loads, default={})
     parser.add_argument("--tag-dropout", type=float, default=0.0)
     parser.add_argument("--parser-config", type=json.loads, default={})
+    parser.add_argument("--oracle-top", type=int, nargs="*", default=[])
     parser.add_argument("--tagger-epochs", type=int, default=10)
     parser.add_argument("--parser-epochs", type=int, default=10)
     parser.add_argument("--seed", type=int, default=0)
@@ -131,6 +151,12 @@ def main() -> None:
         p, g = scores["predicted_tags"], scores["gold_tags"]
         print(f"parser epoch {epoch + 1}: predicted tags UAS {100 * p['uas']:.2f} LAS {100 * p['las']:.2f}; "
               f"gold tags UAS {100 * g['uas']:.2f} LAS {100 * g['las']:.2f} ({time.perf_counter() - start:.0f} s)", flush=True)
+    figures["oracle_top"] = {}
+    for k in args.oracle_top:
+        tags = oracle_top_tags(tagger, dev, predicted_tags, k)
+        scores = {"tag_acc": accuracy(tags, gold_tags), **dev_scores(component, dev, tags)}
+        figures["oracle_top"][k] = scores
+        print(f"gold tag where among the tagger's {k} best: tags {100 * scores['tag_acc']:.2f}%, UAS {100 * scores['uas']:.2f} LAS {100 * scores['las']:.2f}")
     print(json.dumps(figures))
 
 
