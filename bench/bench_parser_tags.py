@@ -1,7 +1,7 @@
-"""Which tags the parser should read: tag sets and taggers on UD English EWT, through greedy arc-eager.
+"""Which tags the parser should read: tag sets and taggers on UD English EWT, through arc-eager.
 
-Trains bioner_tagger and then bioner_parser (arc-eager, dynamic oracle, not
-pseudo-projective) in this process through the components' own update(), one
+Trains bioner_tagger and then bioner_parser (arc-eager, not pseudo-projective;
+greedy with the dynamic oracle unless --parser-config sets beam_width) in this process through the components' own update(), one
 sentence at a time in a shuffled order (--seed, 0), on gold tokens and
 sentences. The parser trains on the gold tags of the chosen tag set; after
 every parser epoch dev is parsed twice, with its gold tags and with the
