@@ -31,7 +31,7 @@ from .gazetteer import FILTERS, GAZETTEER_MODES, Gazetteer, filter_matches, matc
 from .hmm import CountedHMM
 from .memory import EntityMemory, fold
 from .perceptron import DROPPED, AveragedPerceptron
-from .perceptron_pipe import PerceptronPipe
+from .perceptron_pipe import PerceptronPipe, with_cost
 from .schemes import TagScheme
 from .surnames import label_surnames
 from .templates import (
@@ -499,14 +499,6 @@ class BioNER(PerceptronPipe):
         """The best tags of each doc of the batch, docs laid end to end."""
         return viterbi(scores, self.model.transitions(averaged=averaged), allowed, self._legal, offsets)
 
-    def _with_cost(self, scores: numpy.ndarray, against: numpy.ndarray) -> numpy.ndarray:
-        """Cost-augmented scores: every wrong tag gets a head start of `margin`,
-        so training goes on until the gold wins by that much per token."""
-        known = numpy.nonzero(against >= 0)[0]
-        scores[known] += self.cfg["margin"]
-        scores[known, against[known]] -= self.cfg["margin"]
-        return scores
-
     def predict(self, docs: Iterable[Doc]) -> List["Prediction"]:
         """Gazetteer matches, preset entities and tag ids (averaged weights) for each doc.
 
@@ -743,7 +735,7 @@ class BioNER(PerceptronPipe):
         if self.cfg["trainer"] == "crf":
             return self._crf_step(features, scores, allowed, offsets, gold)
         if self.cfg["margin"] > 0:
-            scores = self._with_cost(scores, known)
+            scores = with_cost(scores, known, self.cfg["margin"])
         guess = self._decode(scores, allowed, offsets, averaged=False)
         self.model.update(features, gold, guess)
         return float((gold != guess).sum())

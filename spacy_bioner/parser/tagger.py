@@ -23,7 +23,7 @@ from .. import serialize
 from ..decode import viterbi
 from ..features import FeatureExtractor, Lexicon, batch_layout
 from ..perceptron import AveragedPerceptron
-from ..perceptron_pipe import PerceptronPipe
+from ..perceptron_pipe import PerceptronPipe, with_cost
 from ..templates import CLUSTERS_FAMILY, FAMILIES, N_ATTRIBUTES, TEMPLATES_VERSION, VECTORS_FAMILY, compile_templates, word_attributes
 from ..word_clusters import shipped_clusters
 
@@ -197,18 +197,10 @@ class BioTagger(PerceptronPipe):
                 allowed[known >= 0] = 0
                 allowed[numpy.nonzero(known >= 0)[0], known[known >= 0]] = 1
                 gold = self._decode(scores, offsets, averaged=False, allowed=allowed)
-            guess = self._decode(self._with_cost(scores, known), offsets, averaged=False)
+            guess = self._decode(with_cost(scores, known, self.cfg["margin"]), offsets, averaged=False)
             self.model.update(features, gold, guess)
             losses[self.name] += float((gold != guess).sum())
         return losses
-
-    def _with_cost(self, scores: numpy.ndarray, gold: numpy.ndarray) -> numpy.ndarray:
-        """Cost-augmented scores: every wrong tag of a token with a gold tag gets
-        a head start of `margin`, so training goes on until the gold wins by that much."""
-        known = numpy.nonzero(gold >= 0)[0]
-        scores[known] += self.cfg["margin"]
-        scores[known, gold[known]] -= self.cfg["margin"]
-        return scores
 
     # Serialization (see PerceptronPipe): these weights, checked on loading.
 
