@@ -1,9 +1,9 @@
 """Which tags the parser should read: tag sets and taggers on UD English EWT, through arc-eager.
 
 Trains bioner_tagger and then bioner_parser (arc-eager, not pseudo-projective;
-greedy with the dynamic oracle unless --parser-config sets beam_width) in this process through the components' own update(), one
-sentence at a time in a shuffled order (--seed, 0), on gold tokens and
-sentences. The parser trains on the gold tags of the chosen tag set; after
+greedy with the dynamic oracle unless --parser-config sets beam_width) in
+this process through the components' own update(), one sentence at a time
+in a shuffled order (--seed, 0), on gold tokens and sentences. The parser trains on the gold tags of the chosen tag set; after
 every parser epoch dev is parsed twice, with its gold tags and with the
 tagger's. Scores count every token, punctuation included. Also printed:
 the tagger's most frequent confusions and its accuracy on words unseen in
@@ -87,12 +87,13 @@ def oracle_top_tags(tagger, dev, predicted_tags, k: int):
     """Each dev token's gold tag where it is among the tagger's k best per-token scores, else its predicted tag."""
     # The per-token scores before Viterbi: the tagger has no public call for them.
     _, scores, _ = tagger._scores([eg.predicted.copy() for eg in dev], averaged=True)
+    labels = tagger.labels
     best = numpy.argsort(-scores, axis=1)[:, :k].tolist()
     out, row = [], 0
     for eg, tags in zip(dev, predicted_tags):
         sentence = []
         for token, tag in zip(eg.reference, tags):
-            sentence.append(token.tag_ if token.tag_ in {tagger.labels[j] for j in best[row]} else tag)
+            sentence.append(token.tag_ if token.tag_ in {labels[j] for j in best[row]} else tag)
             row += 1
         out.append(sentence)
     return out
