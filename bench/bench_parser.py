@@ -5,15 +5,19 @@ doc: reading one doc per sentence made training a fifth slower; the config's
 gold_preproc still trains and scores sentence by sentence, on gold tokens), trains configs/parser.cfg with `spacy train` once per parser
 (model-best on dev) and scores dev with the tags of the pipeline's own tagger.
 Scores count every token, punctuation included (CoNLL 2018 style); spaCy's
-scores without punctuation are printed too. Speed: the parser component alone
-over tagged docs, and tagger + parser, medians of 3. Also the share of
-non-projective sentences and how many of them lift/lower restores exactly.
-Figures are printed as JSON too.
+scores without punctuation are printed too. Speed, once every parser is
+trained, one pipeline at a time: the parser component alone over tagged
+docs, and tagger + parser, medians of 3; beside them the peer, spaCy's own
+tok2vec + parser and tok2vec + tagger + parser (`init config -p
+tagger,parser -o efficiency`, trained for --peer-steps steps on the same
+data: its speed does not depend on its accuracy), over the same docs. Also
+the share of non-projective sentences and how many of them lift/lower
+restores exactly. Figures are printed as JSON too.
 
 With --beam-width K every parser searches a beam of K move sequences (trained
 globally) instead of parsing greedily.
 
-Usage: python bench/bench_parser.py [--data ../shared/data] [--parsers covington,arc-eager+pp,...] [--jobs 2] [--max-epochs 15] [--beam-width 1]
+Usage: python bench/bench_parser.py [--data ../shared/data] [--parsers covington,arc-eager+pp,...] [--jobs 2] [--max-epochs 15] [--beam-width 1] [--peer-steps 300]
 """
 import argparse
 import json
@@ -64,23 +68,51 @@ def projectivity(path: Path) -> dict:
     return {"sentences": total, "non_projective": non_projective, "restored": restored}
 
 
+def rate(process, docs, n_tokens: int, repeats: int) -> list:
+    """Tokens/s of each of `repeats` passes of process over fresh copies of docs."""
+    rates = []
+    for _ in range(repeats):
+        batch = [doc.copy() for doc in docs]
+        start = time.perf_counter()
+        for _ in process(batch):
+            pass
+        rates.append(n_tokens / (time.perf_counter() - start))
+    return rates
+
+
 def speed(nlp, examples, repeats: int = 3) -> dict:
     docs = [eg.predicted for eg in examples]
     n_tokens = sum(len(doc) for doc in docs)
     tagger, parser = nlp.get_pipe("bioner_tagger"), nlp.get_pipe("bioner_parser")
     tagged = list(tagger.pipe([doc.copy() for doc in docs], batch_size=1000))
-    component, pipeline = [], []
-    for _ in range(repeats):
-        batch = [doc.copy() for doc in tagged]
-        start = time.perf_counter()
-        for _ in parser.pipe(batch, batch_size=1000):
-            pass
-        component.append(n_tokens / (time.perf_counter() - start))
-        batch = [doc.copy() for doc in docs]
-        start = time.perf_counter()
-        for _ in parser.pipe(tagger.pipe(batch, batch_size=1000), batch_size=1000):
-            pass
-        pipeline.append(n_tokens / (time.perf_counter() - start))
+    component = rate(lambda batch: parser.pipe(batch, batch_size=1000), tagged, n_tokens, repeats)
+    pipeline = rate(lambda batch: parser.pipe(tagger.pipe(batch, batch_size=1000), batch_size=1000), docs, n_tokens, repeats)
+    return {
+        "parser_tokens_per_s": statistics.median(component), "parser_spread": [min(component), max(component)],
+        "tagger_parser_tokens_per_s": statistics.median(pipeline),
+    }
+
+
+def train_spacy_parser(train_path: Path, dev_path: Path, work: Path, steps: int) -> Path:
+    """spaCy's own tok2vec + tagger + parser, efficiency config, trained for `steps` steps."""
+    config = work / "spacy_parser.cfg"
+    subprocess.run([sys.executable, "-m", "spacy", "init", "config", str(config), "-p", "tagger,parser", "-o", "efficiency", "-F"],
+                   check=True, capture_output=True)
+    subprocess.run(
+        [sys.executable, "-m", "spacy", "train", str(config), "--paths.train", str(train_path), "--paths.dev", str(dev_path),
+         "--output", str(work / "spacy_parser"), "--training.max_steps", str(steps), "--training.eval_frequency", str(steps)],
+        check=True, capture_output=True,
+    )
+    return work / "spacy_parser" / "model-last"
+
+
+def peer_speed(nlp, examples, repeats: int = 3) -> dict:
+    """spaCy's parser as it runs in a pipeline: after tok2vec, whose output it reads; then with the tagger too."""
+    docs = [eg.predicted for eg in examples]
+    n_tokens = sum(len(doc) for doc in docs)
+    with nlp.select_pipes(enable=["tok2vec", "parser"]):
+        component = rate(lambda batch: nlp.pipe(batch, batch_size=1000), docs, n_tokens, repeats)
+    pipeline = rate(lambda batch: nlp.pipe(batch, batch_size=1000), docs, n_tokens, repeats)
     return {
         "parser_tokens_per_s": statistics.median(component), "parser_spread": [min(component), max(component)],
         "tagger_parser_tokens_per_s": statistics.median(pipeline),
@@ -97,12 +129,11 @@ def run(name: str, train_path: Path, dev_path: Path, work: Path, max_epochs: int
         "--training.max_epochs", str(max_epochs),
     ], config="parser.cfg")
     nlp = spacy.load(out / "model-best")
-    examples = gold_token_examples(nlp, dev_path)
-    scores = nlp.evaluate(examples)
+    scores = nlp.evaluate(gold_token_examples(nlp, dev_path))
     return {
         "las": scores["dep_las_all"], "uas": scores["dep_uas_all"], "label_acc": scores["dep_label_acc"],
         "spacy_las": scores["dep_las"], "spacy_uas": scores["dep_uas"], "tag_acc": scores["tag_acc"],
-        "train_seconds": seconds, **speed(nlp, examples),
+        "train_seconds": seconds,
     }
 
 
@@ -113,6 +144,7 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=2, help="parsers trained at once (training times are then measured side by side)")
     parser.add_argument("--max-epochs", type=int, default=15)
     parser.add_argument("--beam-width", type=int, default=1, help="1: greedy parsing")
+    parser.add_argument("--peer-steps", type=int, default=300, help="training steps of spaCy's parser, the speed peer")
     args = parser.parse_args()
     names = args.parsers.split(",")
     unknown = [name for name in names if name not in PARSERS]
@@ -127,6 +159,12 @@ def main() -> None:
         with ThreadPoolExecutor(args.jobs) as pool:
             results = pool.map(lambda name: (name, run(name, train_path, dev_path, work, args.max_epochs, args.beam_width)), names)
             figures["parsers"] = dict(results)
+        # Timed after training, one pipeline at a time, so that no run slows another.
+        for name, parser_figures in figures["parsers"].items():
+            nlp = spacy.load(work / name / "model-best")
+            parser_figures.update(speed(nlp, gold_token_examples(nlp, dev_path)))
+        peer = spacy.load(train_spacy_parser(train_path, dev_path, work, args.peer_steps))
+        figures["spacy_parser"] = peer_speed(peer, gold_token_examples(peer, dev_path))
     for split in ("train", "dev"):
         p = figures[f"{split}_projectivity"]
         print(f"{split}: {p['non_projective']} of {p['sentences']} sentences non-projective "
@@ -135,6 +173,12 @@ def main() -> None:
     for name, f in figures["parsers"].items():
         print(f"{name:<26}{100 * f['las']:7.2f}{100 * f['uas']:7.2f}{100 * f['label_acc']:7.2f}{100 * f['spacy_las']:7.2f}"
               f"{100 * f['spacy_uas']:7.2f}{100 * f['tag_acc']:7.2f}{f['train_seconds']:9.0f}{f['parser_tokens_per_s']:14,.0f}{f['tagger_parser_tokens_per_s']:15,.0f}")
+    peer = figures["spacy_parser"]
+    print(f"{'spaCy tok2vec + parser (efficiency)':<77}{peer['parser_tokens_per_s']:14,.0f}{peer['tagger_parser_tokens_per_s']:15,.0f}")
+    for name, f in figures["parsers"].items():
+        f["parser_vs_spacy"] = f["parser_tokens_per_s"] / peer["parser_tokens_per_s"]
+        f["tagger_parser_vs_spacy"] = f["tagger_parser_tokens_per_s"] / peer["tagger_parser_tokens_per_s"]
+        print(f"{name}: {f['parser_vs_spacy']:.1f}x spaCy's parser, {f['tagger_parser_vs_spacy']:.1f}x with the taggers")
     print("LAS/UAS/label: every token, punctuation included; LAS-p/UAS-p: spaCy's scorer, without punctuation.")
     print(json.dumps(figures))
 
