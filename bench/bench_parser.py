@@ -80,6 +80,13 @@ def rate(process, docs, n_tokens: int, repeats: int) -> list:
     return rates
 
 
+def speed_figures(component: list, pipeline: list) -> dict:
+    return {
+        "parser_tokens_per_s": statistics.median(component), "parser_spread": [min(component), max(component)],
+        "tagger_parser_tokens_per_s": statistics.median(pipeline),
+    }
+
+
 def speed(nlp, examples, repeats: int = 3) -> dict:
     docs = [eg.predicted for eg in examples]
     n_tokens = sum(len(doc) for doc in docs)
@@ -87,10 +94,7 @@ def speed(nlp, examples, repeats: int = 3) -> dict:
     tagged = list(tagger.pipe([doc.copy() for doc in docs], batch_size=1000))
     component = rate(lambda batch: parser.pipe(batch, batch_size=1000), tagged, n_tokens, repeats)
     pipeline = rate(lambda batch: parser.pipe(tagger.pipe(batch, batch_size=1000), batch_size=1000), docs, n_tokens, repeats)
-    return {
-        "parser_tokens_per_s": statistics.median(component), "parser_spread": [min(component), max(component)],
-        "tagger_parser_tokens_per_s": statistics.median(pipeline),
-    }
+    return speed_figures(component, pipeline)
 
 
 def train_spacy_parser(train_path: Path, dev_path: Path, work: Path, steps: int) -> Path:
@@ -113,10 +117,7 @@ def peer_speed(nlp, examples, repeats: int = 3) -> dict:
     with nlp.select_pipes(enable=["tok2vec", "parser"]):
         component = rate(lambda batch: nlp.pipe(batch, batch_size=1000), docs, n_tokens, repeats)
     pipeline = rate(lambda batch: nlp.pipe(batch, batch_size=1000), docs, n_tokens, repeats)
-    return {
-        "parser_tokens_per_s": statistics.median(component), "parser_spread": [min(component), max(component)],
-        "tagger_parser_tokens_per_s": statistics.median(pipeline),
-    }
+    return speed_figures(component, pipeline)
 
 
 def run(name: str, train_path: Path, dev_path: Path, work: Path, max_epochs: int, beam_width: int) -> dict:
