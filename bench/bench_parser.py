@@ -33,6 +33,7 @@ import spacy
 from spacy.tokens import DocBin
 
 from bench_bioner import ROOT, gold_token_examples, train
+from bench_speed import train_spacy_pipeline
 from spacy_bioner.parser.projectivity import is_projective, lift, lower
 
 # name -> (transition_system, pseudo_projective)
@@ -97,19 +98,6 @@ def speed(nlp, examples, repeats: int = 3) -> dict:
     return speed_figures(component, pipeline)
 
 
-def train_spacy_parser(train_path: Path, dev_path: Path, work: Path, steps: int) -> Path:
-    """spaCy's own tok2vec + tagger + parser, efficiency config, trained for `steps` steps."""
-    config = work / "spacy_parser.cfg"
-    subprocess.run([sys.executable, "-m", "spacy", "init", "config", str(config), "-p", "tagger,parser", "-o", "efficiency", "-F"],
-                   check=True, capture_output=True)
-    subprocess.run(
-        [sys.executable, "-m", "spacy", "train", str(config), "--paths.train", str(train_path), "--paths.dev", str(dev_path),
-         "--output", str(work / "spacy_parser"), "--training.max_steps", str(steps), "--training.eval_frequency", str(steps)],
-        check=True, capture_output=True,
-    )
-    return work / "spacy_parser" / "model-last"
-
-
 def peer_speed(nlp, examples, repeats: int = 3) -> dict:
     """spaCy's parser as it runs in a pipeline: after tok2vec, whose output it reads; then with the tagger too."""
     docs = [eg.predicted for eg in examples]
@@ -164,7 +152,7 @@ def main() -> None:
         for name, parser_figures in figures["parsers"].items():
             nlp = spacy.load(work / name / "model-best")
             parser_figures.update(speed(nlp, gold_token_examples(nlp, dev_path)))
-        peer = spacy.load(train_spacy_parser(train_path, dev_path, work, args.peer_steps))
+        peer = spacy.load(train_spacy_pipeline(train_path, dev_path, work, args.peer_steps, "tagger,parser"))
         figures["spacy_parser"] = peer_speed(peer, gold_token_examples(peer, dev_path))
     for split in ("train", "dev"):
         p = figures[f"{split}_projectivity"]
