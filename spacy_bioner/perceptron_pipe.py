@@ -20,7 +20,9 @@ def with_cost(scores: numpy.ndarray, gold: numpy.ndarray, margin: float) -> nump
     """Cost-augmented scores, in place: every wrong tag of a token with a gold
     tag (gold >= 0) gets a head start of `margin`, so perceptron training goes
     on until the gold tags win by that much per token (bioner's and
-    bioner_tagger's `margin`)."""
+    bioner_tagger's `margin`). A margin of 0 leaves them as they are."""
+    if margin == 0:
+        return scores
     known = numpy.nonzero(gold >= 0)[0]
     scores[known] += margin
     scores[known, gold[known]] -= margin

@@ -734,8 +734,7 @@ class BioNER(PerceptronPipe):
         offsets = numpy.array([0, len(gold)], dtype=numpy.int64)
         if self.cfg["trainer"] == "crf":
             return self._crf_step(features, scores, allowed, offsets, gold)
-        if self.cfg["margin"] > 0:
-            scores = with_cost(scores, known, self.cfg["margin"])
+        scores = with_cost(scores, known, self.cfg["margin"])
         guess = self._decode(scores, allowed, offsets, averaged=False)
         self.model.update(features, gold, guess)
         return float((gold != guess).sum())
