@@ -86,7 +86,7 @@ def tagging_errors(train, dev, predicted_tags) -> dict:
 def oracle_top_tags(tagger, dev, predicted_tags, k: int):
     """Each dev token's gold tag where it is among the tagger's k best per-token scores, else its predicted tag."""
     # The per-token scores before Viterbi: the tagger has no public call for them.
-    _, scores, _ = tagger._scores([eg.predicted.copy() for eg in dev], averaged=True)
+    _, scores, _, _ = tagger._scores([eg.predicted.copy() for eg in dev], averaged=True)
     labels = tagger.labels
     best = numpy.argsort(-scores, axis=1)[:, :k].tolist()
     out, row = [], 0

@@ -266,3 +266,109 @@ def test_taggers_saved_before_the_margin_setting_load(tmp_path):
     assert loaded.get_pipe("bioner_tagger").cfg["margin"] == 0.0
     text = SENTENCES[0][0]
     assert [t.tag_ for t in loaded(text)] == [t.tag_ for t in nlp(text)]
+
+
+def _with_whitespace(words, every=3):
+    """The words with a newline token after every `every`-th one, one leading and
+    one trailing: (words, spaces, position of each original word)."""
+    out, positions = ["\n"], []
+    for k, word in enumerate(words):
+        positions.append(len(out))
+        out.append(word)
+        if k % every == every - 1:
+            out.append("\n")
+    return out + ["\n\n"], positions
+
+
+@pytest.mark.parametrize("pseudo_projective,beam_width", [(False, 1), (True, 1), (True, 4)])
+def test_whitespace_tokens_change_no_word_arc(pseudo_projective, beam_width):
+    """Raw text's newlines are not parsed: the words get the arcs they get without them."""
+    nlp = _trained("arc-eager", pseudo_projective, beam_width=beam_width)
+    parser = nlp.get_pipe("bioner_parser")
+    for text, _, _, tags in SENTENCES:
+        plain = parser(Doc(nlp.vocab, words=text.split(), tags=tags))
+        words, positions = _with_whitespace(text.split())
+        spaced_tags = ["_SP"] * len(words)
+        for position, tag in zip(positions, tags):
+            spaced_tags[position] = tag
+        spaced = parser(Doc(nlp.vocab, words=words, tags=spaced_tags))
+        assert [(positions[h], d) for h, d in _parse(plain)] == [_parse(spaced)[p] for p in positions]
+        whitespace = [k for k in range(len(words)) if k not in positions]
+        # Each whitespace token hangs from the word before it; the leading one from the first word.
+        assert [spaced[k].head.i for k in whitespace] == [positions[0]] + [max(p for p in positions if p < k) for k in whitespace[1:]]
+        assert {spaced[k].dep_ for k in whitespace} == {"dep"}
+        assert len(list(spaced.sents)) == len(list(plain.sents))
+
+
+def test_whitespace_only_units_get_a_root():
+    nlp = _trained()
+    parser = nlp.get_pipe("bioner_parser")
+    doc = parser(Doc(nlp.vocab, words=["\n\n", "  ", "\n"], spaces=[False] * 3, tags=["_SP"] * 3))
+    assert _parse(doc) == [(0, "ROOT"), (0, "dep"), (0, "dep")]
+    # A sentence of whitespace alone between two of words keeps its boundaries.
+    words = "Dogs bark loudly .".split() + ["\n\n"] + "Dogs bark loudly .".split()
+    doc = Doc(nlp.vocab, words=words, tags=SENTENCES[3][3] + ["_SP"] + SENTENCES[3][3], sent_starts=[True, False, False, False, True, True, False, False, False])
+    doc = parser(doc)
+    assert [(s.start, s.end) for s in doc.sents] == [(0, 4), (4, 5), (5, 9)]
+    assert doc[4].head.i == 4 and doc[4].dep_ == "ROOT"
+    assert doc[5].head.i == 6 and doc[0].head.i == 1
+
+
+def test_training_ignores_whitespace_tokens():
+    """Gold trees with whitespace tokens in them train the same weights as without them."""
+    def trained(spaced):
+        nlp = spacy.blank("en")
+        parser = nlp.add_pipe("bioner_parser", config={"n_buckets": 2**16, "label_buckets": 2**14})
+        examples = []
+        for text, heads, deps, tags in SENTENCES:
+            words = text.split()
+            if spaced:
+                words, positions = _with_whitespace(words)
+                index = {k: p for k, p in enumerate(positions)}
+                spaced_heads = [positions[0] if k == 0 else k - 1 for k in range(len(words))]  # whitespace: the word before
+                spaced_deps, spaced_tags = ["dep"] * len(words), ["_SP"] * len(words)
+                for k, p in enumerate(positions):
+                    spaced_heads[p], spaced_deps[p], spaced_tags[p] = index[heads[k]], deps[k], tags[k]
+                heads, deps, tags = spaced_heads, spaced_deps, spaced_tags
+            examples.append(Example.from_dict(Doc(nlp.vocab, words=words, tags=tags), {"heads": heads, "deps": deps}))
+        nlp.initialize(lambda: examples)
+        for _ in range(5):
+            nlp.update(examples)
+        return parser
+    plain, spaced = trained(False), trained(True)
+    assert plain.labels == spaced.labels
+    assert (plain.move_model.averages()[0] == spaced.move_model.averages()[0]).all()
+    assert (plain.label_model.averages()[0] == spaced.label_model.averages()[0]).all()
+
+
+@pytest.mark.parametrize("attr,whitespace_tag", [("tag", "_SP"), ("pos", "SPACE")])
+def test_tagger_leaves_whitespace_out(attr, whitespace_tag):
+    """Whitespace tokens get spaCy's whitespace tag, change no word's tag, and train nothing."""
+    universal = {"PRP": "PRON", "VBD": "VERB", "DT": "DET", "NN": "NOUN", "IN": "ADP", ".": "PUNCT", "VBZ": "AUX",
+                 "VBN": "VERB", "NNS": "NOUN", "VBP": "VERB", "RB": "ADV"}
+
+    def trained(spaced):
+        nlp = spacy.blank("en")
+        tagger = nlp.add_pipe("bioner_tagger", config={"attr": attr, "n_buckets": 2**16})
+        examples = []
+        for text, _, _, tags in SENTENCES:
+            words, values = text.split(), [universal[tag] if attr == "pos" else tag for tag in tags]
+            if spaced:
+                words, positions = _with_whitespace(words)
+                spaced_values = [whitespace_tag] * len(words)
+                for position, value in zip(positions, values):
+                    spaced_values[position] = value
+                values = spaced_values
+            examples.append(Example.from_dict(Doc(nlp.vocab, words=words), {attr.upper(): values}))
+        nlp.initialize(lambda: examples)
+        for _ in range(5):
+            nlp.update(examples)
+        return nlp, tagger
+
+    (plain_nlp, plain), (spaced_nlp, spaced) = trained(False), trained(True)
+    assert (plain.model.averages()[0] == spaced.model.averages()[0]).all()
+    words, positions = _with_whitespace("A cat sat on the issue today .".split())
+    plain_doc = plain_nlp(Doc(plain_nlp.vocab, words=[words[p] for p in positions]))
+    spaced_doc = spaced_nlp(Doc(spaced_nlp.vocab, words=words))
+    assert [getattr(t, f"{attr}_") for t in plain_doc] == [getattr(spaced_doc[p], f"{attr}_") for p in positions]
+    assert {getattr(t, f"{attr}_") for t in spaced_doc if t.is_space} == {whitespace_tag}

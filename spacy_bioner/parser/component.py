@@ -1,11 +1,13 @@
 """The `bioner_parser` component: tokens and tags -> configurations -> greedy
-transitions -> (lowered) trees -> token.head, token.dep_ and sentence starts."""
+transitions -> (lowered) trees -> token.head, token.dep_ and sentence starts.
+
+Whitespace tokens are not parsed: each hangs from a neighbouring word."""
 import warnings
 from collections import Counter
 from typing import Callable, Dict, Iterable, List, NamedTuple, Optional, Sequence, Tuple
 
 import numpy
-from spacy.attrs import DEP, HEAD, LOWER, SUFFIX, TAG
+from spacy.attrs import DEP, HEAD, IS_SPACE, LOWER, SUFFIX, TAG
 from spacy.language import Language
 from spacy.pipeline.dep_parser import parser_score
 from spacy.strings import get_string_id
@@ -28,6 +30,7 @@ STACK_BASED_SYSTEMS = ("arc-standard", "arc-eager")  # linear time; the list-bas
 PARSER_FEATURES_VERSION = 2  # 2: suffixes
 ROOT_WORD = get_string_id("<root>")  # the root node's word, tag and suffix
 NODE_ATTRIBUTES = [LOWER, TAG, SUFFIX]  # what the features read of each token
+WHITESPACE_LABEL = "dep"  # of a whitespace token's arc, as in spaCy's trained pipelines
 
 DEFAULT_PARSER_CONFIG = {
     "transition_system": "arc-eager",
@@ -126,16 +129,19 @@ def make_bioner_parser(
 class Parse(NamedTuple):
     """What `predict` hands to `set_annotations` for one doc."""
 
-    units: List[Tuple[int, int]]  # (start, end) token range of each parsed unit
-    heads: numpy.ndarray  # int32 head node of each unit's nodes, units laid end to end, root slots included
-    labels: numpy.ndarray  # int32 label ids, likewise
+    units: List[Tuple[int, int]]  # (start, end) token range of each unit (sentence, or the whole doc)
+    words: numpy.ndarray  # int64 the doc's tokens but whitespace, in order
+    heads: numpy.ndarray  # int64 the head token of each word (itself for a root)
+    labels: numpy.ndarray  # int32 the label id of each word's arc
 
 
 class BioParser(PerceptronPipe):
     """Greedy transition-based dependency parser over averaged perceptrons.
 
     A doc with sentence boundaries is parsed one sentence at a time; one
-    without is parsed whole, and its roots start the sentences.
+    without is parsed whole, and its roots start the sentences. Whitespace
+    tokens (newlines, runs of spaces) are left out of parsing, as treebanks
+    have none, and attached to the word before them.
     """
 
     def __init__(
@@ -236,10 +242,15 @@ class BioParser(PerceptronPipe):
         return [(0, len(doc))] if len(doc) else []
 
     @staticmethod
-    def _nodes(doc_values: numpy.ndarray, units: List[Tuple[int, int]]) -> numpy.ndarray:
-        """NODE_ATTRIBUTES of each node of consecutive units: per unit a root row, then its tokens."""
-        first, last = units[0][0], units[-1][1]
-        return numpy.insert(doc_values[first:last], [start - first for start, _ in units], ROOT_WORD, axis=0)
+    def _unit_words(is_space: numpy.ndarray, unit_starts: Sequence[int]) -> Tuple[numpy.ndarray, numpy.ndarray]:
+        """The words (tokens but whitespace), and where each unit's words begin among them."""
+        words = numpy.flatnonzero(is_space == 0)
+        return words, numpy.searchsorted(words, unit_starts)
+
+    @staticmethod
+    def _nodes(doc_values: numpy.ndarray, words: numpy.ndarray, unit_firsts: numpy.ndarray) -> numpy.ndarray:
+        """NODE_ATTRIBUTES of each node: per unit a root row, then its words (unit_firsts: where each unit begins in words)."""
+        return numpy.insert(doc_values[words], unit_firsts, ROOT_WORD, axis=0)
 
     def predict(self, docs: Iterable[Doc]) -> List[Parse]:
         """The parse of each doc (averaged weights)."""
@@ -251,39 +262,45 @@ class BioParser(PerceptronPipe):
             warnings.warn(f"{self.name}: docs without part-of-speech tags (token.tag_): the parser reads them; "
                           "put bioner_tagger or spaCy's tagger before it.")
             self._warned_untagged = True
-        if self.cfg["transition_system"] not in STACK_BASED_SYSTEMS:
-            longest = max((end - start for doc_units in units for start, end in doc_units), default=0)
-            if longest > self.cfg["max_length"]:
-                raise ValueError(
-                    f"{self.name}: a sentence (or a doc without sentence boundaries) of {longest:,} tokens is longer than "
-                    f"max_length = {self.cfg['max_length']:,}; {self.cfg['transition_system']} takes time quadratic in it. "
-                    "Add a sentencizer or senter before the parser, or raise max_length."
-                )
-        # Each doc's nodes: a root row before every unit (units tile the doc).
-        nodes = [
-            self._nodes(doc.to_array(NODE_ATTRIBUTES), doc_units)
-            for doc, doc_units in zip(docs, units) if doc_units
-        ]
-        if not nodes:
-            return [Parse([], numpy.zeros(0, numpy.int32), numpy.zeros(0, numpy.int32)) for _ in docs]
-        offsets = numpy.cumsum([0] + [end - start + 1 for doc_units in units for start, end in doc_units]).astype(numpy.int64)
-        all_nodes = numpy.ascontiguousarray(numpy.vstack(nodes), dtype=numpy.uint64)
-        move_weights, _ = self.move_model.averages()
-        label_weights, _ = self.label_model.averages()
-        root_label = self._label_ids[self.cfg["root_label"]]
-        if self.cfg["beam_width"] > 1:
-            heads, labels = beam.parse_batch(
-                self.features, self._system, all_nodes, offsets, move_weights, label_weights, root_label, self.cfg["beam_width"],
+        # The docs laid end to end: their words, and the units with words, each a root slot then its words.
+        doc_starts = numpy.cumsum([0] + [len(doc) for doc in docs])
+        values = numpy.concatenate([doc.to_array(NODE_ATTRIBUTES + [IS_SPACE]) for doc in docs] or [numpy.zeros((0, 4), numpy.uint64)])
+        unit_starts = [doc_start + start for doc_start, doc_units in zip(doc_starts.tolist(), units) for start, _ in doc_units]
+        words, firsts = self._unit_words(values[:, -1], unit_starts)
+        sizes = numpy.diff(numpy.append(firsts, len(words)))
+        firsts, sizes = firsts[sizes > 0], sizes[sizes > 0]
+        if self.cfg["transition_system"] not in STACK_BASED_SYSTEMS and len(sizes) and sizes.max() > self.cfg["max_length"]:
+            raise ValueError(
+                f"{self.name}: a sentence (or a doc without sentence boundaries) of {sizes.max():,} tokens is longer than "
+                f"max_length = {self.cfg['max_length']:,}; {self.cfg['transition_system']} takes time quadratic in it. "
+                "Add a sentencizer or senter before the parser, or raise max_length."
             )
-        else:
-            heads, labels = greedy.parse_batch(self.features, self._system, all_nodes, offsets, move_weights, label_weights, root_label)
-        parses, k = [], 0
-        for doc_units in units:
-            size = sum(end - start + 1 for start, end in doc_units)
-            start = int(offsets[k])
-            parses.append(Parse(doc_units, heads[start : start + size], labels[start : start + size]))
-            k += len(doc_units)
-        return parses
+        heads = numpy.zeros(0, dtype=numpy.int64)
+        labels = numpy.zeros(0, dtype=numpy.int32)
+        if len(words):
+            nodes = numpy.ascontiguousarray(self._nodes(values[:, :-1], words, firsts), dtype=numpy.uint64)
+            offsets = numpy.cumsum(numpy.append(0, sizes + 1)).astype(numpy.int64)
+            move_weights, _ = self.move_model.averages()
+            label_weights, _ = self.label_model.averages()
+            root_label = self._label_ids[self.cfg["root_label"]]
+            if self.cfg["beam_width"] > 1:
+                node_heads, node_labels = beam.parse_batch(
+                    self.features, self._system, nodes, offsets, move_weights, label_weights, root_label, self.cfg["beam_width"],
+                )
+            else:
+                node_heads, node_labels = greedy.parse_batch(self.features, self._system, nodes, offsets, move_weights, label_weights, root_label)
+            # Node k of a unit is its (k-1)-th word; 0 is the root slot.
+            is_word = numpy.ones(len(nodes), dtype=numpy.bool_)
+            is_word[offsets[:-1]] = False
+            unit_heads = node_heads[is_word].astype(numpy.int64)
+            head_words = numpy.repeat(firsts, sizes) + unit_heads - 1
+            heads = numpy.where(unit_heads > 0, words[head_words], words)
+            labels = node_labels[is_word]
+        doc_firsts = numpy.searchsorted(words, doc_starts).tolist()
+        return [
+            Parse(doc_units, words[a:b] - start, heads[a:b] - start, labels[a:b])
+            for doc_units, start, a, b in zip(units, doc_starts.tolist(), doc_firsts, doc_firsts[1:])
+        ]
 
     def set_annotations(self, docs: Iterable[Doc], parses: List[Parse]) -> None:
         """Write heads and labels; spaCy sets the sentence starts from the heads."""
@@ -291,19 +308,35 @@ class BioParser(PerceptronPipe):
         for doc, parse in zip(docs, parses):
             if not parse.units:
                 continue
-            sizes = [end - start for start, end in parse.units]
-            is_token = numpy.ones(len(parse.heads), dtype=numpy.bool_)
-            is_token[numpy.cumsum([0] + [size + 1 for size in sizes[:-1]])] = False  # the root slots
-            heads, labels = parse.heads[is_token].astype(numpy.int64), parse.labels[is_token]
             tokens = numpy.arange(len(doc), dtype=numpy.int64)
-            unit_starts = numpy.repeat([start for start, _ in parse.units], sizes)
-            absolute = numpy.where(heads > 0, unit_starts + heads - 1, tokens)
-            deps = label_hashes[labels]
-            if self.cfg["pseudo_projective"] and augmented[labels].any():
+            absolute, deps = tokens.copy(), numpy.zeros(len(doc), dtype=numpy.uint64)
+            absolute[parse.words] = parse.heads
+            deps[parse.words] = label_hashes[parse.labels]
+            if self.cfg["pseudo_projective"] and augmented[parse.labels].any():
                 for start, end in parse.units:
-                    if augmented[labels[start:end]].any():
-                        self._lower(start, end, heads[start:end], labels[start:end], absolute, deps)
+                    first, last = numpy.searchsorted(parse.words, [start, end])
+                    if augmented[parse.labels[first:last]].any():
+                        self._lower(parse.words[first:last], absolute, parse.labels[first:last], deps)
+            if len(parse.words) < len(doc):
+                self._attach_whitespace(parse.units, parse.words, absolute, deps)
             doc.from_array([HEAD, DEP], numpy.column_stack([(absolute - tokens).view(numpy.uint64), deps]))
+
+    def _attach_whitespace(self, units: List[Tuple[int, int]], words: numpy.ndarray, absolute: numpy.ndarray, deps: numpy.ndarray) -> None:
+        """Hang each whitespace token from the word before it in its unit, else the
+        word after it; in a unit of whitespace alone the first token is the root."""
+        positions = numpy.arange(len(absolute))
+        is_word = numpy.zeros(len(absolute), dtype=numpy.bool_)
+        is_word[words] = True
+        before = numpy.maximum.accumulate(numpy.where(is_word, positions, -1))
+        after = numpy.minimum.accumulate(numpy.where(is_word, positions, len(positions))[::-1])[::-1]
+        sizes = [end - start for start, end in units]
+        unit_starts = numpy.repeat([start for start, _ in units], sizes)
+        unit_ends = numpy.repeat([end for _, end in units], sizes)
+        spaces = numpy.flatnonzero(~is_word)
+        heads = numpy.where(before[spaces] >= unit_starts[spaces], before[spaces],
+                            numpy.where(after[spaces] < unit_ends[spaces], after[spaces], unit_starts[spaces]))
+        absolute[spaces] = heads
+        deps[spaces] = numpy.where(heads == spaces, self.vocab.strings.add(self.cfg["root_label"]), self.vocab.strings.add(WHITESPACE_LABEL))
 
     def _label_table(self) -> Tuple[numpy.ndarray, numpy.ndarray]:
         """Each label's string id, and whether it is a lifted one."""
@@ -313,37 +346,42 @@ class BioParser(PerceptronPipe):
             self._labels_hashed = self.labels
         return self._label_hashes, self._augmented
 
-    def _lower(self, start: int, end: int, heads: numpy.ndarray, labels: numpy.ndarray, absolute: numpy.ndarray, deps: numpy.ndarray) -> None:
-        """Lower the lifted arcs of one unit, writing its tokens' heads and labels."""
-        lowered_heads, lowered_labels = lower([-1] + heads.tolist(), [""] + [self.labels[i] for i in labels.tolist()])
-        for k in range(1, end - start + 1):
-            token = start + k - 1
-            absolute[token] = start + lowered_heads[k] - 1 if lowered_heads[k] > 0 else token
+    def _lower(self, words: numpy.ndarray, absolute: numpy.ndarray, labels: numpy.ndarray, deps: numpy.ndarray) -> None:
+        """Lower the lifted arcs of one unit's words, rewriting their heads and labels."""
+        nodes = numpy.searchsorted(words, absolute[words]) + 1  # node k is the (k-1)-th word; 0 the root slot
+        nodes[absolute[words] == words] = 0
+        lowered_heads, lowered_labels = lower([-1] + nodes.tolist(), [""] + [self.labels[i] for i in labels.tolist()])
+        for k, token in enumerate(words.tolist(), 1):
+            absolute[token] = words[lowered_heads[k] - 1] if lowered_heads[k] > 0 else token
             deps[token] = self.vocab.strings.add(lowered_labels[k])
 
     # Training
 
     def _gold_units(self, example: Example) -> Iterable["GoldUnit"]:
-        """Each unit of the predicted doc whose gold tree lies within it, lifted when pseudo-projective."""
+        """The words of each unit of the predicted doc whose gold tree over them lies
+        within it (no word's head outside it or whitespace), lifted when pseudo-projective."""
         doc = example.predicted
         gold_heads, gold_deps = example.get_aligned_parse(projectivize=False)
-        for start, end in self._units(doc):
+        words, firsts = self._unit_words(doc.to_array(IS_SPACE), [start for start, _ in self._units(doc)])
+        for unit_words in numpy.split(words, firsts[1:]):
+            node_of = {token: k for k, token in enumerate(unit_words.tolist(), 1)}
             heads, labels = [-1], [""]
-            for i in range(start, end):
+            for i in unit_words.tolist():
                 head, dep = gold_heads[i], gold_deps[i]
-                if head is None or not dep or not start <= head < end:
+                if head is None or not dep or (head != i and head not in node_of):
                     break
-                heads.append(0 if head == i else head - start + 1)
+                heads.append(0 if head == i else node_of[head])
                 labels.append(dep)
             else:
-                if self.cfg["pseudo_projective"]:
-                    heads, labels = lift(heads, labels)
-                yield GoldUnit(start, end, heads, labels)
+                if len(unit_words):
+                    if self.cfg["pseudo_projective"]:
+                        heads, labels = lift(heads, labels)
+                    yield GoldUnit(unit_words, heads, labels)
 
     def update(self, examples: Iterable[Example], *, drop: float = 0.0, sgd=None, losses: Optional[Dict[str, float]] = None) -> Dict[str, float]:
         """Perceptron steps along each example's transitions; the loss counts wrong moves and labels.
 
-        Units with a token whose gold head is missing or outside the unit are skipped.
+        Units with a word whose gold head is missing, outside the unit or whitespace are skipped.
         """
         if losses is None:
             losses = {}
@@ -360,7 +398,7 @@ class BioParser(PerceptronPipe):
             for unit in self._gold_units(example):
                 for label in unit.labels[1:]:
                     self.add_label(label)
-                nodes = numpy.ascontiguousarray(self._nodes(values, [(unit.start, unit.end)]), dtype=numpy.uint64)
+                nodes = numpy.ascontiguousarray(self._nodes(values, unit.words, [0]), dtype=numpy.uint64)
                 gold_heads = numpy.array(unit.heads, dtype=numpy.int32)
                 gold_labels = numpy.array([-1] + [self._label_ids[label] for label in unit.labels[1:]], dtype=numpy.int32)
                 if self.cfg["beam_width"] > 1:
@@ -402,8 +440,7 @@ def _unpickle_parser(vocab, name, scorer, data):
 
 
 class GoldUnit(NamedTuple):
-    start: int
-    end: int
+    words: numpy.ndarray  # the unit's tokens but whitespace
     heads: List[int]  # per node 0..n, -1 for the root slot
     labels: List[str]
 

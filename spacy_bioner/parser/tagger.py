@@ -3,7 +3,8 @@
 Word attributes -> hashed templates -> averaged structured perceptron ->
 Viterbi (no constraints: any tag may follow any other) -> `token.tag_` or
 `token.pos_`. It gives a blank pipeline the tags the parser reads; spaCy's
-own tagger can take its place.
+own tagger can take its place. Whitespace tokens are left out, so raw text's
+newlines change no word's features, and get spaCy's whitespace tag.
 """
 import functools
 import threading
@@ -37,6 +38,7 @@ DEFAULT_TAGGER_CONFIG = {
     "margin": 30.0,
     "scorer": {"@scorers": "bioner.tagger_scorer.v1"},
 }
+WHITESPACE_TAGS = {"tag": "_SP", "pos": "SPACE"}  # spaCy's own, for tokens of whitespace alone
 
 
 @registry.scorers("bioner.tagger_scorer.v1")
@@ -127,11 +129,13 @@ class BioTagger(PerceptronPipe):
         return 1
 
     def initialize(self, get_examples: Callable[[], Iterable[Example]], *, nlp: Optional[Language] = None, labels: Optional[Sequence[str]] = None) -> None:
-        """Set the tags (given ones first, then those of the examples) and reset the weights."""
+        """Set the tags (given ones first, then those of the examples' words) and reset the weights."""
         validate_get_examples(get_examples, "BioTagger.initialize")
         found = list(labels or [])
         for example in get_examples():
             for token in example.reference:
+                if token.is_space:
+                    continue
                 value = getattr(token, f"{self.cfg['attr']}_")
                 if value and value not in found:
                     found.append(value)
@@ -143,10 +147,15 @@ class BioTagger(PerceptronPipe):
             self.add_label(label)
 
     def _scores(self, docs: List[Doc], averaged: bool):
-        offsets, sentence, _, _ = batch_layout(docs)
+        """Features and scores of the docs' words (tokens but whitespace) laid end to end,
+        where each doc's words begin, and each word's position among the tokens."""
+        offsets, sentence, _, spaces = batch_layout(docs)
         rows = self.lexicon.batch_rows(docs)
+        words = numpy.flatnonzero(~spaces)
+        if len(words) < len(rows):
+            rows, sentence, offsets = rows[words], sentence[words], numpy.searchsorted(words, offsets)
         features = self.extractor.extract(rows, self.lexicon.table, sentence)
-        return features, self.model.scores(features, averaged=averaged), offsets
+        return features, self.model.scores(features, averaged=averaged), offsets, words
 
     def _decode(self, scores: numpy.ndarray, offsets: numpy.ndarray, averaged: bool, allowed: Optional[numpy.ndarray] = None) -> numpy.ndarray:
         if allowed is None:
@@ -154,29 +163,34 @@ class BioTagger(PerceptronPipe):
         return viterbi(scores, self.model.transitions(averaged=averaged), allowed, self._free, offsets)
 
     def predict(self, docs: Iterable[Doc]) -> List[numpy.ndarray]:
-        """Tag ids of each doc (averaged weights)."""
+        """Tag ids of each doc's tokens (averaged weights); -1 for whitespace."""
         docs = list(docs)
         if not self.labels:
             raise ValueError(f"{self.name} has no tags: train it or call initialize first.")
         if not docs:
             return []
         with self._predict_lock:  # one call at a time: the lexicon fills as new words arrive
-            _, scores, offsets = self._scores(docs, averaged=True)
+            _, scores, offsets, words = self._scores(docs, averaged=True)
         tags = self._decode(scores, offsets, averaged=True)
+        if len(words) < sum(len(doc) for doc in docs):
+            token_tags = numpy.full(sum(len(doc) for doc in docs), -1, dtype=tags.dtype)
+            token_tags[words] = tags
+            tags, offsets = token_tags, numpy.cumsum([0] + [len(doc) for doc in docs])
         bounds = offsets.tolist()
         return [tags[bounds[i] : bounds[i + 1]] for i in range(len(docs))]
 
     def set_annotations(self, docs: Iterable[Doc], tag_ids: List[numpy.ndarray]) -> None:
         attr = self.cfg["attr"]
+        names = [*self.labels, WHITESPACE_TAGS[attr]]  # last, so the id -1 picks it
         if attr == "pos":
-            values = numpy.array([UNIVERSAL_POS[label] for label in self.labels], dtype=numpy.uint64)
+            values = numpy.array([UNIVERSAL_POS[name] for name in names], dtype=numpy.uint64)
         else:
-            values = numpy.array([self.vocab.strings.add(label) for label in self.labels], dtype=numpy.uint64)
+            values = numpy.array([self.vocab.strings.add(name) for name in names], dtype=numpy.uint64)
         for doc, ids in zip(docs, tag_ids):
             doc.from_array([POS if attr == "pos" else TAG], values[ids].reshape(-1, 1))
 
     def update(self, examples: Iterable[Example], *, drop: float = 0.0, sgd=None, losses: Optional[Dict[str, float]] = None) -> Dict[str, float]:
-        """One perceptron step per example; tokens without a gold tag take the best tag that agrees with the rest."""
+        """One perceptron step per example; words without a gold tag take the best tag that agrees with the rest."""
         if losses is None:
             losses = {}
         losses.setdefault(self.name, 0.0)
@@ -188,9 +202,10 @@ class BioTagger(PerceptronPipe):
                 continue
             gold_values = example.get_aligned(self.cfg["attr"].upper(), as_string=True)
             known = numpy.array([index.get(value, -1) if value else -1 for value in gold_values], dtype=numpy.int32)
+            features, scores, offsets, words = self._scores([doc], averaged=False)
+            known = known[words]
             if (known < 0).all():
                 continue
-            features, scores, offsets = self._scores([doc], averaged=False)
             gold = known
             if (known < 0).any():
                 allowed = numpy.ones(scores.shape, dtype=numpy.uint8)
