@@ -437,11 +437,12 @@ class BioNER(PerceptronPipe):
         predicting: leave out the single-word templates (scored by `_word_scores`)
             and the history columns (scored apart in the second pass).
         """
-        rows, sentence, offsets = layout.rows, layout.sentence, layout.offsets
+        rows, offsets = layout.rows, layout.offsets
         extractor = self._joint_extractor if predicting else self.extractor
-        columns = [extractor.extract(rows, self.lexicon.table, sentence)]
+        columns = [_over_words(layout, lambda view: extractor.extract(view.rows, self.lexicon.table, view.sentence))]
         if DOCUMENT_FAMILY in self.cfg["features"]:
-            columns.append(document_features(rows, self.lexicon.table, layout.mentions, sentence, self.cfg["n_buckets"], offsets))
+            columns.append(_over_words(layout, lambda view: document_features(
+                view.rows, self.lexicon.table, view.mentions, view.sentence, self.cfg["n_buckets"], view.offsets)))
         if self.cfg["gazetteer"]["mode"] != "ents" and self.gazetteer.labels:
             batch_matches = _laid_end_to_end(matches, offsets.tolist())
             codes = match_codes(batch_matches, len(rows), len(self.gazetteer.labels))
@@ -824,6 +825,18 @@ class BioNER(PerceptronPipe):
 
     def __reduce__(self):
         return (_unpickle_bioner, (self.vocab, self.name, self.gazetteer.tokenizer, self.scorer, self.to_bytes()))
+
+
+def _over_words(layout: "Layout", features: Callable[["Layout"], numpy.ndarray]) -> numpy.ndarray:
+    """Context features of each token, a word's read as if the doc had no whitespace tokens:
+    a line break in raw text then changes no word's window. Whitespace tokens keep their own."""
+    out = features(layout)
+    if layout.is_space.any():
+        words = numpy.flatnonzero(~layout.is_space)
+        view = layout._replace(offsets=numpy.searchsorted(words, layout.offsets), rows=layout.rows[words],
+                               mentions=layout.mentions[words], sentence=layout.sentence[words])
+        out[words] = features(view)
+    return out
 
 
 class Layout(NamedTuple):

@@ -358,3 +358,19 @@ def test_crf_l2_keeps_weights_smaller():
         emission, _ = nlp.get_pipe("bioner").model.averages()
         norms[l2] = float(numpy.abs(emission).sum())
     assert norms[0.1] < norms[0.0]
+
+
+def test_whitespace_tokens_change_no_word_window(trained_nlp):
+    """A word's context features read past whitespace tokens (raw text's line breaks),
+    so they are those it has without them."""
+    ner = trained_nlp.get_pipe("bioner")
+    words = "Bob works at Acme Corp in Berlin".split()
+    spaced_words = ["\n", "Bob", "works", "\n", "at", "Acme", "Corp", "  ", "in", "Berlin", "\n\n"]
+    positions = [1, 2, 4, 5, 6, 8, 9]
+    plain = Doc(trained_nlp.vocab, words=words)
+    spaced = Doc(trained_nlp.vocab, words=spaced_words, spaces=[False] * len(spaced_words))
+    plain_features = ner._features(ner._layout([plain]), [ner.gazetteer.match(plain)])
+    spaced_features = ner._features(ner._layout([spaced]), [ner.gazetteer.match(spaced)])
+    assert (spaced_features[positions] == plain_features).all()
+    assert [(positions[e.start], positions[e.end - 1] + 1, e.label_) for e in trained_nlp(plain).ents] == [
+        (e.start, e.end, e.label_) for e in trained_nlp(spaced).ents]

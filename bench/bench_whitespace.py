@@ -1,0 +1,100 @@
+"""Raw text's line breaks: a trained pipeline's dev scores with whitespace tokens put between the words.
+
+Treebanks and NER corpora have no whitespace tokens, but spaCy's tokenizer
+makes one of every newline or run of spaces in raw text. For each rate R,
+every dev doc gets a newline token after each word with probability R and
+after each sentence's last word (seed 1), is run through the pipeline, and
+the predictions are scored on the original words (spaCy's Scorer):
+entities, tags, and UAS / LAS over every word, punctuation included. With
+--outside-entities no newline goes inside a gold entity; with
+--sentences-as-docs each gold sentence is a doc of its own (as treebank
+scores are given), else the pipeline finds the sentences itself. Figures
+are printed as JSON too.
+
+Usage: python bench/bench_whitespace.py MODEL DEV.spacy [--rates 0 0.05 0.2] [--outside-entities] [--sentences-as-docs]
+"""
+import argparse
+import json
+import random
+from pathlib import Path
+
+import spacy
+from spacy.scorer import Scorer
+from spacy.tokens import Doc, DocBin, Span
+from spacy.training import Example
+
+
+def with_newlines(nlp, ref: Doc, rate: float, rng: random.Random, outside_entities: bool):
+    """ref's words with newline tokens among them, and the position of each word."""
+    words, spaces, positions = [], [], []
+    for token in ref:
+        positions.append(len(words))
+        words.append(token.text)
+        spaces.append(bool(token.whitespace_))
+        inside = token.ent_iob_ in ("B", "I") and token.i + 1 < len(ref) and ref[token.i + 1].ent_iob_ == "I"
+        if (rng.random() < rate or (rate > 0 and token.is_sent_end)) and not (outside_entities and inside):
+            words.append("\n")
+            spaces.append(False)
+    return Doc(nlp.vocab, words=words, spaces=spaces), positions
+
+
+def on_words(nlp, predicted: Doc, ref: Doc, positions) -> Doc:
+    """The predictions of `predicted` on ref's words alone (a head on a newline counts as the word's own)."""
+    word_of = {position: i for i, position in enumerate(positions)}
+    tokens = [predicted[position] for position in positions]
+    annotations = {}
+    if predicted.has_annotation("TAG"):
+        annotations["tags"] = [token.tag_ for token in tokens]
+    if predicted.has_annotation("DEP"):
+        annotations["heads"] = [word_of.get(token.head.i, i) for i, token in enumerate(tokens)]
+        annotations["deps"] = [token.dep_ for token in tokens]
+    doc = Doc(nlp.vocab, words=[t.text for t in ref], spaces=[bool(t.whitespace_) for t in ref], **annotations)
+    entity_words = [([word_of[t.i] for t in e if t.i in word_of], e.label_) for e in predicted.ents]
+    doc.ents = [Span(doc, found[0], found[-1] + 1, label=label) for found, label in entity_words if found]
+    return doc
+
+
+def scores(nlp, refs, rate: float, outside_entities: bool) -> dict:
+    rng = random.Random(1)
+    spaced = [with_newlines(nlp, ref, rate, rng, outside_entities) for ref in refs]
+    predicted = nlp.pipe([doc for doc, _ in spaced], batch_size=256)
+    examples = [Example(on_words(nlp, doc, ref, positions), ref) for doc, ref, (_, positions) in zip(predicted, refs, spaced)]
+    out = {"rate": rate, "whitespace_tokens": sum(len(doc) - len(ref) for (doc, _), ref in zip(spaced, refs))}
+    if any(ref.has_annotation("ENT_IOB") for ref in refs):
+        out["ents_f"] = Scorer.score_spans(examples, "ents")["ents_f"]
+    if any(ref.has_annotation("TAG") for ref in refs) and examples and examples[0].predicted.has_annotation("TAG"):
+        out["tag_acc"] = Scorer.score_token_attr(examples, "tag")["tag_acc"]
+    if any(ref.has_annotation("DEP") for ref in refs) and examples and examples[0].predicted.has_annotation("DEP"):
+        words = right_heads = right_arcs = 0
+        for eg in examples:
+            for token, gold in zip(eg.predicted, eg.reference):
+                words += 1
+                right_heads += token.head.i == gold.head.i
+                right_arcs += token.head.i == gold.head.i and token.dep_ == gold.dep_
+        out["uas_all"], out["las_all"] = right_heads / words, right_arcs / words
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("model", type=Path)
+    parser.add_argument("dev", type=Path)
+    parser.add_argument("--rates", type=float, nargs="+", default=[0.0, 0.05, 0.2])
+    parser.add_argument("--outside-entities", action="store_true")
+    parser.add_argument("--sentences-as-docs", action="store_true")
+    args = parser.parse_args()
+    nlp = spacy.load(args.model)
+    refs = list(DocBin().from_disk(args.dev).get_docs(nlp.vocab))
+    if args.sentences_as_docs:
+        refs = [sentence.as_doc() for ref in refs for sentence in ref.sents]
+    results = []
+    for rate in args.rates:
+        result = scores(nlp, refs, rate, args.outside_entities)
+        results.append(result)
+        print(f"rate {rate}: {result['whitespace_tokens']:,} whitespace tokens; "
+              + ", ".join(f"{key} {100 * value:.2f}" for key, value in result.items() if key not in ("rate", "whitespace_tokens")), flush=True)
+    print(json.dumps(results))
+
+
+if __name__ == "__main__":
+    main()
