@@ -482,6 +482,11 @@ class BioNER(PerceptronPipe):
 
     def _allowed(self, layout: "Layout", presets: List[List[Span]]) -> numpy.ndarray:
         """Which tag each token of the batch may take (sentence and doc edges, whitespace, presets)."""
+        forced, ends = self._presets_forced(layout, presets)
+        return self.scheme.allowed(layout.sent_starts, layout.is_space, forced, closed_before=ends)
+
+    def _presets_forced(self, layout: "Layout", presets: List[List[Span]]) -> Tuple[numpy.ndarray, numpy.ndarray]:
+        """The tag presets force on each token (-1: free), and where an entity must not continue past one."""
         forced = numpy.full(len(layout.rows), -1, dtype=numpy.int32)
         ends = numpy.zeros(len(layout.rows), dtype=numpy.bool_)
         labels = {label: i for i, label in enumerate(self.labels)}
@@ -494,7 +499,31 @@ class BioNER(PerceptronPipe):
                     forced[start:end] = 0
                 if end < len(ends):
                     ends[end] = True
-        return self.scheme.allowed(layout.sent_starts, layout.is_space, forced, closed_before=ends)
+        return forced, ends
+
+    def _decode_words(self, scores, allowed, layout: "Layout", presets: List[List[Span]]) -> numpy.ndarray:
+        """As _decode (averaged), but over the words alone when there are whitespace tokens:
+        a line break inside an entity ("New\\nYork") then splits nothing. A whitespace
+        token takes I-x when the word after it continues an x entity, else O."""
+        if not layout.is_space.any():
+            return self._decode(scores, allowed, layout.offsets, averaged=True)
+        words = numpy.flatnonzero(~layout.is_space)
+        # Each token's next word: a sentence start or preset end on whitespace moves to it.
+        next_word = numpy.searchsorted(words, numpy.arange(len(layout.rows)))
+        forced, ends = self._presets_forced(layout, presets)
+        word_starts, word_ends = numpy.zeros(len(words) + 1, dtype=numpy.bool_), numpy.zeros(len(words) + 1, dtype=numpy.bool_)
+        word_starts[next_word[layout.sent_starts]] = True
+        word_ends[next_word[ends]] = True
+        word_allowed = self.scheme.allowed(word_starts[:-1], numpy.zeros(len(words), dtype=numpy.bool_), forced[words], closed_before=word_ends[:-1])
+        word_tags = self._decode(numpy.ascontiguousarray(scores[words]), word_allowed, numpy.searchsorted(words, layout.offsets), averaged=True)
+        tags = numpy.zeros(len(layout.rows), dtype=word_tags.dtype)
+        tags[words] = word_tags
+        spaces = numpy.flatnonzero(layout.is_space)
+        following = numpy.append(word_tags, 0)[next_word[spaces]]  # O after the last word
+        inside = self.scheme.continuing()[following]
+        inside_tags = numpy.array([0] + [self.scheme.tag_id("I", (tag - 1) // len(self.scheme.moves)) for tag in range(1, self.scheme.n_tags)])
+        tags[spaces[inside]] = inside_tags[following[inside]]
+        return tags
 
     def _decode(self, scores, allowed, offsets, averaged: bool) -> numpy.ndarray:
         """The best tags of each doc of the batch, docs laid end to end."""
@@ -569,12 +598,12 @@ class BioNER(PerceptronPipe):
         scores += self.model.scores(features, averaged=True)
         if self.cfg["entity_bias"]:  # the recall knob
             scores[:, 1:] += self.cfg["entity_bias"]
-        tags = first_pass = self._decode(scores, allowed, layout.offsets, averaged=True)
+        tags = first_pass = self._decode_words(scores, allowed, layout, presets)
         if HISTORY_FAMILY in self.cfg["features"]:
             # The first pass saw no history features, so the second pass's
             # scores are the first's plus the weights of those alone.
             scores += self.model.scores(self._history(layout, first_pass), averaged=True)
-            tags = self._decode(scores, allowed, layout.offsets, averaged=True)
+            tags = self._decode_words(scores, allowed, layout, presets)
         best_path = short_forms_path = tags
         if layout.short_form_heads is not None:
             tags = short_forms_path = label_short_forms(tags, layout.short_form_heads, layout.short_form_starts, self.scheme, allowed)

@@ -360,17 +360,41 @@ def test_crf_l2_keeps_weights_smaller():
     assert norms[0.1] < norms[0.0]
 
 
-def test_whitespace_tokens_change_no_word_window(trained_nlp):
+def test_whitespace_tokens_change_no_word_window_or_entity(trained_nlp):
     """A word's context features read past whitespace tokens (raw text's line breaks),
-    so they are those it has without them."""
+    so they are those it has without them, and decoding runs over the words, so a
+    line break inside an entity leaves it whole."""
     ner = trained_nlp.get_pipe("bioner")
     words = "Bob works at Acme Corp in Berlin".split()
-    spaced_words = ["\n", "Bob", "works", "\n", "at", "Acme", "Corp", "  ", "in", "Berlin", "\n\n"]
-    positions = [1, 2, 4, 5, 6, 8, 9]
+    spaced_words = ["\n", "Bob", "works", "\n", "at", "Acme", "\n", "Corp", "  ", "in", "Berlin", "\n\n"]
+    positions = [1, 2, 4, 5, 7, 9, 10]
     plain = Doc(trained_nlp.vocab, words=words)
     spaced = Doc(trained_nlp.vocab, words=spaced_words, spaces=[False] * len(spaced_words))
     plain_features = ner._features(ner._layout([plain]), [ner.gazetteer.match(plain)])
     spaced_features = ner._features(ner._layout([spaced]), [ner.gazetteer.match(spaced)])
     assert (spaced_features[positions] == plain_features).all()
-    assert [(positions[e.start], positions[e.end - 1] + 1, e.label_) for e in trained_nlp(plain).ents] == [
-        (e.start, e.end, e.label_) for e in trained_nlp(spaced).ents]
+    expected = [(positions[e.start], positions[e.end - 1] + 1, e.label_) for e in trained_nlp(plain).ents]
+    assert (5, 8, "ORG") in expected
+    assert [(e.start, e.end, e.label_) for e in trained_nlp(spaced).ents] == expected
+
+
+def test_decoding_runs_over_the_words(trained_nlp):
+    """A whitespace token's own scores are not read: it continues the entity around it,
+    and a sentence that starts on whitespace still starts at the next word."""
+    ner = trained_nlp.get_pipe("bioner")
+    scheme, org = ner.scheme, ner.labels.index("ORG")
+    b_org, i_org, l_org = (scheme.tag_id(move, org) for move in "BIL")
+    words = ["Acme", "\n", "Corp", "\n\n", "works"]
+    for sent_starts, expected in (([True, False, False, False, False], [b_org, i_org, l_org, 0]),
+                                  ([True, True, False, False, False], None)):
+        doc = Doc(trained_nlp.vocab, words=words, spaces=[False] * 5, sent_starts=sent_starts)
+        layout = ner._layout([doc])
+        scores = numpy.zeros((len(doc), scheme.n_tags), dtype=numpy.float32)
+        scores[0, b_org] = scores[2, l_org] = 10.0
+        scores[[1, 3], 0] = 100.0  # the whitespace tokens would rather be O
+        tags = ner._decode_words(scores, ner._allowed(layout, [[]]), layout, [[]]).tolist()
+        if expected:
+            assert tags[:4] == expected
+        else:  # "Corp" starts a sentence: no entity continues into it
+            assert not scheme.continuing()[tags[2]] and tags[1] == 0
+            assert scheme.is_valid(tags, sent_starts)
