@@ -30,7 +30,7 @@ STACK_BASED_SYSTEMS = ("arc-standard", "arc-eager")  # linear time; the list-bas
 PARSER_FEATURES_VERSION = 2  # 2: suffixes
 ROOT_WORD = get_string_id("<root>")  # the root node's word, tag and suffix
 NODE_ATTRIBUTES = [LOWER, TAG, SUFFIX]  # what the features read of each token
-WHITESPACE_LABEL = "dep"  # of a whitespace token's arc, as in spaCy's trained pipelines
+WHITESPACE_LABEL = "dep"  # of a whitespace token's arc: UD's unspecified dependency
 
 DEFAULT_PARSER_CONFIG = {
     "transition_system": "arc-eager",
