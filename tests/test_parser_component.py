@@ -270,7 +270,7 @@ def test_taggers_saved_before_the_margin_setting_load(tmp_path):
 
 def _with_whitespace(words, every=3):
     """The words with a newline token after every `every`-th one, one leading and
-    one trailing: (words, spaces, position of each original word)."""
+    one trailing: (words, position of each original word)."""
     out, positions = ["\n"], []
     for k, word in enumerate(words):
         positions.append(len(out))
@@ -324,11 +324,10 @@ def test_training_ignores_whitespace_tokens():
             words = text.split()
             if spaced:
                 words, positions = _with_whitespace(words)
-                index = {k: p for k, p in enumerate(positions)}
                 spaced_heads = [positions[0] if k == 0 else k - 1 for k in range(len(words))]  # whitespace: the word before
                 spaced_deps, spaced_tags = ["dep"] * len(words), ["_SP"] * len(words)
                 for k, p in enumerate(positions):
-                    spaced_heads[p], spaced_deps[p], spaced_tags[p] = index[heads[k]], deps[k], tags[k]
+                    spaced_heads[p], spaced_deps[p], spaced_tags[p] = positions[heads[k]], deps[k], tags[k]
                 heads, deps, tags = spaced_heads, spaced_deps, spaced_tags
             examples.append(Example.from_dict(Doc(nlp.vocab, words=words, tags=tags), {"heads": heads, "deps": deps}))
         nlp.initialize(lambda: examples)
