@@ -145,6 +145,17 @@ def batch_layout(docs):
     return offsets, sentences, starts, spaces
 
 
+def words_of(is_space, starts):
+    """The tokens that are not whitespace, and where each stretch of tokens
+    beginning at `starts` (docs, sentences) begins among them.
+
+    Training corpora have no whitespace tokens, so the tagger, parser and
+    bioner read raw text's newlines past them, as if they were not there.
+    """
+    words = numpy.flatnonzero(numpy.asarray(is_space) == 0)
+    return words, numpy.searchsorted(words, starts)
+
+
 cdef class FeatureExtractor:
     """Feature templates compiled to arrays.
 

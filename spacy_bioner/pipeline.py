@@ -24,7 +24,7 @@ from .document import (
     ABBREVIATION_HISTORY_FEATURES, HISTORY_FEATURES, abbreviation_features, abbreviation_history, document_features,
     history_features,
 )
-from .features import FeatureExtractor, Lexicon, batch_layout
+from .features import FeatureExtractor, Lexicon, batch_layout, words_of
 from .word_scores import WordScores, single_word_templates
 from .gold import gold_tags, sentence_runs
 from .gazetteer import FILTERS, GAZETTEER_MODES, Gazetteer, filter_matches, match_codes
@@ -501,13 +501,13 @@ class BioNER(PerceptronPipe):
                     ends[end] = True
         return forced, ends
 
-    def _decode_words(self, scores, allowed, layout: "Layout", presets: List[List[Span]]) -> numpy.ndarray:
-        """As _decode (averaged), but over the words alone when there are whitespace tokens:
-        a line break inside an entity ("New\\nYork") then splits nothing. A whitespace
-        token takes I-x when the word after it continues an x entity, else O."""
+    def _decoder(self, layout: "Layout", presets: List[List[Span]], allowed: numpy.ndarray) -> Callable[[numpy.ndarray], numpy.ndarray]:
+        """Averaged decoding of the batch's scores; over the words alone when there are
+        whitespace tokens, so a line break inside an entity ("New\\nYork") splits nothing.
+        A whitespace token then takes I-x when the word after it continues an x entity, else O."""
         if not layout.is_space.any():
-            return self._decode(scores, allowed, layout.offsets, averaged=True)
-        words = numpy.flatnonzero(~layout.is_space)
+            return lambda scores: self._decode(scores, allowed, layout.offsets, averaged=True)
+        words, word_offsets = words_of(layout.is_space, layout.offsets)
         # Each token's next word: a sentence start or preset end on whitespace moves to it.
         next_word = numpy.searchsorted(words, numpy.arange(len(layout.rows)))
         forced, ends = self._presets_forced(layout, presets)
@@ -515,15 +515,19 @@ class BioNER(PerceptronPipe):
         word_starts[next_word[layout.sent_starts]] = True
         word_ends[next_word[ends]] = True
         word_allowed = self.scheme.allowed(word_starts[:-1], numpy.zeros(len(words), dtype=numpy.bool_), forced[words], closed_before=word_ends[:-1])
-        word_tags = self._decode(numpy.ascontiguousarray(scores[words]), word_allowed, numpy.searchsorted(words, layout.offsets), averaged=True)
-        tags = numpy.zeros(len(layout.rows), dtype=word_tags.dtype)
-        tags[words] = word_tags
         spaces = numpy.flatnonzero(layout.is_space)
-        following = numpy.append(word_tags, 0)[next_word[spaces]]  # O after the last word
-        inside = self.scheme.continuing()[following]
         inside_tags = numpy.array([0] + [self.scheme.tag_id("I", (tag - 1) // len(self.scheme.moves)) for tag in range(1, self.scheme.n_tags)])
-        tags[spaces[inside]] = inside_tags[following[inside]]
-        return tags
+
+        def decode(scores: numpy.ndarray) -> numpy.ndarray:
+            word_tags = self._decode(numpy.ascontiguousarray(scores[words]), word_allowed, word_offsets, averaged=True)
+            tags = numpy.zeros(len(layout.rows), dtype=word_tags.dtype)
+            tags[words] = word_tags
+            following = numpy.append(word_tags, 0)[next_word[spaces]]  # O after the last word
+            inside = self.scheme.continuing()[following]
+            tags[spaces[inside]] = inside_tags[following[inside]]
+            return tags
+
+        return decode
 
     def _decode(self, scores, allowed, offsets, averaged: bool) -> numpy.ndarray:
         """The best tags of each doc of the batch, docs laid end to end."""
@@ -598,12 +602,13 @@ class BioNER(PerceptronPipe):
         scores += self.model.scores(features, averaged=True)
         if self.cfg["entity_bias"]:  # the recall knob
             scores[:, 1:] += self.cfg["entity_bias"]
-        tags = first_pass = self._decode_words(scores, allowed, layout, presets)
+        decode = self._decoder(layout, presets, allowed)
+        tags = first_pass = decode(scores)
         if HISTORY_FAMILY in self.cfg["features"]:
             # The first pass saw no history features, so the second pass's
             # scores are the first's plus the weights of those alone.
             scores += self.model.scores(self._history(layout, first_pass), averaged=True)
-            tags = self._decode_words(scores, allowed, layout, presets)
+            tags = decode(scores)
         best_path = short_forms_path = tags
         if layout.short_form_heads is not None:
             tags = short_forms_path = label_short_forms(tags, layout.short_form_heads, layout.short_form_starts, self.scheme, allowed)
@@ -861,8 +866,8 @@ def _over_words(layout: "Layout", features: Callable[["Layout"], numpy.ndarray])
     a line break in raw text then changes no word's window. Whitespace tokens keep their own."""
     out = features(layout)
     if layout.is_space.any():
-        words = numpy.flatnonzero(~layout.is_space)
-        view = layout._replace(offsets=numpy.searchsorted(words, layout.offsets), rows=layout.rows[words],
+        words, word_offsets = words_of(layout.is_space, layout.offsets)
+        view = layout._replace(offsets=word_offsets, rows=layout.rows[words],
                                mentions=layout.mentions[words], sentence=layout.sentence[words])
         out[words] = features(view)
     return out

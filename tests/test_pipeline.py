@@ -392,7 +392,7 @@ def test_decoding_runs_over_the_words(trained_nlp):
         scores = numpy.zeros((len(doc), scheme.n_tags), dtype=numpy.float32)
         scores[0, b_org] = scores[2, l_org] = 10.0
         scores[[1, 3], 0] = 100.0  # the whitespace tokens would rather be O
-        tags = ner._decode_words(scores, ner._allowed(layout, [[]]), layout, [[]]).tolist()
+        tags = ner._decoder(layout, [[]], ner._allowed(layout, [[]]))(scores).tolist()
         if expected:
             assert tags[:4] == expected
         else:  # "Corp" starts a sentence: no entity continues into it

@@ -17,6 +17,7 @@ from spacy.util import registry
 from spacy.vocab import Vocab
 
 from .. import serialize
+from ..features import words_of
 from ..perceptron import AveragedPerceptron
 from ..perceptron_pipe import PerceptronPipe
 from . import beam, greedy
@@ -242,12 +243,6 @@ class BioParser(PerceptronPipe):
         return [(0, len(doc))] if len(doc) else []
 
     @staticmethod
-    def _unit_words(is_space: numpy.ndarray, unit_starts: Sequence[int]) -> Tuple[numpy.ndarray, numpy.ndarray]:
-        """The words (tokens but whitespace), and where each unit's words begin among them."""
-        words = numpy.flatnonzero(is_space == 0)
-        return words, numpy.searchsorted(words, unit_starts)
-
-    @staticmethod
     def _nodes(doc_values: numpy.ndarray, words: numpy.ndarray, unit_firsts: numpy.ndarray) -> numpy.ndarray:
         """NODE_ATTRIBUTES of each node: per unit a root row, then its words (unit_firsts: where each unit begins in words)."""
         return numpy.insert(doc_values[words], unit_firsts, ROOT_WORD, axis=0)
@@ -266,7 +261,7 @@ class BioParser(PerceptronPipe):
         doc_starts = numpy.cumsum([0] + [len(doc) for doc in docs])
         values = numpy.concatenate([doc.to_array(NODE_ATTRIBUTES + [IS_SPACE]) for doc in docs] or [numpy.zeros((0, 4), numpy.uint64)])
         unit_starts = [doc_start + start for doc_start, doc_units in zip(doc_starts.tolist(), units) for start, _ in doc_units]
-        words, firsts = self._unit_words(values[:, -1], unit_starts)
+        words, firsts = words_of(values[:, -1], unit_starts)
         sizes = numpy.diff(numpy.append(firsts, len(words)))
         firsts, sizes = firsts[sizes > 0], sizes[sizes > 0]
         if self.cfg["transition_system"] not in STACK_BASED_SYSTEMS and len(sizes) and sizes.max() > self.cfg["max_length"]:
@@ -362,7 +357,7 @@ class BioParser(PerceptronPipe):
         within it (no word's head outside it or whitespace), lifted when pseudo-projective."""
         doc = example.predicted
         gold_heads, gold_deps = example.get_aligned_parse(projectivize=False)
-        words, firsts = self._unit_words(doc.to_array(IS_SPACE), [start for start, _ in self._units(doc)])
+        words, firsts = words_of(doc.to_array(IS_SPACE), [start for start, _ in self._units(doc)])
         for unit_words in numpy.split(words, firsts[1:]):
             node_of = {token: k for k, token in enumerate(unit_words.tolist(), 1)}
             heads, labels = [-1], [""]

@@ -22,7 +22,7 @@ from spacy.vocab import Vocab
 
 from .. import serialize
 from ..decode import viterbi
-from ..features import FeatureExtractor, Lexicon, batch_layout
+from ..features import FeatureExtractor, Lexicon, batch_layout, words_of
 from ..perceptron import AveragedPerceptron
 from ..perceptron_pipe import PerceptronPipe, with_cost
 from ..templates import CLUSTERS_FAMILY, FAMILIES, N_ATTRIBUTES, TEMPLATES_VERSION, VECTORS_FAMILY, compile_templates, word_attributes
@@ -151,9 +151,9 @@ class BioTagger(PerceptronPipe):
         where each doc's words begin, and each word's position among the tokens."""
         offsets, sentence, _, spaces = batch_layout(docs)
         rows = self.lexicon.batch_rows(docs)
-        words = numpy.flatnonzero(~spaces)
+        words, word_offsets = words_of(spaces, offsets)
         if len(words) < len(rows):
-            rows, sentence, offsets = rows[words], sentence[words], numpy.searchsorted(words, offsets)
+            rows, sentence, offsets = rows[words], sentence[words], word_offsets
         features = self.extractor.extract(rows, self.lexicon.table, sentence)
         return features, self.model.scores(features, averaged=averaged), offsets, words
 
@@ -172,10 +172,11 @@ class BioTagger(PerceptronPipe):
         with self._predict_lock:  # one call at a time: the lexicon fills as new words arrive
             _, scores, offsets, words = self._scores(docs, averaged=True)
         tags = self._decode(scores, offsets, averaged=True)
-        if len(words) < sum(len(doc) for doc in docs):
-            token_tags = numpy.full(sum(len(doc) for doc in docs), -1, dtype=tags.dtype)
+        token_offsets = numpy.cumsum([0] + [len(doc) for doc in docs])
+        if len(words) < token_offsets[-1]:
+            token_tags = numpy.full(token_offsets[-1], -1, dtype=tags.dtype)
             token_tags[words] = tags
-            tags, offsets = token_tags, numpy.cumsum([0] + [len(doc) for doc in docs])
+            tags, offsets = token_tags, token_offsets
         bounds = offsets.tolist()
         return [tags[bounds[i] : bounds[i + 1]] for i in range(len(docs))]
 
