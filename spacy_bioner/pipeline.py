@@ -501,33 +501,49 @@ class BioNER(PerceptronPipe):
                     ends[end] = True
         return forced, ends
 
-    def _decoder(self, layout: "Layout", presets: List[List[Span]], allowed: numpy.ndarray) -> Callable[[numpy.ndarray], numpy.ndarray]:
-        """Averaged decoding of the batch's scores; over the words alone when there are
+    def _decoder(self, layout: "Layout", presets: List[List[Span]], allowed: numpy.ndarray,
+                 averaged: bool = True) -> Callable[[numpy.ndarray], numpy.ndarray]:
+        """Decoding of the batch's scores; over the words alone when there are
         whitespace tokens, so a line break inside an entity ("New\\nYork") splits nothing.
         A whitespace token then takes I-x when the word after it continues an x entity, else O."""
         if not layout.is_space.any():
-            return lambda scores: self._decode(scores, allowed, layout.offsets, averaged=True)
+            return lambda scores: self._decode(scores, allowed, layout.offsets, averaged=averaged)
         words, word_offsets = words_of(layout.is_space, layout.offsets)
-        # Each token's next word: a sentence start or preset end on whitespace moves to it.
+        word_allowed = self._words_allowed(layout, presets, words)
+        with_spaces = self._with_spaces(layout.is_space, words)
+
+        def decode(scores: numpy.ndarray) -> numpy.ndarray:
+            return with_spaces(self._decode(numpy.ascontiguousarray(scores[words]), word_allowed, word_offsets, averaged=averaged))
+
+        return decode
+
+    def _words_allowed(self, layout: "Layout", presets: List[List[Span]], words: numpy.ndarray) -> numpy.ndarray:
+        """Which tag each of the batch's words may take when whitespace tokens are left
+        out: a sentence start or a preset's end on whitespace moves to the next word."""
         next_word = numpy.searchsorted(words, numpy.arange(len(layout.rows)))
         forced, ends = self._presets_forced(layout, presets)
         word_starts, word_ends = numpy.zeros(len(words) + 1, dtype=numpy.bool_), numpy.zeros(len(words) + 1, dtype=numpy.bool_)
         word_starts[next_word[layout.sent_starts]] = True
         word_ends[next_word[ends]] = True
-        word_allowed = self.scheme.allowed(word_starts[:-1], numpy.zeros(len(words), dtype=numpy.bool_), forced[words], closed_before=word_ends[:-1])
-        spaces = numpy.flatnonzero(layout.is_space)
-        inside_tags = numpy.array([0] + [self.scheme.tag_id("I", (tag - 1) // len(self.scheme.moves)) for tag in range(1, self.scheme.n_tags)])
+        return self.scheme.allowed(word_starts[:-1], numpy.zeros(len(words), dtype=numpy.bool_), forced[words], closed_before=word_ends[:-1])
 
-        def decode(scores: numpy.ndarray) -> numpy.ndarray:
-            word_tags = self._decode(numpy.ascontiguousarray(scores[words]), word_allowed, word_offsets, averaged=True)
-            tags = numpy.zeros(len(layout.rows), dtype=word_tags.dtype)
+    def _with_spaces(self, is_space: numpy.ndarray, words: numpy.ndarray) -> Callable[[numpy.ndarray], numpy.ndarray]:
+        """The function that gives every token a tag from the words' tags:
+        I-x to a whitespace token when the word after it continues an x entity, else O."""
+        spaces = numpy.flatnonzero(is_space)
+        next_word = numpy.searchsorted(words, spaces)
+        inside_tags = numpy.array([0] + [self.scheme.tag_id("I", (tag - 1) // len(self.scheme.moves)) for tag in range(1, self.scheme.n_tags)])
+        continuing = self.scheme.continuing()
+
+        def with_spaces(word_tags: numpy.ndarray) -> numpy.ndarray:
+            tags = numpy.zeros(len(is_space), dtype=word_tags.dtype)
             tags[words] = word_tags
-            following = numpy.append(word_tags, 0)[next_word[spaces]]  # O after the last word
-            inside = self.scheme.continuing()[following]
+            following = numpy.append(word_tags, 0)[next_word]  # O after the last word
+            inside = continuing[following]
             tags[spaces[inside]] = inside_tags[following[inside]]
             return tags
 
-        return decode
+        return with_spaces
 
     def _decode(self, scores, allowed, offsets, averaged: bool) -> numpy.ndarray:
         """The best tags of each doc of the batch, docs laid end to end."""
@@ -735,18 +751,32 @@ class BioNER(PerceptronPipe):
                 continue
             matches = self._match_dropout(self.gazetteer.match(doc))
             layout = self._layout([doc], folds=[fold(example.reference)])
-            features = self._dropout(self._features(layout, [matches]))
             presets = [self._presets(doc, matches)]
-            allowed = self._allowed(layout, presets)
+            features = self._features(layout, [matches])
+            token_runs = runs = sentence_runs(example)
+            if layout.is_space.any():
+                # Trained over the words alone, as they are decoded (see _decoder).
+                positions, offsets = words_of(layout.is_space, layout.offsets)
+                features, known = features[positions], known[positions]
+                run_bounds = numpy.searchsorted(positions, [start for start, _ in runs] + [len(doc)]).tolist()
+                runs = [(start, end) for start, end in zip(run_bounds, run_bounds[1:]) if start < end]
+                allowed_in = lambda some_layout: self._words_allowed(some_layout, presets, positions)
+                with_spaces = self._with_spaces(layout.is_space, positions)
+            else:
+                positions, offsets = slice(None), layout.offsets
+                allowed_in = lambda some_layout: self._allowed(some_layout, presets)
+                with_spaces = lambda tags: tags
+            features = self._dropout(features)
+            allowed = allowed_in(layout)
             # Half the updates see the first pass's history, half none, as the first pass itself does.
             if HISTORY_FAMILY in self.cfg["features"] and self._rng.random() < 0.5:
-                first_pass = self._decode(self.model.scores(features, averaged=False), allowed, layout.offsets, averaged=False)
-                features[:, -self._n_history:] = self._history(layout, first_pass)
+                first_pass = with_spaces(self._decode(self.model.scores(features, averaged=False), allowed, offsets, averaged=False))
+                features[:, -self._n_history:] = self._history(layout, first_pass)[positions]
             gold = known
             if (known < 0).any():
-                free = numpy.zeros(len(doc), dtype=numpy.bool_)
+                free = numpy.zeros(len(known), dtype=numpy.bool_)
                 scores = self.model.scores(features, averaged=False)
-                gold = self._decode(scores, self.scheme.allowed(free, free, known), layout.offsets, averaged=False)
+                gold = self._decode(scores, self.scheme.allowed(free, free, known), offsets, averaged=False)
             if self.cfg["trainer"] == "hmm":
                 self.model.count(features, gold)
                 continue
@@ -754,11 +784,10 @@ class BioNER(PerceptronPipe):
             # left: a step per multi-sentence doc learns less (BC5CDR dev, local
             # features, 10-sentence docs: 81.85 vs 82.56 this way, 82.87 with one
             # doc per sentence). Each sentence is a sequence of its own.
-            runs = sentence_runs(example)
-            if len(runs) > 1:
+            if len(token_runs) > 1:
                 starts = layout.sent_starts.copy()
-                starts[[start for start, _ in runs]] = True
-                allowed = self._allowed(layout._replace(sent_starts=starts), presets)
+                starts[[start for start, _ in token_runs]] = True
+                allowed = allowed_in(layout._replace(sent_starts=starts))
             for start, end in runs:
                 losses[self.name] += self._step(features[start:end], allowed[start:end], gold[start:end], known[start:end])
         return losses

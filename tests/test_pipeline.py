@@ -398,3 +398,35 @@ def test_decoding_runs_over_the_words(trained_nlp):
         else:  # "Corp" starts a sentence: no entity continues into it
             assert not scheme.continuing()[tags[2]] and tags[1] == 0
             assert scheme.is_valid(tags, sent_starts)
+
+
+def _with_line_breaks(data):
+    """TRAIN_DATA with some spaces made line breaks (whitespace tokens), entity offsets moved along."""
+    separators = ["\n", " ", " \n ", "\n\n", " "]
+    spaced = []
+    for text, entities in data:
+        moved, out = [], ""
+        for i, char in enumerate(text):
+            moved.append(len(out))
+            out += separators[i % len(separators)] if char == " " else char
+        moved.append(len(out))
+        spaced.append(("\n" + out + "\n", [(moved[start] + 1, moved[end] + 1, label) for start, end, label in entities]))
+    return spaced
+
+
+FULL_FEATURES = ["word", "window", "shape", "affixes", "flags", "conjunctions", "far_window", "clusters",
+                 "document", "history", "abbreviations", "memory"]
+
+
+@pytest.mark.parametrize("config", [{}, {"features": FULL_FEATURES}, {"scheme": "BIO", "trainer": "crf"}])
+def test_training_over_whitespace_tokens_learns_what_it_does_without(config):
+    """Whitespace tokens in the training docs (raw text's line breaks, even inside an
+    entity) are left out of training as they are of decoding: the same weights."""
+    spaced_data = _with_line_breaks(TRAIN_DATA)
+    nlp = spacy.blank("en")
+    assert any(token.is_space for text, _ in spaced_data for token in nlp.make_doc(text))
+    assert any(token.is_space for eg in make_examples(nlp, spaced_data) for ent in eg.reference.ents for token in ent)
+    plain = train_nlp(config, epochs=5).get_pipe("bioner")
+    spaced = train_nlp(config, data=spaced_data, epochs=5).get_pipe("bioner")
+    for plain_weights, spaced_weights in zip(plain.model.averages(), spaced.model.averages()):
+        assert (plain_weights == spaced_weights).all()
