@@ -12,19 +12,29 @@ import numpy
 from spacy.attrs import ENT_IOB, IS_SPACE, ORTH, SENT_START
 from spacy.training import Example
 
-from .schemes import TagScheme
+from .schemes import TagScheme, words_within
 
 _OUTSIDE = 2  # ENT_IOB: 0 missing, 1 inside, 2 outside, 3 begin
 
 
 def gold_tags(example: Example, scheme: TagScheme) -> numpy.ndarray:
     """Tag ids of the predicted doc's tokens; -1 where the gold is missing.
+    Whitespace tokens at an entity's edges are outside it (schemes.words_within).
 
     RETURNS (int32[n]): One tag id per predicted token.
     """
     predicted, reference = example.predicted, example.reference
+    is_space = predicted.to_array(IS_SPACE) == 1
     if not _same_tokens(example):
-        return scheme.from_biluo(example.get_aligned_ner())
+        aligned, biluo = example.get_aligned_ents_and_ner()
+        tags = scheme.from_biluo(biluo)
+        for ent in aligned:
+            tags[ent.start : ent.end] = 0
+            within = words_within((ent.start, ent.end, 0), is_space)
+            if within is not None:
+                start, end, _ = within
+                tags[start:end] = scheme.from_spans([(start, end, scheme.labels.index(ent.label_))], end)[start:end]
+        return tags
     if not reference.has_annotation("ENT_IOB"):
         return numpy.full(len(predicted), -1, dtype=numpy.int32)
     label_ids = {label: i for i, label in enumerate(scheme.labels)}
@@ -35,13 +45,14 @@ def gold_tags(example: Example, scheme: TagScheme) -> numpy.ndarray:
                 f"Gold entity label {ent.label_!r} is not among the component's labels "
                 f"{scheme.labels}: add it with add_label or pass it to initialize."
             )
-        spans.append((ent.start, ent.end, label_ids[ent.label_]))
+        within = words_within((ent.start, ent.end, label_ids[ent.label_]), is_space)
+        if within is not None:
+            spans.append(within)
     tags = scheme.from_spans(spans, len(predicted))
     in_entity = numpy.zeros(len(predicted), dtype=bool)
     for start, end, _ in spans:
         in_entity[start:end] = True
-    iob_space = reference.to_array([ENT_IOB, IS_SPACE])
-    known = in_entity | (iob_space[:, 0] == _OUTSIDE) | (iob_space[:, 1] == 1)
+    known = in_entity | (reference.to_array(ENT_IOB) == _OUTSIDE) | is_space
     tags[~known] = -1
     return tags
 

@@ -32,7 +32,7 @@ from .hmm import CountedHMM
 from .memory import EntityMemory, fold
 from .perceptron import DROPPED, AveragedPerceptron
 from .perceptron_pipe import PerceptronPipe, with_cost
-from .schemes import TagScheme
+from .schemes import TagScheme, words_within
 from .surnames import label_surnames
 from .templates import (
     TEMPLATES_VERSION, ABBREVIATION_FAMILY, CLUSTERS_FAMILY, COLUMNS, DEFAULT_FAMILIES, DOCUMENT_FAMILY, HISTORY_FAMILY, MEMORY_FAMILY, N_ATTRIBUTES,
@@ -493,10 +493,12 @@ class BioNER(PerceptronPipe):
         for doc_presets, offset in zip(presets, layout.offsets.tolist()):
             for ent in doc_presets:
                 start, end = offset + ent.start, offset + ent.end
-                if ent.label_ in labels:
-                    forced[start:end] = self.scheme.from_spans([(0, len(ent), labels[ent.label_])], len(ent))
-                else:  # a label we cannot tag: keep its tokens out of our entities
-                    forced[start:end] = 0
+                # A label we cannot tag keeps its tokens out of our entities; whitespace at an edge is outside too.
+                forced[start:end] = 0
+                within = words_within((start, end, labels.get(ent.label_, -1)), layout.is_space)
+                if within is not None and within[2] >= 0:
+                    first, last, label = within
+                    forced[first:last] = self.scheme.from_spans([(0, last - first, label)], last - first)
                 if end < len(ends):
                     ends[end] = True
         return forced, ends

@@ -13,6 +13,21 @@ Span = Tuple[int, int, int]  # [start, end) in tokens, label index
 SCHEMES = ("BIO", "BILOU")
 
 
+def words_within(span: Span, is_space: numpy.ndarray) -> Optional[Span]:
+    """The span from its first word to its last, or None if it has no word:
+    nothing starts or ends on whitespace, so raw text's line breaks at an
+    entity's edges ("Bob Smith\\n\\n") are left out of it.
+
+    >>> words_within((1, 4, 0), numpy.array([False, True, False, True]))
+    (2, 3, 0)
+    """
+    start, end, label = span
+    words = numpy.flatnonzero(~is_space[start:end])
+    if not len(words):
+        return None
+    return start + int(words[0]), start + int(words[-1]) + 1, label
+
+
 class TagScheme:
     """The tags of one scheme over a list of labels.
 

@@ -1,7 +1,7 @@
 import numpy
 import pytest
 import spacy
-from spacy.tokens import Doc
+from spacy.tokens import Doc, Span
 from spacy.training import Example
 
 from spacy_bioner.gold import gold_tags, sentence_runs
@@ -76,3 +76,18 @@ def test_sentence_runs_come_from_the_predicted_doc_or_the_reference(nlp):
     assert sentence_runs(Example(retokenized, reference)) == [(0, 2), (2, 5), (5, 6)]
     # A reference without sentences: one run.
     assert sentence_runs(Example(Doc(nlp.vocab, words=words), Doc(nlp.vocab, words=words))) == [(0, 7)]
+
+
+@pytest.mark.parametrize("same_tokens", [True, False])
+def test_whitespace_at_a_gold_entity_edge_is_outside_it(nlp, same_tokens):
+    """Raw text's line breaks at a gold entity's edges ("Bob Smith\\n\\n") are not part of
+    it: the gold tags are those of the entity on its words (nothing starts or ends on whitespace)."""
+    scheme = TagScheme("BILOU", ["PER"])
+    words = ["We", "met", "\n", "Bob", "Smith", "\n\n", "in", "Paris", "."]
+    reference_words = words if same_tokens else words[:-2] + ["Paris."]
+    reference = Doc(nlp.vocab, words=reference_words, spaces=[False] * len(reference_words))
+    reference.ents = [Span(reference, 2, 6, label="PER")]
+    example = Example(Doc(nlp.vocab, words=words, spaces=[False] * len(words)), reference)
+    tags = gold_tags(example, scheme).tolist()
+    b_per, l_per = scheme.tag_id("B", 0), scheme.tag_id("L", 0)
+    assert tags[:7] == [0, 0, 0, b_per, l_per, 0, 0]

@@ -5,7 +5,7 @@ import sys
 import numpy
 import pytest
 import spacy
-from spacy.tokens import Doc
+from spacy.tokens import Doc, Span
 from spacy.training import Example
 
 from spacy_bioner import BioNER
@@ -430,3 +430,30 @@ def test_training_over_whitespace_tokens_learns_what_it_does_without(config):
     spaced = train_nlp(config, data=spaced_data, epochs=5).get_pipe("bioner")
     for plain_weights, spaced_weights in zip(plain.model.averages(), spaced.model.averages()):
         assert (plain_weights == spaced_weights).all()
+
+
+@pytest.mark.parametrize("words,entity,words_entity", [
+    (["We", "met", "Bob", "Smith", "\n\n", "in", "Paris"], (2, 5), (2, 4)),
+    (["We", "met", "\n\n", "Bob", "Smith", "in", "Paris"], (2, 5), (3, 5)),
+    (["We", "met", "\n", "Bob", "\n\n", "Smith", "\n", "in", "Paris"], (2, 7), (3, 6)),
+])
+def test_whitespace_at_a_preset_entity_edge(trained_nlp, words, entity, words_entity):
+    """A preset entity with whitespace at an edge is kept as it is, and the words
+    around it are tagged as they are around the same entity without that whitespace."""
+    def entities(span):
+        doc = Doc(trained_nlp.vocab, words=words, spaces=[True] * len(words))
+        doc.ents = [Span(doc, *span, label="PER")]
+        return [(e.start, e.end, e.label_) for e in trained_nlp(doc).ents]
+
+    with_edges, without = entities(entity), entities(words_entity)
+    assert (*entity, "PER") in with_edges
+    assert [e for e in with_edges if e[:2] != entity] == [e for e in without if e[:2] != words_entity]
+
+
+def test_gold_entity_with_whitespace_at_its_edges_trains_as_its_words():
+    data = [("We met Bob Smith\n\nin Paris .", [(7, 16, "PER"), (21, 26, "LOC")]), ("Alice Smith lives in Paris .", [(0, 11, "PER"), (21, 26, "LOC")])]
+    with_edges = [("We met Bob Smith\n\nin Paris .", [(7, 18, "PER"), (21, 26, "LOC")])] + data[1:]
+    plain = train_nlp(data=data, epochs=5).get_pipe("bioner")
+    edged = train_nlp(data=with_edges, epochs=5).get_pipe("bioner")
+    for plain_weights, edged_weights in zip(plain.model.averages(), edged.model.averages()):
+        assert (plain_weights == edged_weights).all()
