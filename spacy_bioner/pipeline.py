@@ -616,7 +616,7 @@ class BioNER(PerceptronPipe):
         layout = self._layout(docs)
         features, allowed = self._features(layout, matches, predicting=True), self._allowed(layout, presets)
         emission, _ = self.model.averages()
-        scores = self._word_scores.scores(layout.rows, self.lexicon.table, layout.sentence, emission, self.lexicon.generation)
+        scores = _over_words(layout, lambda view: self._word_scores.scores(view.rows, self.lexicon.table, view.sentence, emission, self.lexicon.generation))
         scores += self.model.scores(features, averaged=True)
         if self.cfg["entity_bias"]:  # the recall knob
             scores[:, 1:] += self.cfg["entity_bias"]
@@ -893,8 +893,9 @@ class BioNER(PerceptronPipe):
 
 
 def _over_words(layout: "Layout", features: Callable[["Layout"], numpy.ndarray]) -> numpy.ndarray:
-    """Context features of each token, a word's read as if the doc had no whitespace tokens:
-    a line break in raw text then changes no word's window. Whitespace tokens keep their own."""
+    """Context features (or the scores of window templates) of each token, a word's read as if
+    the doc had no whitespace tokens: a line break in raw text then changes no word's window.
+    Whitespace tokens keep their own."""
     out = features(layout)
     if layout.is_space.any():
         words, word_offsets = words_of(layout.is_space, layout.offsets)

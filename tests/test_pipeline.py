@@ -361,7 +361,7 @@ def test_crf_l2_keeps_weights_smaller():
 
 
 def test_whitespace_tokens_change_no_word_window_or_entity(trained_nlp):
-    """A word's context features read past whitespace tokens (raw text's line breaks),
+    """A word's context features and scores read past whitespace tokens (raw text's line breaks),
     so they are those it has without them, and decoding runs over the words, so a
     line break inside an entity leaves it whole."""
     ner = trained_nlp.get_pipe("bioner")
@@ -373,6 +373,8 @@ def test_whitespace_tokens_change_no_word_window_or_entity(trained_nlp):
     plain_features = ner._features(ner._layout([plain]), [ner.gazetteer.match(plain)])
     spaced_features = ner._features(ner._layout([spaced]), [ner.gazetteer.match(spaced)])
     assert (spaced_features[positions] == plain_features).all()
+    # the scores decoding reads, single-word window templates' included (scored per word when tagging)
+    assert numpy.allclose(ner._decoded([spaced]).scores[positions], ner._decoded([plain]).scores)
     expected = [(positions[e.start], positions[e.end - 1] + 1, e.label_) for e in trained_nlp(plain).ents]
     assert (5, 8, "ORG") in expected
     assert [(e.start, e.end, e.label_) for e in trained_nlp(spaced).ents] == expected
