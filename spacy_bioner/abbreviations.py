@@ -16,17 +16,24 @@ is the first run of words elsewhere in the doc whose initials spell it
 (`undefined_acronyms`).
 """
 import string
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, List, NamedTuple, Optional, Tuple
 
 import numpy
-from spacy.attrs import ORTH, SENT_START
-from spacy.strings import get_string_id
-from spacy.tokens import Doc
+from spacy.strings import StringStore, get_string_id
 
 from .templates import COLUMNS
 
-Definition = Tuple[int, int]  # the long form's token span [start, end)
-ShortForm = Tuple[int, ...]  # the ORTH hashes of its tokens
+Definition = Tuple[int, int]  # the long form's span of words [start, end)
+ShortForm = Tuple[int, ...]  # the ORTH hashes of its words
+
+
+class Words(NamedTuple):
+    """A doc's words as the finders below read them: its tokens, or those that
+    are not whitespace, so that raw text's line breaks change nothing."""
+
+    strings: StringStore
+    orths: numpy.ndarray  # uint64 ORTH hash of each word
+    sentence: numpy.ndarray  # int32 sentence number of each word, nondecreasing
 
 MAX_SHORT_FORM = 10  # characters
 MAX_SHORT_FORM_PIECES = 3  # hyphen-joined tokens: "AO - GLD", "cis - RA"
@@ -78,30 +85,26 @@ def long_form(short: str, words: List[str]) -> int:
     return 0
 
 
-def definitions(doc: Doc, orths: Optional[numpy.ndarray] = None) -> Dict[ShortForm, Definition]:
-    """The short forms defined in a doc, by their tokens' ORTH hashes: the long form's token span.
+def definitions(words: Words) -> Dict[ShortForm, Definition]:
+    """The short forms defined among a doc's words, by their ORTH hashes: the long form's span.
 
-    Only tokens around an opening parenthesis are read, so docs without one cost
+    Only words around an opening parenthesis are read, so docs without one cost
     a single array comparison.
-    orths: the doc's ORTH array, if the caller has it.
     """
-    orths = doc.to_array(ORTH) if orths is None else orths
+    orths, strings = words.orths, words.strings
     found: Dict[ShortForm, Definition] = {}
-    strings = doc.vocab.strings
     opening, hyphen = strings["("], strings["-"]
     ends = {strings[mark] for mark in (")", ";", ",")}
     parentheses = numpy.flatnonzero(orths == opening).tolist()
     if not parentheses:
         return found
-    # A long form stays in its sentence: the start of the sentence holding each token.
-    starts = numpy.zeros(len(doc), dtype=numpy.int64)
-    if doc.has_annotation("SENT_START"):
-        starts = numpy.maximum.accumulate(numpy.where(doc.to_array(SENT_START) == 1, numpy.arange(len(doc)), 0))
+    # A long form stays in its sentence: the first word of the sentence holding each word.
+    starts = numpy.searchsorted(words.sentence, words.sentence)
     for i in parentheses:
         end = i + 2  # past the short form's tokens: the first piece, then "- piece" pairs
-        while end + 1 < len(doc) and orths[end] == hyphen and end - i < 2 * MAX_SHORT_FORM_PIECES - 1:
+        while end + 1 < len(orths) and orths[end] == hyphen and end - i < 2 * MAX_SHORT_FORM_PIECES - 1:
             end += 2
-        if i < 1 or end >= len(doc) or orths[end] not in ends:
+        if i < 1 or end >= len(orths) or orths[end] not in ends:
             continue
         key = tuple(orths[i + 1 : end].tolist())
         short = "".join(strings[orth] for orth in key)
@@ -172,14 +175,14 @@ class Initials:
         return self._codes[rows], capitals & ~beside_capitals & self._long[rows]
 
 
-def undefined_acronyms(doc: Doc, defined: Dict[ShortForm, Definition], initials: numpy.ndarray, acronyms: numpy.ndarray) -> Dict[ShortForm, Definition]:
+def undefined_acronyms(words: Words, defined: Dict[ShortForm, Definition], initials: numpy.ndarray, acronyms: numpy.ndarray) -> Dict[ShortForm, Definition]:
     """The acronyms a doc uses without defining them, by their ORTH hashes:
-    the token span of their long form, the first run of words elsewhere in
-    the doc whose initials spell them ("insulin - dependent diabetes mellitus"
+    the span of their long form, the first run of words elsewhere in the
+    doc whose initials spell them ("insulin - dependent diabetes mellitus"
     for "IDDM"; hyphens are skipped, other punctuation ends a run).
 
-    initials, acronyms: the doc's tokens' (see `Initials`). An acronym here
-    is one of those tokens of ASCII letters, up to MAX_SHORT_FORM, not among
+    initials, acronyms: the words' (see `Initials`). An acronym here is one
+    of those words of ASCII letters, up to MAX_SHORT_FORM, not among
     `defined`; its long form holds no mention of it. Each acronym is looked
     for once, however often the doc uses it (one search of the doc's initials).
     """
@@ -188,23 +191,23 @@ def undefined_acronyms(doc: Doc, defined: Dict[ShortForm, Definition], initials:
     if not at:
         return found
     kept = initials != SKIPPED
-    token_at = numpy.flatnonzero(kept)
+    word_at = numpy.flatnonzero(kept)
     spelled = initials[kept].tobytes()
     tried = set(defined)
     for i in at:
-        token = doc[i]
-        key = (token.orth,)
+        orth = int(words.orths[i])
+        key = (orth,)
         if key in tried:
             continue
         tried.add(key)
-        letters = token.lower_
+        letters = words.strings[orth].lower()
         if not (letters.isascii() and letters.isalpha()) or len(letters) > MAX_SHORT_FORM:
             continue
         letters = letters.encode("ascii")
         start = spelled.find(letters)
         while start >= 0:
-            first, last = int(token_at[start]), int(token_at[start + len(letters) - 1])
-            if all(doc[j].orth != key[0] for j in range(first, last + 1)):
+            first, last = int(word_at[start]), int(word_at[start + len(letters) - 1])
+            if (words.orths[first : last + 1] != orth).all():
                 found[key] = (first, last + 1)
                 break
             start = spelled.find(letters, start + 1)
@@ -214,26 +217,25 @@ def undefined_acronyms(doc: Doc, defined: Dict[ShortForm, Definition], initials:
 Mentions = Tuple[numpy.ndarray, numpy.ndarray]  # heads and starts (see `mentions`)
 
 
-def mentions(doc: Doc, found: Dict[ShortForm, Definition], orths: Optional[numpy.ndarray] = None,
-             placed: Optional[Mentions] = None) -> Mentions:
-    """Where the defined short forms occur (orths: the doc's ORTH array, if
-    the caller has it; placed: mentions already placed, kept as they are).
+def mentions(words: Words, found: Dict[ShortForm, Definition], placed: Optional[Mentions] = None) -> Mentions:
+    """Where the defined short forms occur among a doc's words (placed:
+    mentions already placed, kept as they are).
 
     Mentions never overlap: longer short forms are placed first ("A - T"
     before a "T" of its own), and an occurrence overlapping one already
     placed is left out.
 
-    RETURNS: heads (int64[n]): for each token of a mention, the index of its
-        long form's last token (the head), else -1; and starts (bool[n]):
-        True at each mention's first token.
+    RETURNS: heads (int64[n]): for each word of a mention, the index of its
+        long form's last word (the head), else -1; and starts (bool[n]):
+        True at each mention's first word.
     """
+    orths = words.orths
     if placed is None:
-        heads, starts = numpy.full(len(doc), -1, dtype=numpy.int64), numpy.zeros(len(doc), dtype=numpy.bool_)
+        heads, starts = numpy.full(len(orths), -1, dtype=numpy.int64), numpy.zeros(len(orths), dtype=numpy.bool_)
     else:
         heads, starts = placed[0].copy(), placed[1].copy()
     if not found:
         return heads, starts
-    orths = doc.to_array(ORTH) if orths is None else orths
     for key, (_, end) in sorted(((key, span) for key, span in found.items() if len(key) > 1), key=lambda item: -len(item[0])):
         at = numpy.flatnonzero(orths[: len(orths) - len(key) + 1] == key[0])
         for offset in range(1, len(key)):

@@ -18,7 +18,7 @@ from spacy.vocab import Vocab
 from . import serialize
 from .decode import viterbi
 from .marginals import entity_probabilities, expected_counts, span_probabilities
-from .abbreviations import Initials, definitions, label_short_forms, mentions, undefined_acronyms
+from .abbreviations import Initials, Words, definitions, label_short_forms, mentions, undefined_acronyms
 from .entities import write_entities
 from .document import (
     ABBREVIATION_HISTORY_FEATURES, HISTORY_FEATURES, abbreviation_features, abbreviation_history, document_features,
@@ -404,24 +404,29 @@ class BioNER(PerceptronPipe):
         # When predicting: the short forms whose untagged mentions take their long form's type after decoding.
         label_acronyms = folds is None and self.cfg["acronym_labels"]
         heads = starts = short_form_heads = short_form_starts = None
+        rows = self.lexicon.batch_rows(docs)
         if family or label_acronyms:
-            orths = [doc.to_array(ORTH) for doc in docs]
-            defined = [definitions(doc, doc_orths) for doc, doc_orths in zip(docs, orths)]
+            # Found among the words: a line break is not part of a long form, nor does it end one.
+            words, word_offsets = words_of(is_space, offsets)
+            bounds = list(zip(word_offsets.tolist(), word_offsets[1:].tolist()))
+            doc_words = [
+                Words(doc.vocab.strings, doc.to_array(ORTH)[words[a:b] - offset], sentence[words[a:b]])
+                for doc, (a, b), offset in zip(docs, bounds, offsets.tolist())
+            ]
+            defined = [definitions(w) for w in doc_words]
         if family:
-            defined_mentions = [mentions(doc, doc_defined, doc_orths) for doc, doc_defined, doc_orths in zip(docs, defined, orths)]
-            heads, starts = _laid_end_to_end_mentions(defined_mentions, offsets)
+            defined_mentions = [mentions(w, doc_defined) for w, doc_defined in zip(doc_words, defined)]
+            heads, starts = _laid_end_to_end_mentions(defined_mentions, words, word_offsets, len(rows))
             if folds is None and label_defined:
                 short_form_heads, short_form_starts = heads, starts
-        rows = self.lexicon.batch_rows(docs)
         if label_acronyms:
-            codes, acronyms = self._initials(self.lexicon, rows)
-            bounds = offsets.tolist()
+            codes, acronyms = self._initials(self.lexicon, rows[words])
             placed = defined_mentions if label_defined else [None] * len(docs)
             labelled_mentions = [
-                mentions(doc, undefined_acronyms(doc, doc_defined, codes[a:b], acronyms[a:b]), doc_orths, doc_placed)
-                for doc, doc_defined, doc_orths, doc_placed, a, b in zip(docs, defined, orths, placed, bounds, bounds[1:])
+                mentions(w, undefined_acronyms(w, doc_defined, codes[a:b], acronyms[a:b]), doc_placed)
+                for w, doc_defined, doc_placed, (a, b) in zip(doc_words, defined, placed, bounds)
             ]
-            short_form_heads, short_form_starts = _laid_end_to_end_mentions(labelled_mentions, offsets)
+            short_form_heads, short_form_starts = _laid_end_to_end_mentions(labelled_mentions, words, word_offsets, len(rows))
         memory = None
         if MEMORY_FAMILY in self.cfg["features"]:
             found = self.memory.match(docs, self.labels, folds)
@@ -976,12 +981,18 @@ def _groups(docs: Iterable[Doc]) -> Iterable[List[Doc]]:
 _INSIDE, _OUTSIDE, _BEGIN = 1, 2, 3  # spaCy's ENT_IOB codes
 
 
-def _laid_end_to_end_mentions(found: List[Tuple[numpy.ndarray, numpy.ndarray]], offsets: numpy.ndarray) -> Tuple[numpy.ndarray, numpy.ndarray]:
-    """Each doc's abbreviations.mentions in batch token positions."""
-    heads = numpy.concatenate([numpy.zeros(0, dtype=numpy.int64)] + [
-        numpy.where(doc_heads >= 0, doc_heads + offset, -1) for (doc_heads, _), offset in zip(found, offsets.tolist())
+def _laid_end_to_end_mentions(found: List[Tuple[numpy.ndarray, numpy.ndarray]], words: numpy.ndarray, word_offsets: numpy.ndarray,
+                              n_tokens: int) -> Tuple[numpy.ndarray, numpy.ndarray]:
+    """Each doc's abbreviations.mentions (among its words) in batch token positions.
+
+    words, word_offsets: the batch's words and where each doc's begin among them (features.words_of).
+    """
+    word_heads = numpy.concatenate([numpy.zeros(0, dtype=numpy.int64)] + [
+        numpy.where(doc_heads >= 0, doc_heads + offset, -1) for (doc_heads, _), offset in zip(found, word_offsets.tolist())
     ])
-    starts = numpy.concatenate([numpy.zeros(0, dtype=numpy.bool_)] + [doc_starts for _, doc_starts in found])
+    heads, starts = numpy.full(n_tokens, -1, dtype=numpy.int64), numpy.zeros(n_tokens, dtype=numpy.bool_)
+    heads[words] = numpy.where(word_heads >= 0, words[numpy.maximum(word_heads, 0)], -1)
+    starts[words] = numpy.concatenate([numpy.zeros(0, dtype=numpy.bool_)] + [doc_starts for _, doc_starts in found])
     return heads, starts
 
 

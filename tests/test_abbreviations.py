@@ -3,9 +3,10 @@ import numpy
 import pytest
 from hypothesis import given, settings, strategies as st
 import spacy
+from spacy.attrs import ORTH, SENT_START
 from spacy.tokens import Doc
 
-from spacy_bioner.abbreviations import BREAK, SKIPPED, Initials, definitions, label_short_forms, long_form, mentions, undefined_acronyms
+from spacy_bioner.abbreviations import BREAK, SKIPPED, Initials, Words, definitions, label_short_forms, long_form, mentions, undefined_acronyms
 from spacy_bioner.document import abbreviation_features, abbreviation_history
 from spacy_bioner.features import Lexicon
 from spacy_bioner.perceptron import DROPPED
@@ -59,21 +60,27 @@ def test_long_form_is_the_candidate_search(short, words):
     assert long_form(short, words) == reference_long_form(short, words)
 
 
+def doc_words(doc):
+    """All of a doc's tokens as the finders' Words."""
+    starts = doc.to_array(SENT_START) == 1 if doc.has_annotation("SENT_START") else numpy.zeros(len(doc), dtype=bool)
+    return Words(doc.vocab.strings, doc.to_array(ORTH), numpy.cumsum(starts).astype(numpy.int32))
+
+
 def short_forms(doc, found):
     return {" ".join(doc.vocab.strings[orth] for orth in key): doc[start:end].text for key, (start, end) in found.items()}
 
 
 def test_definitions_and_their_mentions():
     doc = Doc(spacy.blank("en").vocab, words=WORDS)
-    found = definitions(doc)
+    found = definitions(doc_words(doc))
     assert short_forms(doc, found) == {"AF": "atrial fibrillation", "STZ": "streptozotocin"}
-    heads, starts = mentions(doc, found)
+    heads, starts = mentions(doc_words(doc), found)
     assert {WORDS[i]: int(heads[i]) for i in numpy.flatnonzero(heads >= 0)} == {"AF": 3, "STZ": 8}
     assert (heads[[i for i, w in enumerate(WORDS) if w == "AF"]] == 3).all()  # the definition and the later use
     assert (heads[[i for i, w in enumerate(WORDS) if w not in ("AF", "STZ")]] == -1).all()
     assert (starts == (heads >= 0)).all()  # one-token mentions
     no_parenthesis = Doc(doc.vocab, words=["no", "parenthesis"])
-    assert [a.tolist() for a in mentions(no_parenthesis, definitions(no_parenthesis))] == [[-1, -1], [False, False]]
+    assert [a.tolist() for a in mentions(doc_words(no_parenthesis), definitions(doc_words(no_parenthesis)))] == [[-1, -1], [False, False]]
 
 
 UNDEFINED = ("IDDM does damage mostly : insulin - dependent diabetes mellitus ( IDDM2 ) and AF in Japanese . "
@@ -107,7 +114,7 @@ def test_initials_follow_the_lexicon_as_it_grows_and_restarts():
 def undefined(words, defined=()):
     doc = Doc(spacy.blank("en").vocab, words=words)
     codes, acronyms = doc_initials(doc)
-    return doc, undefined_acronyms(doc, {(doc.vocab.strings[w],): (0, 1) for w in defined}, codes, acronyms)
+    return doc, undefined_acronyms(doc_words(doc), {(doc.vocab.strings[w],): (0, 1) for w in defined}, codes, acronyms)
 
 
 def test_undefined_acronyms_spell_the_initials_of_a_run_of_words():
@@ -115,7 +122,7 @@ def test_undefined_acronyms_spell_the_initials_of_a_run_of_words():
     # Not itself the start of its own run; hyphens skipped; a defined one, two letters,
     # a run broken by a comma and a headline's words (GET: "give each token") are left out.
     assert short_forms(doc, found) == {"IDDM": "insulin - dependent diabetes mellitus"}
-    heads, starts = mentions(doc, found)
+    heads, starts = mentions(doc_words(doc), found)
     assert [UNDEFINED[i] for i in numpy.flatnonzero(starts)] == ["IDDM", "IDDM"]
     assert set(heads[starts].tolist()) == {UNDEFINED.index("mellitus")}
     assert undefined(["IDDM"])[1] == {}
@@ -143,7 +150,7 @@ def test_mentions_place_every_short_form_as_written(words, keys):
     doc = Doc(VOCAB, words=words)
     orths = doc.to_array("ORTH")
     found = {tuple(doc.vocab.strings[w] for w in key): (0, i + 1) for i, key in enumerate(keys)}
-    assert [a.tolist() for a in mentions(doc, found)] == [a.tolist() for a in reference_mentions(orths, found)]
+    assert [a.tolist() for a in mentions(doc_words(doc), found)] == [a.tolist() for a in reference_mentions(orths, found)]
 
 
 HYPHENATED = ("Schwartz - Jampel syndrome ( SJS ; chondrodystrophic myotonia ) and hyperparathyroidism - jaw tumor "
@@ -152,10 +159,10 @@ HYPHENATED = ("Schwartz - Jampel syndrome ( SJS ; chondrodystrophic myotonia ) a
 
 def test_short_forms_of_hyphenated_tokens_and_in_lists():
     doc = Doc(spacy.blank("en").vocab, words=HYPHENATED)
-    found = definitions(doc)
+    found = definitions(doc_words(doc))
     # "( A - B - C - D )" has more pieces than a short form takes; "HPT" alone is not defined.
     assert short_forms(doc, found) == {"SJS": "Schwartz - Jampel syndrome", "HPT - JT": "hyperparathyroidism - jaw tumor"}
-    heads, starts = mentions(doc, found)
+    heads, starts = mentions(doc_words(doc), found)
     hpt_jt = [i for i in range(len(HYPHENATED) - 2) if HYPHENATED[i : i + 3] == ["HPT", "-", "JT"]]
     assert len(hpt_jt) == 2 and all(starts[i] and not starts[i + 1] and (heads[i : i + 3] == 14).all() for i in hpt_jt)
     assert heads[HYPHENATED.index("HPT", hpt_jt[1] + 1)] == -1
@@ -196,7 +203,7 @@ def _tags(scheme, spans, n):
 @pytest.mark.parametrize("name", ["BILOU", "BIO"])
 def test_label_short_forms_follows_the_long_form(name):
     doc = Doc(spacy.blank("en").vocab, words=WORDS)
-    heads, starts = mentions(doc, definitions(doc))
+    heads, starts = mentions(doc_words(doc), definitions(doc_words(doc)))
     scheme = TagScheme(name, ["DIS", "CHEM"])
     allowed = numpy.ones((len(WORDS), scheme.n_tags), dtype=numpy.uint8)
     # atrial fibrillation is a disease; streptozotocin was left untagged, so STZ stays so.
@@ -221,10 +228,10 @@ def test_mentions_do_not_overlap():
     words = ("ataxia - thymoma ( AT - TH ) and thymic hypoplasia ( TH ) ; alpha beta - alpha beta ( AB - AB ) . "
              "AT - TH , TH , AB - AB - AB").split()
     doc = Doc(spacy.blank("en").vocab, words=words)
-    found = definitions(doc)
+    found = definitions(doc_words(doc))
     assert short_forms(doc, found) == {"AT - TH": "ataxia - thymoma", "TH": "thymic hypoplasia", "AB - AB": "alpha beta - alpha beta"}
     head = {" ".join(doc.vocab.strings[orth] for orth in key): end - 1 for key, (_, end) in found.items()}
-    heads, starts = mentions(doc, found)
+    heads, starts = mentions(doc_words(doc), found)
     first = numpy.flatnonzero(starts).tolist()
     assert [words[i] for i in first] == ["AT", "TH", "AB", "AT", "TH", "AB"]
     last_at, last_ab = first[3], first[5]
@@ -236,7 +243,7 @@ def test_mentions_do_not_overlap():
 @pytest.mark.parametrize("name", ["BILOU", "BIO"])
 def test_label_short_forms_of_several_tokens(name):
     doc = Doc(spacy.blank("en").vocab, words=HYPHENATED)
-    heads, starts = mentions(doc, definitions(doc))
+    heads, starts = mentions(doc_words(doc), definitions(doc_words(doc)))
     scheme = TagScheme(name, ["DIS"])
     allowed = numpy.ones((len(HYPHENATED), scheme.n_tags), dtype=numpy.uint8)
     hpt_jt = [i for i in range(len(HYPHENATED) - 2) if HYPHENATED[i : i + 3] == ["HPT", "-", "JT"]]
@@ -281,3 +288,31 @@ def test_models_saved_before_short_form_labels_keep_their_output(tmp_path):
     cfg_path.write_text(json.dumps(cfg), encoding="utf8")
     ner = spacy.load(tmp_path).get_pipe("bioner")
     assert ner.cfg["short_form_labels"] is False and ner.cfg["acronym_labels"] is False
+
+
+def test_line_breaks_change_no_definition_or_acronym():
+    """Raw text's line breaks (whitespace tokens) inside a long form, before a
+    parenthesis or between an acronym's words neither end nor join anything:
+    bioner finds the short forms and acronyms it finds without them."""
+    ner = short_form_nlp().get_pipe("bioner")
+    words = ("Patients with atrial fibrillation ( AF ) and insulin - dependent diabetes mellitus ; "
+             "AF and IDDM recurred , IDDM too .").split()
+    spaced = ["\n"]
+    positions = []
+    for i, word in enumerate(words):
+        positions.append(len(spaced))
+        spaced.append(word)
+        if word in ("atrial", "fibrillation", "dependent", "diabetes", "AF"):
+            spaced.append("\n\n" if i % 2 else "\n")
+    positions = numpy.array(positions)
+    plain_layout = ner._layout([Doc(ner.vocab, words=words)])
+    spaced_layout = ner._layout([Doc(ner.vocab, words=spaced, spaces=[False] * len(spaced))])
+    for heads, starts in ((plain_layout.abbreviation_heads, plain_layout.abbreviation_starts),
+                          (plain_layout.short_form_heads, plain_layout.short_form_starts)):
+        assert (heads >= 0).sum() >= 2
+    for plain_heads, spaced_heads in ((plain_layout.abbreviation_heads, spaced_layout.abbreviation_heads),
+                                      (plain_layout.short_form_heads, spaced_layout.short_form_heads)):
+        assert spaced_heads[positions].tolist() == numpy.where(plain_heads >= 0, positions[plain_heads], -1).tolist()
+        assert (numpy.delete(spaced_heads, positions) == -1).all()
+    assert spaced_layout.abbreviation_starts[positions].tolist() == plain_layout.abbreviation_starts.tolist()
+    assert spaced_layout.short_form_starts[positions].tolist() == plain_layout.short_form_starts.tolist()
