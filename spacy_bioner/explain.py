@@ -24,13 +24,20 @@ def feature_names(ner: BioNER, doc: Doc) -> List[List[str]]:
     sentence = [token.sent.start if doc.has_annotation("SENT_START") else 0 for token in doc]
     clusters = ner.word_clusters
     attributes = [attribute_values(token.text, clusters) for token in doc]
+    # A word's window reads past whitespace tokens, as its features do (pipeline._over_words).
+    words = [token.i for token in doc if not token.is_space]
+    word_index = {i: w for w, i in enumerate(words)}
     names = []
     for i, token in enumerate(doc):
         row = []
         for name, parts in template_parts(ner.cfg["features"]):
             values = []
             for attribute, offset in parts:
-                at = i + offset
+                if i in word_index:
+                    w = word_index[i] + offset
+                    at = words[w] if 0 <= w < len(words) else -1
+                else:
+                    at = i + offset
                 inside = 0 <= at < len(doc) and sentence[at] == sentence[i]
                 values.append(attributes[at][COLUMNS[attribute]] if inside else "<edge>")
             row.append(f"{name}={'|'.join(values)}" if parts else name)
@@ -65,18 +72,23 @@ def explain(ner: BioNER, doc: Doc, top: int = 5) -> Dict[str, list]:
     if len(names) and len(names[0]) != features.shape[1]:
         raise AssertionError(f"{len(names[0])} feature names for {features.shape[1]} columns")
     entities = []
+    # Tags are decoded over the words: a whitespace token's own scores and transitions count for nothing.
+    words = [i for i in range(len(doc)) if not doc[i].is_space]
+    previous_word = dict(zip(words[1:], words))
     for start, end, label in ner.scheme.to_spans(tags):
         tokens = []
         for i in range(start, end):
+            if doc[i].is_space:
+                continue
             tag = int(tags[i])
             weights = [(names[i][j], float(emission[f, tag])) for j, f in enumerate(features[i].tolist()) if f != DROPPED]
             if ner.cfg["entity_bias"] and tag:
                 weights.append(("entity_bias", ner.cfg["entity_bias"]))
             weights = sorted((w for w in weights if w[1]), key=lambda w: -w[1])[:top]
-            previous = int(tags[i - 1]) if i > 0 else len(ner.scheme.tags)
+            previous = int(tags[previous_word[i]]) if i in previous_word else len(ner.scheme.tags)
             token = {
                 "text": doc[i].text, "tag": ner.scheme.tags[tag], "features": weights,
-                "transition": ["<start>" if i == 0 else ner.scheme.tags[previous], float(transition[previous, tag])],
+                "transition": [ner.scheme.tags[previous] if i in previous_word else "<start>", float(transition[previous, tag])],
             }
             if tag != int(decoded.short_forms_path[i]):  # not the tagger's choice: a lone surname took its full name's label
                 token["rule"] = "person_labels"
@@ -99,7 +111,7 @@ def _path_score(scores: numpy.ndarray, transitions: numpy.ndarray, tags: numpy.n
 def _matches_not_taken(ner: BioNER, doc: Doc, decoded) -> List[dict]:
     taken = {(ent_start, ent_end, ner.labels[label]) for ent_start, ent_end, label in ner.scheme.to_spans(decoded.tags)}
     transitions = ner.model.transitions(averaged=True)
-    best = _path_score(decoded.scores, transitions, decoded.best_path)
+    best = _path_score(decoded.scores, transitions, decoded.trellis.rows(decoded.best_path))
     found = []
     for match in numpy.unique(decoded.matches[0][:, :3], axis=0).tolist() if len(decoded.matches[0]) else []:
         start, end, label = match
@@ -110,9 +122,9 @@ def _matches_not_taken(ner: BioNER, doc: Doc, decoded) -> List[dict]:
         if span.label_ not in ner.labels:
             entry["reason"] = f"label {span.label_!r} is not among the tagger's labels {list(ner.labels)}"
         else:
-            allowed = ner._allowed(decoded.layout, [decoded.presets[0] + [span]])
+            trellis = ner._trellis(decoded.layout, [decoded.presets[0] + [span]])
             try:
-                forced = viterbi(decoded.scores, transitions, allowed, ner._legal)
+                forced = viterbi(decoded.scores, transitions, trellis.allowed, ner._legal)
             except ValueError:
                 entry["reason"] = "no tag sequence can take it (it crosses a sentence start or a preset entity)"
             else:

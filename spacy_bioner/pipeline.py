@@ -508,21 +508,21 @@ class BioNER(PerceptronPipe):
                     ends[end] = True
         return forced, ends
 
-    def _decoder(self, layout: "Layout", presets: List[List[Span]], allowed: numpy.ndarray,
-                 averaged: bool = True) -> Callable[[numpy.ndarray], numpy.ndarray]:
-        """Decoding of the batch's scores; over the words alone when there are
-        whitespace tokens, so a line break inside an entity ("New\\nYork") splits nothing.
-        A whitespace token then takes I-x when the word after it continues an x entity, else O."""
+    def _trellis(self, layout: "Layout", presets: List[List[Span]], allowed: Optional[numpy.ndarray] = None) -> "Trellis":
+        """What Viterbi and the marginals run over: every token of the batch, or its words
+        alone when it has whitespace tokens, so a line break inside an entity ("New\\nYork")
+        splits nothing and no whitespace token's score counts.
+
+        allowed: the tokens' allowed tags, if the caller has them (`_allowed`).
+        """
         if not layout.is_space.any():
-            return lambda scores: self._decode(scores, allowed, layout.offsets, averaged=averaged)
+            return Trellis(None, self._allowed(layout, presets) if allowed is None else allowed, layout.offsets, lambda tags: tags)
         words, word_offsets = words_of(layout.is_space, layout.offsets)
-        word_allowed = self._words_allowed(layout, presets, words)
-        with_spaces = self._with_spaces(layout.is_space, words)
+        return Trellis(words, self._words_allowed(layout, presets, words), word_offsets, self._with_spaces(layout.is_space, words))
 
-        def decode(scores: numpy.ndarray) -> numpy.ndarray:
-            return with_spaces(self._decode(numpy.ascontiguousarray(scores[words]), word_allowed, word_offsets, averaged=averaged))
-
-        return decode
+    def _decode_over(self, trellis: "Trellis", scores: numpy.ndarray, averaged: bool = True) -> numpy.ndarray:
+        """Every token's tag, from the best tags of the trellis's rows (`scores`: one row per token)."""
+        return trellis.with_spaces(self._decode(trellis.rows(scores), trellis.allowed, trellis.offsets, averaged=averaged))
 
     def _words_allowed(self, layout: "Layout", presets: List[List[Span]], words: numpy.ndarray) -> numpy.ndarray:
         """Which tag each of the batch's words may take when whitespace tokens are left
@@ -600,10 +600,12 @@ class BioNER(PerceptronPipe):
             [[self.scheme.tag_id(move, label) if move in self.scheme.moves else -1 for move in "BILU"] for label in range(len(self.labels))],
             dtype=numpy.int32,
         ).reshape(-1, 4)
+        trellis = decoded.trellis
         rows, probabilities = span_probabilities(
-            decoded.scores, self.model.transitions(averaged=True), decoded.allowed, self._legal, decoded.layout.offsets,
+            decoded.scores, self.model.transitions(averaged=True), trellis.allowed, self._legal, trellis.offsets,
             label_tags, MAX_ALTERNATIVE_LENGTH, self.cfg["alternatives_threshold"], self.cfg["temperature"],
         )
+        rows[:, 1], rows[:, 2] = trellis.token_of(rows[:, 1]), trellis.token_of(rows[:, 2] - 1) + 1
         offsets = decoded.layout.offsets.tolist()
         found = [[] for _ in range(len(offsets) - 1)]
         for (doc, start, end, label), probability in zip(rows.tolist(), probabilities.tolist()):
@@ -625,19 +627,19 @@ class BioNER(PerceptronPipe):
         scores += self.model.scores(features, averaged=True)
         if self.cfg["entity_bias"]:  # the recall knob
             scores[:, 1:] += self.cfg["entity_bias"]
-        decode = self._decoder(layout, presets, allowed)
-        tags = first_pass = decode(scores)
+        trellis = self._trellis(layout, presets, allowed)
+        tags = first_pass = self._decode_over(trellis, scores)
         if HISTORY_FAMILY in self.cfg["features"]:
             # The first pass saw no history features, so the second pass's
             # scores are the first's plus the weights of those alone.
             scores += self.model.scores(self._history(layout, first_pass), averaged=True)
-            tags = decode(scores)
+            tags = self._decode_over(trellis, scores)
         best_path = short_forms_path = tags
         if layout.short_form_heads is not None:
             tags = short_forms_path = label_short_forms(tags, layout.short_form_heads, layout.short_form_starts, self.scheme, allowed)
         person_ids = [i for i, label in enumerate(self.labels) if label in self.cfg["person_labels"]]
         tags = label_surnames(docs, tags, layout.offsets, layout.rows, self.scheme, person_ids, allowed)
-        return Decoded(matches, presets, layout, scores, allowed, tags, first_pass, best_path, short_forms_path)
+        return Decoded(matches, presets, layout, trellis, trellis.rows(scores), allowed, tags, first_pass, best_path, short_forms_path)
 
     def _entity_probabilities(self, decoded: "Decoded", temperature: Optional[float] = None) -> List[List[Tuple[int, int, int, float]]]:
         """Each doc's decoded entities (start, end, label, probability), at the given or the model's temperature."""
@@ -648,9 +650,11 @@ class BioNER(PerceptronPipe):
             [(i, offsets[i] + start, offsets[i] + end, continuing[label]) for i, doc_spans in enumerate(spans) for start, end, label in doc_spans],
             dtype=numpy.int64,
         ).reshape(-1, 4)
+        trellis = decoded.trellis
+        rows[:, 1], rows[:, 2] = trellis.row_of(rows[:, 1]), trellis.row_of(rows[:, 2] - 1) + 1  # entities start and end on words
         probabilities = entity_probabilities(
-            decoded.scores, self.model.transitions(averaged=True), decoded.allowed, self._legal, decoded.layout.offsets,
-            decoded.tags, rows, temperature or self.cfg["temperature"],
+            decoded.scores, self.model.transitions(averaged=True), trellis.allowed, self._legal, trellis.offsets,
+            trellis.rows(decoded.tags), rows, temperature or self.cfg["temperature"],
         ).tolist()
         found, k = [], 0
         for doc_spans in spans:
@@ -761,29 +765,23 @@ class BioNER(PerceptronPipe):
             presets = [self._presets(doc, matches)]
             features = self._features(layout, [matches])
             token_runs = runs = sentence_runs(example)
-            if layout.is_space.any():
-                # Trained over the words alone, as they are decoded (see _decoder).
-                positions, offsets = words_of(layout.is_space, layout.offsets)
-                features, known = features[positions], known[positions]
-                run_bounds = numpy.searchsorted(positions, [start for start, _ in runs] + [len(doc)]).tolist()
+            # Trained over the rows it is decoded over: the words alone if there are whitespace tokens.
+            trellis = self._trellis(layout, presets)
+            features, known = trellis.rows(features), trellis.rows(known)
+            if trellis.positions is not None:
+                run_bounds = trellis.row_of(numpy.array([start for start, _ in runs] + [len(doc)])).tolist()
                 runs = [(start, end) for start, end in zip(run_bounds, run_bounds[1:]) if start < end]
-                allowed_in = lambda some_layout: self._words_allowed(some_layout, presets, positions)
-                with_spaces = self._with_spaces(layout.is_space, positions)
-            else:
-                positions, offsets = slice(None), layout.offsets
-                allowed_in = lambda some_layout: self._allowed(some_layout, presets)
-                with_spaces = lambda tags: tags
             features = self._dropout(features)
-            allowed = allowed_in(layout)
+            allowed = trellis.allowed
             # Half the updates see the first pass's history, half none, as the first pass itself does.
             if HISTORY_FAMILY in self.cfg["features"] and self._rng.random() < 0.5:
-                first_pass = with_spaces(self._decode(self.model.scores(features, averaged=False), allowed, offsets, averaged=False))
-                features[:, -self._n_history:] = self._history(layout, first_pass)[positions]
+                first_pass = trellis.with_spaces(self._decode(self.model.scores(features, averaged=False), allowed, trellis.offsets, averaged=False))
+                features[:, -self._n_history:] = trellis.rows(self._history(layout, first_pass))
             gold = known
             if (known < 0).any():
                 free = numpy.zeros(len(known), dtype=numpy.bool_)
                 scores = self.model.scores(features, averaged=False)
-                gold = self._decode(scores, self.scheme.allowed(free, free, known), offsets, averaged=False)
+                gold = self._decode(scores, self.scheme.allowed(free, free, known), trellis.offsets, averaged=False)
             if self.cfg["trainer"] == "hmm":
                 self.model.count(features, gold)
                 continue
@@ -794,7 +792,7 @@ class BioNER(PerceptronPipe):
             if len(token_runs) > 1:
                 starts = layout.sent_starts.copy()
                 starts[[start for start, _ in token_runs]] = True
-                allowed = allowed_in(layout._replace(sent_starts=starts))
+                allowed = self._trellis(layout._replace(sent_starts=starts), presets).allowed
             for start, end in runs:
                 losses[self.name] += self._step(features[start:end], allowed[start:end], gold[start:end], known[start:end])
         return losses
@@ -927,6 +925,27 @@ class Layout(NamedTuple):
     short_form_starts: Optional[numpy.ndarray] = None
 
 
+class Trellis(NamedTuple):
+    """The rows decoding runs over (BioNER._trellis): every token, or the words alone."""
+
+    positions: Optional[numpy.ndarray]  # int64 token position of each row; None: a row per token
+    allowed: numpy.ndarray  # each row's allowed tags
+    offsets: numpy.ndarray  # int64 where each doc's rows begin
+    with_spaces: Callable[[numpy.ndarray], numpy.ndarray]  # the rows' tags -> every token's
+
+    def rows(self, per_token: numpy.ndarray) -> numpy.ndarray:
+        """An array with a row per token, cut to the trellis's rows."""
+        return per_token if self.positions is None else numpy.ascontiguousarray(per_token[self.positions])
+
+    def row_of(self, tokens: numpy.ndarray) -> numpy.ndarray:
+        """The row of each of these token positions (words, not whitespace, when rows are words)."""
+        return tokens if self.positions is None else numpy.searchsorted(self.positions, tokens)
+
+    def token_of(self, rows: numpy.ndarray) -> numpy.ndarray:
+        """The token position of each of these rows."""
+        return rows if self.positions is None else self.positions[rows]
+
+
 class Prediction(NamedTuple):
     """What `predict` hands to `set_annotations` for one doc."""
 
@@ -943,8 +962,9 @@ class Decoded(NamedTuple):
     matches: List[numpy.ndarray]
     presets: List[List[Span]]
     layout: Layout
-    scores: numpy.ndarray  # the emission scores the last Viterbi pass read
-    allowed: numpy.ndarray
+    trellis: "Trellis"
+    scores: numpy.ndarray  # the emission scores the last Viterbi pass read, a row per row of the trellis
+    allowed: numpy.ndarray  # each token's allowed tags
     tags: numpy.ndarray
     first_pass: numpy.ndarray  # the tags the history features were made from (= tags without history)
     best_path: numpy.ndarray  # the last Viterbi pass's tags: `tags` before short_form_labels

@@ -89,3 +89,16 @@ def test_far_window_reads_a_coordinations_head():
     doc = nlp.make_doc("breast and ovarian cancer")
     names = feature_names(nlp.get_pipe("bioner"), doc)[0]
     assert {"lower[+3]=cancer", "lower[+1]+lower[+3]=and|cancer", "lower[-3]=<edge>"} <= set(names)
+
+
+def test_whitespace_tokens_change_no_explanation():
+    """A line break inside and around an entity changes none of its words' features,
+    weights or transitions, and whitespace tokens have no entry of their own."""
+    nlp = trained()
+    ner = nlp.get_pipe("bioner")
+    plain = explain(ner, nlp.make_doc("Bob lives at Acme Corp in Paris ."))
+    spaced = explain(ner, nlp.make_doc("Bob lives\nat\nAcme\nCorp in\n\nParis ."))
+    assert [e["label"] for e in spaced["entities"]] == [e["label"] for e in plain["entities"]]
+    assert ("ORG", "Acme\nCorp") in [(e["label"], e["text"]) for e in spaced["entities"]]
+    assert [e["tokens"] for e in spaced["entities"]] == [e["tokens"] for e in plain["entities"]]
+    assert plain["matches_not_taken"] and spaced["matches_not_taken"] == plain["matches_not_taken"]

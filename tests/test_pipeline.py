@@ -374,7 +374,7 @@ def test_whitespace_tokens_change_no_word_window_or_entity(trained_nlp):
     spaced_features = ner._features(ner._layout([spaced]), [ner.gazetteer.match(spaced)])
     assert (spaced_features[positions] == plain_features).all()
     # the scores decoding reads, single-word window templates' included (scored per word when tagging)
-    assert numpy.allclose(ner._decoded([spaced]).scores[positions], ner._decoded([plain]).scores)
+    assert numpy.allclose(ner._decoded([spaced]).scores, ner._decoded([plain]).scores)  # a row per word
     expected = [(positions[e.start], positions[e.end - 1] + 1, e.label_) for e in trained_nlp(plain).ents]
     assert (5, 8, "ORG") in expected
     assert [(e.start, e.end, e.label_) for e in trained_nlp(spaced).ents] == expected
@@ -394,7 +394,7 @@ def test_decoding_runs_over_the_words(trained_nlp):
         scores = numpy.zeros((len(doc), scheme.n_tags), dtype=numpy.float32)
         scores[0, b_org] = scores[2, l_org] = 10.0
         scores[[1, 3], 0] = 100.0  # the whitespace tokens would rather be O
-        tags = ner._decoder(layout, [[]], ner._allowed(layout, [[]]))(scores).tolist()
+        tags = ner._decode_over(ner._trellis(layout, [[]]), scores).tolist()
         if expected:
             assert tags[:4] == expected
         else:  # "Corp" starts a sentence: no entity continues into it
@@ -459,3 +459,24 @@ def test_gold_entity_with_whitespace_at_its_edges_trains_as_its_words():
     edged = train_nlp(data=with_edges, epochs=5).get_pipe("bioner")
     for plain_weights, edged_weights in zip(plain.model.averages(), edged.model.averages()):
         assert (plain_weights == edged_weights).all()
+
+
+def test_whitespace_tokens_change_no_confidence_or_alternative():
+    """Entity probabilities and alternatives are computed over the words, as the tags
+    are decoded: a whitespace token's own scores count for nothing."""
+    nlp = train_nlp({"confidence": True, "alternatives": 5, "alternatives_threshold": 0.01, "temperature": 30.0})
+    words = "Bob works at Acme Corp in Berlin with Carol Jones".split()
+    spaced_words = ["\n", "Bob", "works", "\n", "at", "Acme", "\n", "Corp", "  ", "in", "Berlin", "\n\n", "with", "Carol", "\n", "Jones"]
+    positions = [1, 2, 4, 5, 7, 9, 10, 12, 13, 15]
+    word_of = {position: i for i, position in enumerate(positions)}
+
+    def scored(doc, key, on_words=False):
+        group = doc.spans[key]
+        return [((word_of[s.start], word_of[s.end - 1] + 1) if on_words else (s.start, s.end), s.label_, round(p, 6))
+                for s, p in zip(group, group.attrs["scores"])]
+
+    plain = nlp(Doc(nlp.vocab, words=words))
+    spaced = nlp(Doc(nlp.vocab, words=spaced_words, spaces=[False] * len(spaced_words)))
+    for key in ("bioner", "bioner_alternatives"):
+        assert scored(plain, key)
+        assert scored(spaced, key, on_words=True) == scored(plain, key)
