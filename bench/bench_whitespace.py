@@ -8,10 +8,14 @@ the predictions are scored on the original words (spaCy's Scorer):
 entities, tags, and UAS / LAS over every word, punctuation included. With
 --outside-entities no newline goes inside a gold entity; with
 --sentences-as-docs each gold sentence is a doc of its own (as treebank
-scores are given), else the pipeline finds the sentences itself. Figures
-are printed as JSON too.
+scores are given), else the pipeline finds the sentences itself. With
+--probabilities, bioner also gives each entity its probability and each doc
+its 3 most probable other spans (confidence, alternatives), and each rate
+says how far those moved from the ones without newlines (the lowest
+rate's). Figures are percentages (probability shifts in points), and
+printed as JSON too.
 
-Usage: python bench/bench_whitespace.py MODEL DEV.spacy [--rates 0 0.05 0.2] [--outside-entities] [--sentences-as-docs]
+Usage: python bench/bench_whitespace.py MODEL DEV.spacy [--rates 0 0.05 0.2] [--outside-entities] [--sentences-as-docs] [--probabilities]
 """
 import argparse
 import json
@@ -54,12 +58,34 @@ def on_words(nlp, predicted: Doc, ref: Doc, positions) -> Doc:
     return doc
 
 
-def scores(nlp, refs, rate: float, outside_entities: bool) -> dict:
+def scored_spans(predicted: Doc, positions) -> dict:
+    """bioner's entity probabilities and alternatives, on the original words."""
+    word_of = {position: i for i, position in enumerate(positions)}
+    return {key: [((word_of[s.start], word_of[s.end - 1] + 1, s.label_), p) for s, p in zip(predicted.spans[key], predicted.spans[key].attrs["scores"])]
+            for key in ("bioner", "bioner_alternatives") if key in predicted.spans}
+
+
+def probability_shifts(spans: list, baseline: list) -> dict:
+    """How far entity probabilities and alternatives moved from the baseline's (no newlines)."""
+    shifts = [abs(p - dict(base["bioner"])[span]) for doc, base in zip(spans, baseline)
+              for span, p in doc["bioner"] if span in dict(base["bioner"])]
+    same = sum([(span, round(p, 6)) for span, p in doc["bioner_alternatives"]] == [(span, round(p, 6)) for span, p in base["bioner_alternatives"]]
+               for doc, base in zip(spans, baseline))
+    return {"probability_shift_mean": sum(shifts) / max(len(shifts), 1),
+            "probability_shift_over_0.05": sum(shift > 0.05 for shift in shifts) / max(len(shifts), 1),
+            "docs_with_the_same_alternatives": same / max(len(spans), 1)}
+
+
+def scores(nlp, refs, rate: float, outside_entities: bool, probabilities: bool = False, baseline_spans=None) -> dict:
+    """Scores at one rate; with probabilities, also the spans' moves from baseline_spans (None: these are the baseline)."""
     rng = random.Random(1)
     spaced = [with_newlines(nlp, ref, rate, rng, outside_entities) for ref in refs]
-    predicted = nlp.pipe([doc for doc, _ in spaced], batch_size=256)
+    predicted = list(nlp.pipe([doc for doc, _ in spaced], batch_size=256))
     examples = [Example(on_words(nlp, doc, ref, positions), ref) for doc, ref, (_, positions) in zip(predicted, refs, spaced)]
     out = {"rate": rate, "whitespace_tokens": sum(len(doc) - len(ref) for (doc, _), ref in zip(spaced, refs))}
+    if probabilities:
+        out["spans"] = [scored_spans(doc, positions) for doc, (_, positions) in zip(predicted, spaced)]
+        out.update(probability_shifts(out["spans"], baseline_spans or out["spans"]))
     if any(ref.has_annotation("ENT_IOB") for ref in refs):
         out["ents_f"] = Scorer.score_spans(examples, "ents")["ents_f"]
     if any(ref.has_annotation("TAG") for ref in refs) and examples and examples[0].predicted.has_annotation("TAG"):
@@ -82,14 +108,19 @@ def main() -> None:
     parser.add_argument("--rates", type=float, nargs="+", default=[0.0, 0.05, 0.2])
     parser.add_argument("--outside-entities", action="store_true")
     parser.add_argument("--sentences-as-docs", action="store_true")
+    parser.add_argument("--probabilities", action="store_true")
     args = parser.parse_args()
     nlp = spacy.load(args.model)
+    if args.probabilities:
+        nlp.get_pipe("bioner").cfg.update(confidence=True, alternatives=3)
     refs = list(DocBin().from_disk(args.dev).get_docs(nlp.vocab))
     if args.sentences_as_docs:
         refs = [sentence.as_doc() for ref in refs for sentence in ref.sents]
-    results = []
-    for rate in args.rates:
-        result = scores(nlp, refs, rate, args.outside_entities)
+    results, baseline_spans = [], None
+    for rate in sorted(args.rates):  # the lowest rate (0 by default) is what the others are compared with
+        result = scores(nlp, refs, rate, args.outside_entities, args.probabilities, baseline_spans)
+        spans = result.pop("spans", None)
+        baseline_spans = baseline_spans or spans
         results.append(result)
         print(f"rate {rate}: {result['whitespace_tokens']:,} whitespace tokens; "
               + ", ".join(f"{key} {100 * value:.2f}" for key, value in result.items() if key not in ("rate", "whitespace_tokens")), flush=True)

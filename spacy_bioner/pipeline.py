@@ -444,10 +444,10 @@ class BioNER(PerceptronPipe):
         """
         rows, offsets = layout.rows, layout.offsets
         extractor = self._joint_extractor if predicting else self.extractor
-        columns = [_over_words(layout, lambda view: extractor.extract(view.rows, self.lexicon.table, view.sentence))]
+        columns = [_over_words(layout, lambda view: extractor.extract(view.rows, self.lexicon.table, view.sentence), DROPPED)]
         if DOCUMENT_FAMILY in self.cfg["features"]:
             columns.append(_over_words(layout, lambda view: document_features(
-                view.rows, self.lexicon.table, view.mentions, view.sentence, self.cfg["n_buckets"], view.offsets)))
+                view.rows, self.lexicon.table, view.mentions, view.sentence, self.cfg["n_buckets"], view.offsets), DROPPED))
         if self.cfg["gazetteer"]["mode"] != "ents" and self.gazetteer.labels:
             batch_matches = _laid_end_to_end(matches, offsets.tolist())
             codes = match_codes(batch_matches, len(rows), len(self.gazetteer.labels))
@@ -623,7 +623,7 @@ class BioNER(PerceptronPipe):
         layout = self._layout(docs)
         features, allowed = self._features(layout, matches, predicting=True), self._allowed(layout, presets)
         emission, _ = self.model.averages()
-        scores = _over_words(layout, lambda view: self._word_scores.scores(view.rows, self.lexicon.table, view.sentence, emission, self.lexicon.generation))
+        scores = _over_words(layout, lambda view: self._word_scores.scores(view.rows, self.lexicon.table, view.sentence, emission, self.lexicon.generation), 0.0)
         scores += self.model.scores(features, averaged=True)
         if self.cfg["entity_bias"]:  # the recall knob
             scores[:, 1:] += self.cfg["entity_bias"]
@@ -895,16 +895,18 @@ class BioNER(PerceptronPipe):
         return (_unpickle_bioner, (self.vocab, self.name, self.gazetteer.tokenizer, self.scorer, self.to_bytes()))
 
 
-def _over_words(layout: "Layout", features: Callable[["Layout"], numpy.ndarray]) -> numpy.ndarray:
+def _over_words(layout: "Layout", features: Callable[["Layout"], numpy.ndarray], fill) -> numpy.ndarray:
     """Context features (or the scores of window templates) of each token, a word's read as if
     the doc had no whitespace tokens: a line break in raw text then changes no word's window.
-    Whitespace tokens keep their own."""
-    out = features(layout)
-    if layout.is_space.any():
-        words, word_offsets = words_of(layout.is_space, layout.offsets)
-        view = layout._replace(offsets=word_offsets, rows=layout.rows[words],
-                               mentions=layout.mentions[words], sentence=layout.sentence[words])
-        out[words] = features(view)
+    Whitespace tokens get `fill`: decoding, training and probabilities read the words alone."""
+    if not layout.is_space.any():
+        return features(layout)
+    words, word_offsets = words_of(layout.is_space, layout.offsets)
+    view = layout._replace(offsets=word_offsets, rows=layout.rows[words],
+                           mentions=layout.mentions[words], sentence=layout.sentence[words])
+    of_words = features(view)
+    out = numpy.full((len(layout.rows),) + of_words.shape[1:], fill, dtype=of_words.dtype)
+    out[words] = of_words
     return out
 
 
