@@ -30,10 +30,10 @@ def gold_tags(example: Example, scheme: TagScheme) -> numpy.ndarray:
         tags = scheme.from_biluo(biluo)
         for ent in aligned:
             tags[ent.start : ent.end] = 0
-            within = words_within((ent.start, ent.end, 0), is_space)
+            within = words_within((ent.start, ent.end, scheme.labels.index(ent.label_)), is_space)
             if within is not None:
-                start, end, _ = within
-                tags[start:end] = scheme.from_spans([(start, end, scheme.labels.index(ent.label_))], end)[start:end]
+                start, end, label = within
+                tags[start:end] = scheme.from_spans([(0, end - start, label)], end - start)
         return tags
     if not reference.has_annotation("ENT_IOB"):
         return numpy.full(len(predicted), -1, dtype=numpy.int32)
