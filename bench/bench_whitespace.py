@@ -12,14 +12,18 @@ scores are given), else the pipeline finds the sentences itself. With
 --probabilities, bioner also gives each entity its probability and each doc
 its 3 most probable other spans (confidence, alternatives), and each rate
 says how far those moved from the ones without newlines (the lowest
-rate's). Figures are percentages (probability shifts in points), and
-printed as JSON too.
+rate's). With --repeats N, each rate also times the pipeline over its docs
+(nlp.pipe, one process, batch 256), median of N: words/s, the original
+words only, so that rates compare. Figures are percentages (probability
+shifts in points), and printed as JSON too.
 
-Usage: python bench/bench_whitespace.py MODEL DEV.spacy [--rates 0 0.05 0.2] [--outside-entities] [--sentences-as-docs] [--probabilities]
+Usage: python bench/bench_whitespace.py MODEL DEV.spacy [--rates 0 0.05 0.2] [--outside-entities] [--sentences-as-docs] [--probabilities] [--repeats N]
 """
 import argparse
 import json
 import random
+import statistics
+import time
 from pathlib import Path
 
 import spacy
@@ -76,13 +80,26 @@ def probability_shifts(spans: list, baseline: list) -> dict:
             "docs_with_the_same_alternatives": same / max(len(spans), 1)}
 
 
-def scores(nlp, refs, rate: float, outside_entities: bool, probabilities: bool = False, baseline_spans=None) -> dict:
+def words_per_second(nlp, docs, n_words: int, repeats: int) -> float:
+    times = []
+    for _ in range(repeats):
+        batch = [doc.copy() for doc in docs]
+        start = time.perf_counter()
+        for _ in nlp.pipe(batch, batch_size=256):
+            pass
+        times.append(time.perf_counter() - start)
+    return n_words / statistics.median(times)
+
+
+def scores(nlp, refs, rate: float, outside_entities: bool, probabilities: bool = False, baseline_spans=None, repeats: int = 0) -> dict:
     """Scores at one rate; with probabilities, also the spans' moves from baseline_spans (None: these are the baseline)."""
     rng = random.Random(1)
     spaced = [with_newlines(nlp, ref, rate, rng, outside_entities) for ref in refs]
-    predicted = list(nlp.pipe([doc for doc, _ in spaced], batch_size=256))
+    predicted = list(nlp.pipe([doc.copy() for doc, _ in spaced], batch_size=256))
     examples = [Example(on_words(nlp, doc, ref, positions), ref) for doc, ref, (_, positions) in zip(predicted, refs, spaced)]
     out = {"rate": rate, "whitespace_tokens": sum(len(doc) - len(ref) for (doc, _), ref in zip(spaced, refs))}
+    if repeats:
+        out["words_per_s"] = words_per_second(nlp, [doc for doc, _ in spaced], sum(len(ref) for ref in refs), repeats)
     if probabilities:
         out["spans"] = [scored_spans(doc, positions) for doc, (_, positions) in zip(predicted, spaced)]
         out.update(probability_shifts(out["spans"], baseline_spans or out["spans"]))
@@ -109,6 +126,7 @@ def main() -> None:
     parser.add_argument("--outside-entities", action="store_true")
     parser.add_argument("--sentences-as-docs", action="store_true")
     parser.add_argument("--probabilities", action="store_true")
+    parser.add_argument("--repeats", type=int, default=0)
     args = parser.parse_args()
     nlp = spacy.load(args.model)
     if args.probabilities:
@@ -118,12 +136,13 @@ def main() -> None:
         refs = [sentence.as_doc() for ref in refs for sentence in ref.sents]
     results, baseline_spans = [], None
     for rate in sorted(args.rates):  # the lowest rate (0 by default) is what the others are compared with
-        result = scores(nlp, refs, rate, args.outside_entities, args.probabilities, baseline_spans)
+        result = scores(nlp, refs, rate, args.outside_entities, args.probabilities, baseline_spans, args.repeats)
         spans = result.pop("spans", None)
         baseline_spans = baseline_spans or spans
         results.append(result)
-        print(f"rate {rate}: {result['whitespace_tokens']:,} whitespace tokens; "
-              + ", ".join(f"{key} {100 * value:.2f}" for key, value in result.items() if key not in ("rate", "whitespace_tokens")), flush=True)
+        speed = f"{result['words_per_s']:,.0f} words/s; " if args.repeats else ""
+        print(f"rate {rate}: {result['whitespace_tokens']:,} whitespace tokens; {speed}"
+              + ", ".join(f"{key} {100 * value:.2f}" for key, value in result.items() if key not in ("rate", "whitespace_tokens", "words_per_s")), flush=True)
     print(json.dumps(results))
 
 
