@@ -4,7 +4,8 @@ from Cython.Build import cythonize
 from setuptools import Extension, setup
 
 KERNELS = [
-    "features", "word_scores", "perceptron", "decode", "marginals", "token_codes", "document", "entities",
+    "core.features", "core.word_scores", "core.perceptron", "core.decode", "core.marginals",
+    "gazetteer.token_codes", "ner.document", "ner.entities",
     "parser.transitions", "parser.state_features", "parser.greedy", "parser.beam",
 ]
 

@@ -23,7 +23,7 @@ from spacy.training import Corpus
 
 from bench_accuracy import CORPORA, converted
 from bench_bioner import ROOT
-from spacy_bioner.pipeline import DEFAULT_BIONER_CONFIG
+from spacy_bioner.ner.component import DEFAULT_BIONER_CONFIG
 
 
 def run(features, train_path: Path, dev_path: Path, epochs: int, config: dict) -> dict:

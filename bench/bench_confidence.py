@@ -24,7 +24,7 @@ import spacy
 
 from bench_accuracy import converted
 from bench_bioner import ROOT, spacy_evaluate_examples, train
-from spacy_bioner.calibration import expected_calibration_error, fit_temperature, outcomes, reliability
+from spacy_bioner.ner.calibration import expected_calibration_error, fit_temperature, outcomes, reliability
 from spacy_bioner.cli import candidate_curve
 
 BIASES = [0.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0]

@@ -26,7 +26,7 @@ import spacy
 from spacy.matcher import PhraseMatcher
 from spacy.tokens import Doc
 
-from spacy_bioner.gazetteer import Gazetteer
+from spacy_bioner.gazetteer.matcher import Gazetteer
 
 from bench_bioner import ROOT, convert, f1, spacy_evaluate_examples, train
 

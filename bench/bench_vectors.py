@@ -28,8 +28,8 @@ from spacy.tokens import DocBin
 
 from bench_accuracy import CORPORA, converted, entity_texts, score
 from bench_bioner import ROOT, convert, gold_token_examples, throughput, train
-from spacy_bioner.pipeline import DEFAULT_BIONER_CONFIG
-from spacy_bioner.templates import CLUSTERS_FAMILY, VECTORS_FAMILY
+from spacy_bioner.ner.component import DEFAULT_BIONER_CONFIG
+from spacy_bioner.core.templates import CLUSTERS_FAMILY, VECTORS_FAMILY
 
 UNLABELLED = [name for name, _ in CORPORA.values()] + ["ud_english_ewt/en_ewt-ud-train.conllu"]
 WINDOW = 2

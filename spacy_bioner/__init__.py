@@ -1,8 +1,8 @@
 """spacy-bioner: fast classical NER for spaCy."""
-from .gazetteer import Gazetteer
-from .gazetteer_component import GazetteerComponent, make_gazetteer
-from .pipeline import BioNER, make_bioner
-from .schemes import TagScheme
+from .core.schemes import TagScheme
+from .gazetteer.component import GazetteerComponent, make_gazetteer
+from .gazetteer.matcher import Gazetteer
+from .ner.component import BioNER, make_bioner
 
 __all__ = ["BioNER", "Gazetteer", "GazetteerComponent", "TagScheme", "make_bioner", "make_gazetteer"]
-__version__ = "0.1.0"
+__version__ = "0.2.0"

@@ -14,11 +14,11 @@ from wasabi import msg
 
 from .annotate import BadLine, annotate
 from .bulk import annotate_shards
-from .calibration import expected_calibration_error, fit_temperature, log_loss, outcomes, reliability
-from .evaluate import corpus_stats, report
-from .explain import explain
-from .pipeline import BioNER
-from .gazetteer import COMPILED_SUFFIX, Gazetteer
+from .ner.calibration import expected_calibration_error, fit_temperature, log_loss, outcomes, reliability
+from .evaluate import candidate_curve, corpus_stats, recall_curve, report
+from .ner.explain import explain
+from .ner.component import BioNER
+from .gazetteer.matcher import COMPILED_SUFFIX, Gazetteer
 from .glove import save_glove_vectors
 from .report_page import write_report
 
@@ -144,15 +144,16 @@ def evaluate(
     figures = entity_report.scores()
     figures["spacy"] = {key: spacy_scores.get(key) for key in ("ents_p", "ents_r", "ents_f", "ents_per_type")}
     ner = next((pipe for _, pipe in nlp.pipeline if isinstance(pipe, BioNER)), None)
-    if ner is not None and ner.cfg["confidence"]:
+    confidence = ner.settings.confidence if ner is not None else None
+    if ner is not None and confidence.probabilities:
         fresh = [(eg.reference, eg.predicted) for eg in Corpus(str(data), gold_preproc=gold_preproc)(nlp)]
-        (probabilities,), correct = outcomes(ner, fresh, [ner.cfg["temperature"]])
-        figures["calibration"] = {"temperature": ner.cfg["temperature"], "entities": int(len(correct)),
+        (probabilities,), correct = outcomes(ner, fresh, [confidence.temperature])
+        figures["calibration"] = {"temperature": confidence.temperature, "entities": int(len(correct)),
                                   "ece": expected_calibration_error(probabilities, correct), "reliability": reliability(probabilities, correct)}
     if ner is not None and biases:
-        figures["recall_knob"] = recall_curve(nlp, ner, examples, biases)
+        figures["recall_knob"] = recall_curve(nlp, ner.name, examples, biases)
     if ner is not None and thresholds:
-        figures["candidates"] = candidate_curve(nlp, ner, examples, thresholds)
+        figures["candidates"] = candidate_curve(nlp, ner.name, examples, thresholds)
     if html:
         write_report(html, figures, pairs, entity_report.worst_sentences(n_worst), title=f"{model} on {data.name}")
     return figures
@@ -261,10 +262,12 @@ def calibrate_cli(
     if output is None and not target.is_dir():
         msg.fail(f"{model} is not a directory: pass --output", exits=1)
     pairs = [(example.reference, example.predicted) for example in Corpus(str(data))(nlp)]
-    before, correct = outcomes(ner, pairs, [ner.cfg["temperature"]])
+    before, correct = outcomes(ner, pairs, [ner.settings.confidence.temperature])
     temperature = fit_temperature(ner, pairs)
     after, _ = outcomes(ner, pairs, [temperature])
-    ner.cfg["temperature"], ner.cfg["confidence"] = temperature, True
+    calibrated = {"probabilities": True, "temperature": temperature}
+    ner.settings = ner.settings.replace(confidence=calibrated)
+    nlp.config["components"][ner.name]["confidence"].update(calibrated)
     nlp.to_disk(target)
     msg.good(
         f"temperature {temperature:.3g}: on {data.name} ({len(correct):,} entities) ECE {expected_calibration_error(after[0], correct):.3f} "
@@ -318,40 +321,6 @@ def _bioner_name(nlp, model: str) -> str:
     if not names:
         msg.fail(f"No bioner component in {model} (pipeline: {nlp.pipe_names})", exits=1)
     return names[0]
-
-
-def recall_curve(nlp, ner: BioNER, examples, biases: Sequence[float]) -> List[dict]:
-    """P/R/F1 of the pipeline at each entity_bias of its bioner component."""
-    curve, kept = [], ner.cfg["entity_bias"]
-    try:
-        for bias in biases:
-            ner.cfg["entity_bias"] = bias
-            scores = nlp.evaluate(examples)
-            curve.append({"entity_bias": bias, "p": scores["ents_p"], "r": scores["ents_r"], "f": scores["ents_f"]})
-    finally:
-        ner.cfg["entity_bias"] = kept
-    return curve
-
-
-def candidate_curve(nlp, ner: BioNER, examples, thresholds: Sequence[float], max_candidates: int = 1000) -> List[dict]:
-    """P/R against the gold entities (exact span and label) of the candidates:
-    the entities plus every other span whose probability, at the component's
-    temperature, reaches each threshold (its `alternatives`)."""
-    curve, kept = [], {key: ner.cfg[key] for key in ("alternatives", "alternatives_threshold")}
-    try:
-        ner.cfg["alternatives"] = max_candidates
-        for threshold in thresholds:
-            ner.cfg["alternatives_threshold"] = threshold
-            found = gold = right = 0
-            for doc, example in zip(nlp.pipe(eg.predicted.copy() for eg in examples), examples):
-                truth = {(e.start_char, e.end_char, e.label_) for e in example.reference.ents}
-                spans = list(doc.ents) + list(doc.spans[f"{ner.name}_alternatives"])
-                candidates = {(span.start_char, span.end_char, span.label_) for span in spans}
-                found, gold, right = found + len(candidates), gold + len(truth), right + len(truth & candidates)
-            curve.append({"threshold": threshold, "p": right / max(found, 1), "r": right / max(gold, 1), "per_gold": found / max(gold, 1)})
-    finally:
-        ner.cfg.update(kept)
-    return curve
 
 
 def main() -> None:

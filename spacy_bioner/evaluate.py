@@ -7,9 +7,11 @@ entirely, spurious), and a confusion matrix between types, "O" standing for
 no entity.
 """
 from collections import Counter
-from typing import Dict, Iterable, List, Optional, Set, Tuple
+from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
+from spacy.scorer import get_ner_prf
 from spacy.tokens import Doc
+from spacy.training import Example
 
 Entity = Tuple[int, int, str]  # start char, end char, label
 OUTSIDE = "O"
@@ -148,3 +150,38 @@ def report(pairs: Iterable[Tuple[Doc, Doc]], seen: Optional[Set[str]] = None) ->
     for gold_doc, predicted_doc in pairs:
         entity_report.add(gold_doc, predicted_doc)
     return entity_report
+
+
+def _predicted(nlp, name: str, component, examples: List[Example]) -> List[Example]:
+    """The examples as the pipeline predicts them with `component` in place of its component `name`."""
+    docs = [eg.predicted.copy() for eg in examples]
+    for pipe_name, proc in nlp.pipeline:
+        proc = component if pipe_name == name else proc
+        docs = list(proc.pipe(docs)) if hasattr(proc, "pipe") else [proc(doc) for doc in docs]
+    return [Example(doc, eg.reference) for doc, eg in zip(docs, examples)]
+
+
+def recall_curve(nlp, name: str, examples: List[Example], biases: Sequence[float]) -> List[dict]:
+    """P/R/F1 of the pipeline at each entity_bias of its bioner component `name` (the recall knob)."""
+    ner, curve = nlp.get_pipe(name), []
+    for bias in biases:
+        scores = get_ner_prf(_predicted(nlp, name, ner.with_settings(confidence={"entity_bias": bias}), examples))
+        curve.append({"entity_bias": bias, "p": scores["ents_p"], "r": scores["ents_r"], "f": scores["ents_f"]})
+    return curve
+
+
+def candidate_curve(nlp, name: str, examples: List[Example], thresholds: Sequence[float], max_candidates: int = 1000) -> List[dict]:
+    """P/R against the gold entities (exact span and label) of the candidates:
+    the entities plus every other span whose probability, at the component's
+    temperature, reaches each threshold (its `alternatives`)."""
+    ner, curve = nlp.get_pipe(name), []
+    for threshold in thresholds:
+        variant = ner.with_settings(confidence={"alternatives": max_candidates, "alternatives_threshold": threshold})
+        found = gold = right = 0
+        for example in _predicted(nlp, name, variant, examples):
+            truth = {(e.start_char, e.end_char, e.label_) for e in example.reference.ents}
+            spans = list(example.predicted.ents) + list(example.predicted.spans[f"{name}_alternatives"])
+            candidates = {(span.start_char, span.end_char, span.label_) for span in spans}
+            found, gold, right = found + len(candidates), gold + len(truth), right + len(truth & candidates)
+        curve.append({"threshold": threshold, "p": right / max(found, 1), "r": right / max(gold, 1), "per_gold": found / max(gold, 1)})
+    return curve

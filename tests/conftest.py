@@ -57,7 +57,7 @@ def short_form_nlp(short_form_labels: bool = True, acronym_labels: bool = True, 
     """A bioner (default features unless given) whose long form (`term`, "atrial fibrillation") is a
     fixed entity from its term list (gazetteer mode "ents") and whose tagger never saw its short form (AF)."""
     nlp = spacy.blank("en")
-    config = {"gazetteer": {"mode": "ents"}, "short_form_labels": short_form_labels, "acronym_labels": acronym_labels}
+    config = {"gazetteer": {"mode": "ents"}, "rules": {"short_form_labels": short_form_labels, "acronym_labels": acronym_labels}}
     if features is not None:
         config["features"] = features
     ner = nlp.add_pipe("bioner", config=config)
@@ -69,3 +69,17 @@ def short_form_nlp(short_form_labels: bool = True, acronym_labels: bool = True, 
 @pytest.fixture(scope="module")
 def trained_nlp():
     return train_nlp()
+
+
+def as_version_0_1(cfg: dict) -> dict:
+    """A saved bioner cfg in the flat form spacy-bioner 0.1 wrote (its blocks' fields as top-level keys)."""
+    flat = {key: cfg[key] for key in ("scheme", "n_buckets", "features", "seed", "labels", "templates_version")}
+    trainer = dict(cfg["trainer"])
+    flat["trainer"] = trainer.pop("@misc").split(".")[1]
+    flat.update(trainer)
+    confidence = {key: value for key, value in cfg["confidence"].items() if key != "@misc"}
+    flat["confidence"] = confidence.pop("probabilities")
+    flat.update(confidence)
+    flat.update({key: value for key, value in cfg["rules"].items() if key != "@misc"})
+    flat["gazetteer"] = {key: value for key, value in cfg["gazetteer"].items() if key != "@misc"}
+    return flat

@@ -6,14 +6,15 @@ import spacy
 from spacy.attrs import ORTH, SENT_START
 from spacy.tokens import Doc
 
-from spacy_bioner.abbreviations import BREAK, SKIPPED, Initials, Words, definitions, label_short_forms, long_form, mentions, undefined_acronyms
-from spacy_bioner.document import abbreviation_features, abbreviation_history
-from spacy_bioner.features import Lexicon
-from spacy_bioner.perceptron import DROPPED
-from spacy_bioner.schemes import TagScheme
-from spacy_bioner.templates import N_ATTRIBUTES, word_attributes
+from spacy_bioner.ner.abbreviations import BREAK, SKIPPED, Initials, Words, definitions, label_short_forms, long_form, mentions, undefined_acronyms
+from spacy_bioner.ner.document import abbreviation_features, abbreviation_history
+from spacy_bioner.core.features import Lexicon
+from spacy_bioner.core.perceptron import DROPPED
+from spacy_bioner.core.schemes import TagScheme
+from spacy_bioner.core.templates import N_ATTRIBUTES, word_attributes
+from spacy_bioner.ner.batch import lay_out
 
-from conftest import short_form_nlp, train_nlp
+from conftest import as_version_0_1, short_form_nlp, train_nlp
 
 WORDS = "Patients with atrial fibrillation ( AF ) and streptozotocin ( STZ ) diabetes . AF was common ; the ( WHO ) said".split()
 
@@ -284,10 +285,11 @@ def test_models_saved_before_short_form_labels_keep_their_output(tmp_path):
     nlp.to_disk(tmp_path)
     cfg_path = tmp_path / "bioner" / "cfg"
     cfg = json.loads(cfg_path.read_text(encoding="utf8"))
+    cfg = as_version_0_1(cfg)
     del cfg["short_form_labels"], cfg["acronym_labels"]
     cfg_path.write_text(json.dumps(cfg), encoding="utf8")
     ner = spacy.load(tmp_path).get_pipe("bioner")
-    assert ner.cfg["short_form_labels"] is False and ner.cfg["acronym_labels"] is False
+    assert ner.settings.rules.short_form_labels is False and ner.settings.rules.acronym_labels is False
 
 
 def test_line_breaks_change_no_definition_or_acronym():
@@ -305,8 +307,8 @@ def test_line_breaks_change_no_definition_or_acronym():
         if word in ("atrial", "fibrillation", "dependent", "diabetes", "AF"):
             spaced.append("\n\n" if i % 2 else "\n")
     positions = numpy.array(positions)
-    plain_layout = ner._layout([Doc(ner.vocab, words=words)])
-    spaced_layout = ner._layout([Doc(ner.vocab, words=spaced, spaces=[False] * len(spaced))])
+    plain_layout = lay_out(ner, [Doc(ner.vocab, words=words)])
+    spaced_layout = lay_out(ner, [Doc(ner.vocab, words=spaced, spaces=[False] * len(spaced))])
     for heads, starts in ((plain_layout.abbreviation_heads, plain_layout.abbreviation_starts),
                           (plain_layout.short_form_heads, plain_layout.short_form_starts)):
         assert (heads >= 0).sum() >= 2

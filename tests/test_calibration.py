@@ -4,7 +4,7 @@ import spacy
 from spacy.tokens import DocBin
 from typer.testing import CliRunner
 
-from spacy_bioner.calibration import expected_calibration_error, fit_temperature, outcomes, reliability
+from spacy_bioner.ner.calibration import expected_calibration_error, fit_temperature, outcomes, reliability
 from spacy_bioner.cli import app
 
 from conftest import TRAIN_DATA, make_examples, train_nlp
@@ -32,5 +32,5 @@ def test_fitted_temperature_lowers_the_log_loss_and_calibrate_saves_it(tmp_path)
     result = CliRunner().invoke(app, ["calibrate", str(tmp_path / "model"), str(tmp_path / "dev.spacy")])
     assert result.exit_code == 0, result.output
     loaded = spacy.load(tmp_path / "model")
-    assert loaded.get_pipe("bioner").cfg["temperature"] == pytest.approx(temperature)
+    assert loaded.get_pipe("bioner").settings.confidence.temperature == pytest.approx(temperature)
     assert "bioner" in loaded(TRAIN_DATA[0][0]).spans

@@ -4,8 +4,8 @@ import numpy
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from spacy_bioner.decode import viterbi
-from spacy_bioner.schemes import TagScheme
+from spacy_bioner.core.decode import viterbi
+from spacy_bioner.core.schemes import TagScheme
 
 
 def brute_force(scheme, emissions, transitions, allowed, sent_starts):

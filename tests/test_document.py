@@ -2,10 +2,11 @@ import numpy
 import pytest
 import spacy
 
-from spacy_bioner.document import DOCUMENT_FEATURES, document_features
-from spacy_bioner.features import Lexicon
-from spacy_bioner.perceptron import DROPPED
-from spacy_bioner.templates import COLUMNS, N_ATTRIBUTES, word_attributes
+from spacy_bioner.ner.document import DOCUMENT_FEATURES, document_features
+from spacy_bioner.core.features import Lexicon
+from spacy_bioner.core.perceptron import DROPPED
+from spacy_bioner.core.templates import COLUMNS, N_ATTRIBUTES, word_attributes
+from spacy_bioner.ner.featurizer import features as features_of
 
 from conftest import TRAIN_DATA, train_nlp
 
@@ -47,12 +48,12 @@ def test_document_family_trains_and_round_trips(tmp_path):
         assert [(e.start_char, e.end_char, e.label_) for e in nlp(text).ents] == gold
     nlp.to_disk(tmp_path)
     loaded = spacy.load(tmp_path)
-    assert loaded.get_pipe("bioner").cfg["features"][-1] == "document"
+    assert loaded.get_pipe("bioner").settings.features[-1] == "document"
     assert [e.text for e in loaded(TRAIN_DATA[1][0]).ents] == [e.text for e in nlp(TRAIN_DATA[1][0]).ents]
 
 
 def test_history_gives_the_majority_type_of_other_mentions():
-    from spacy_bioner.document import HISTORY_FEATURES, history_features
+    from spacy_bioner.ner.document import HISTORY_FEATURES, history_features
 
     nlp = spacy.blank("en")
     lexicon = Lexicon(word_attributes, N_ATTRIBUTES, mention_column=COLUMNS["lower"])
@@ -80,7 +81,7 @@ def test_history_family_trains_and_round_trips(tmp_path):
 
 
 def test_docs_laid_end_to_end_get_their_own_features():
-    from spacy_bioner.document import history_features
+    from spacy_bioner.ner.document import history_features
 
     nlp = spacy.blank("en")
     lexicon = Lexicon(word_attributes, N_ATTRIBUTES, mention_column=COLUMNS["lower"])

@@ -4,7 +4,7 @@ import pytest
 import spacy
 from spacy.attrs import ENT_IOB, ENT_KB_ID, ENT_TYPE
 
-from spacy_bioner.entities import write_entities
+from spacy_bioner.ner.entities import write_entities
 
 
 def test_writes_what_from_array_writes():

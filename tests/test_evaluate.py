@@ -144,7 +144,9 @@ def test_report_page_renders_in_a_headless_browser(model_and_data):
 
     _, path = model_and_data
     nlp = spacy.load(path / "model")
-    nlp.get_pipe("bioner").cfg["confidence"] = True
+    nlp.config["components"]["bioner"]["confidence"]["probabilities"] = True
+    ner = nlp.get_pipe("bioner")
+    ner.settings = ner.settings.replace(confidence={"probabilities": True})
     nlp.to_disk(path / "model_with_confidence")
     result = CliRunner().invoke(app, ["evaluate", str(path / "model_with_confidence"), str(path / "dev.spacy"), "--train", str(path / "train.spacy"),
                                       "--html", str(path / "report"), "--worst", "3", "--bias-curve", "-20,0,20",

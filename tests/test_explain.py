@@ -4,8 +4,10 @@ import spacy
 from typer.testing import CliRunner
 
 from spacy_bioner.cli import app
-from spacy_bioner.explain import explain, feature_names
-from spacy_bioner.word_clusters import shipped_clusters
+from spacy_bioner.ner.explain import explain, feature_names
+from spacy_bioner.core.word_clusters import shipped_clusters
+from spacy_bioner.ner.batch import lay_out
+from spacy_bioner.ner.featurizer import features as features_of
 
 from conftest import short_form_nlp, train_nlp
 
@@ -44,7 +46,7 @@ def test_feature_names_cover_every_column():
     nlp = train_nlp({"features": ["word", "window", "document", "history", "abbreviations"]})
     ner = nlp.get_pipe("bioner")
     doc = nlp.make_doc("Bob met Bob in Paris")
-    features = ner._features(ner._layout([doc]), [ner.gazetteer.match(doc)])
+    features = features_of(ner, lay_out(ner, [doc]), [ner.gazetteer.match(doc)])
     names = feature_names(ner, doc)
     assert len(names) == len(doc) and all(len(row) == features.shape[1] for row in names)
     assert names[0][1:3] == ["lower[0]=bob", "orth[0]=Bob"] and "lower[-2]=<edge>" in names[0]

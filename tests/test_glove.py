@@ -79,7 +79,7 @@ def test_accuracy_config_trains_with_glove_vectors(tmp_path):
         "--output", str(tmp_path / "out"), "--training.max_epochs", "15", "--training.eval_frequency", "5",
     )
     trained = spacy.load(tmp_path / "out" / "model-best")
-    assert "vectors" in trained.get_pipe("bioner").cfg["features"]
+    assert "vectors" in trained.get_pipe("bioner").settings.features
     assert trained.vocab.vectors.shape[1] == 6
     doc = trained("Bob works at Acme Corp in Berlin")
     assert [(e.text, e.label_) for e in doc.ents] == [("Bob", "PER"), ("Acme Corp", "ORG"), ("Berlin", "LOC")]
@@ -95,6 +95,6 @@ def test_project_trains_the_accuracy_config_on_vectors(tmp_path):
         run("spacy", "project", "run", command, str(project), "--vars.config", "configs/bioner_accuracy.cfg",
             "--vars.vectors", "corpus/glove", "--vars.max_epochs", "3", cwd=project)
     trained = spacy.load(project / "training" / "model-best")
-    assert "vectors" in trained.get_pipe("bioner").cfg["features"] and trained.vocab.vectors.shape[1] == 8
+    assert "vectors" in trained.get_pipe("bioner").settings.features and trained.vocab.vectors.shape[1] == 8
     doc = trained("Shares of Norvex Bank rose in Oslo .")
     assert [(s.text, s.kb_id_) for s in doc.spans["bioner_gazetteer"]] == [("Norvex Bank", "firm:norvex"), ("Oslo", "place:oslo")]

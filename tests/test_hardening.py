@@ -11,9 +11,9 @@ from hypothesis import strategies as st
 from spacy.tokens import Doc
 
 from spacy_bioner.parser.component import BioParser
-from spacy_bioner.pipeline import BioNER
-from spacy_bioner.parser.tagger import BioTagger
-from spacy_bioner.serialize import ModelFileError
+from spacy_bioner.ner.component import BioNER
+from spacy_bioner.tagger.component import BioTagger
+from spacy_bioner.core.serialize import ModelFileError
 
 from conftest import train_nlp
 from test_parser_component import _trained as train_parser

@@ -4,8 +4,8 @@ import numpy
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from spacy_bioner.marginals import entity_probabilities
-from spacy_bioner.schemes import TagScheme
+from spacy_bioner.core.marginals import entity_probabilities
+from spacy_bioner.core.schemes import TagScheme
 
 
 def sequence_weights(scheme, emissions, transitions, allowed, temperature):
@@ -61,7 +61,7 @@ def test_temperature_must_be_positive():
 @settings(max_examples=40, deadline=None)
 @given(name=st.sampled_from(["BIO", "BILOU"]), n=st.integers(1, 4), seed=st.integers(0, 2**31))
 def test_span_probabilities_equal_brute_force(name, n, seed):
-    from spacy_bioner.marginals import span_probabilities
+    from spacy_bioner.core.marginals import span_probabilities
 
     rng = numpy.random.default_rng(seed)
     scheme = TagScheme(name, ["A", "B"])
@@ -84,7 +84,7 @@ def test_span_probabilities_equal_brute_force(name, n, seed):
 @settings(max_examples=30, deadline=None)
 @given(name=st.sampled_from(["BIO", "BILOU"]), n=st.integers(1, 4), seed=st.integers(0, 2**31))
 def test_expected_counts_equal_brute_force(name, n, seed):
-    from spacy_bioner.marginals import expected_counts
+    from spacy_bioner.core.marginals import expected_counts
 
     rng = numpy.random.default_rng(seed)
     scheme = TagScheme(name, ["A"])
@@ -128,7 +128,7 @@ def log_space_sums(emissions, transitions, allowed, legal, inv_t):
        scale=st.sampled_from([1.0, 30.0, 1e5]), temperature=st.sampled_from([0.01, 1.0, 30.0]))
 def test_trellis_sums_equal_log_space_sums(name, n, seed, scale, temperature):
     # Scores far apart at a low temperature underflow the rescaled sums; those sequences are summed in log space.
-    from spacy_bioner.marginals import _trellis_sums
+    from spacy_bioner.core.marginals import _trellis_sums
 
     rng = numpy.random.default_rng(seed)
     scheme = TagScheme(name, ["A", "B", "C"])

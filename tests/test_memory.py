@@ -3,9 +3,11 @@ import pytest
 import spacy
 from spacy.tokens import Doc
 
-from spacy_bioner.explain import explain
-from spacy_bioner.memory import FOLDS, EntityMemory, fold
-from spacy_bioner.serialize import ModelFileError
+from spacy_bioner.ner.explain import explain
+from spacy_bioner.ner.memory import FOLDS, EntityMemory, fold
+from spacy_bioner.core.serialize import ModelFileError
+from spacy_bioner.ner.batch import lay_out
+from spacy_bioner.ner.featurizer import features as features_of, match_ids
 
 from conftest import make_examples, train_nlp
 
@@ -54,12 +56,12 @@ def test_memory_matches_whole_entities_case_insensitively():
 def test_trained_memory_weights_are_used_and_saved(tmp_path):
     nlp = train_nlp(data=MEMORY_DATA, epochs=10)
     ner = nlp.get_pipe("bioner")
-    memory_ids = ner._match_ids("memory", ner.labels)
+    memory_ids = match_ids("memory", ner.labels, ner.settings.n_buckets)
     memory_ids = memory_ids[memory_ids != 0xFFFFFFFF]
     emission, _ = ner.model.averages()
     assert emission[memory_ids].any()  # training saw (jackknifed) matches and weighed them
     doc = nlp.make_doc("Yesterday Globex Inc hired staff .")
-    assert numpy.isin(memory_ids, ner._features(ner._layout([doc]), [ner.gazetteer.match(doc)])).any()
+    assert numpy.isin(memory_ids, features_of(ner, lay_out(ner, [doc]), [ner.gazetteer.match(doc)])).any()
     nlp.to_disk(tmp_path / "model")
     assert (tmp_path / "model" / "bioner" / "memory").exists()
     loaded = spacy.load(tmp_path / "model")

@@ -7,8 +7,8 @@ from spacy.tokens import Doc
 from spacy.training import Example
 
 from spacy_bioner.parser.component import BioParser
-from spacy_bioner.parser.tagger import BioTagger
-from spacy_bioner.serialize import ModelFileError
+from spacy_bioner.tagger.component import BioTagger
+from spacy_bioner.core.serialize import ModelFileError
 
 # (words, heads, deps, tags); the second tree is non-projective: "on the issue"
 # hangs from "hearing" across the verb.

@@ -4,9 +4,9 @@ from hypothesis import given, settings, strategies as st
 
 from spacy.strings import get_string_id
 
-from spacy_bioner.features import FeatureExtractor, Lexicon
-from spacy_bioner.perceptron import DROPPED, AveragedPerceptron
-from spacy_bioner.templates import N_ATTRIBUTES, compile_templates, word_attributes
+from spacy_bioner.core.features import FeatureExtractor, Lexicon
+from spacy_bioner.core.perceptron import DROPPED, AveragedPerceptron
+from spacy_bioner.core.templates import N_ATTRIBUTES, compile_templates, word_attributes
 
 
 def reference_scores(weights, features):

@@ -9,9 +9,15 @@ from spacy.tokens import Doc, Span
 from spacy.training import Example
 
 from spacy_bioner import BioNER
-from spacy_bioner.serialize import ModelFileError
+from spacy_bioner.core.serialize import ModelFileError
+from spacy_bioner.ner.batch import lay_out, trellis_of
+from spacy_bioner.ner.featurizer import features as features_of
+from spacy_bioner.ner.decoder import best_tags_over
 
 from conftest import TRAIN_DATA, make_examples, train_nlp
+
+CRF = {"@misc": "bioner.crf.v1"}
+HMM = {"@misc": "bioner.hmm.v1"}
 
 TEXTS = [text for text, _ in TRAIN_DATA]
 
@@ -27,7 +33,7 @@ def test_overfitting_IO(scheme, tmp_path):
         assert ents(nlp(text)) == gold
     nlp.to_disk(tmp_path)
     loaded = spacy.load(tmp_path)
-    assert loaded.get_pipe("bioner").cfg["scheme"] == scheme
+    assert loaded.get_pipe("bioner").settings.scheme == scheme
     for text, _ in TRAIN_DATA:
         assert ents(loaded(text)) == ents(nlp(text))
     piped = list(loaded.pipe(TEXTS, batch_size=2))
@@ -78,7 +84,7 @@ def test_training_is_deterministic():
 def test_each_sentence_of_a_doc_is_a_training_step(trainer):
     # A two-sentence doc whose predicted side has no sentence starts (as spaCy's
     # corpus reader makes them) trains as its two sentences one after the other.
-    config = {"features": ["word"], "word_dropout": 0.0, "trainer": trainer}
+    config = {"features": ["word"], "trainer": {"@misc": f"bioner.{trainer}.v1", "word_dropout": 0.0}}
     sentences = [("Bob lives in Paris .", [(0, 3, "PER"), (13, 18, "LOC")]), ("Acme hired Bob .", [(0, 4, "ORG"), (11, 14, "PER")])]
     separate, joined = spacy.blank("en"), spacy.blank("en")
     for nlp in (separate, joined):
@@ -202,9 +208,9 @@ def test_bad_config_values():
     with pytest.raises(ValueError, match="feature families"):
         nlp.add_pipe("bioner", name="b3", config={"features": ["nonsense"]})
     with pytest.raises(ValueError, match="margin"):
-        nlp.add_pipe("bioner", name="b4", config={"margin": -1.0})
+        nlp.add_pipe("bioner", name="b4", config={"trainer": {"margin": -1.0}})
     with pytest.raises(ValueError, match="word_dropout"):
-        nlp.add_pipe("bioner", name="b5", config={"word_dropout": 1.0})
+        nlp.add_pipe("bioner", name="b5", config={"trainer": {"word_dropout": 1.0}})
 
 
 def test_missing_model_file_is_named(trained_nlp, tmp_path):
@@ -251,9 +257,9 @@ def test_score_reports_ents_f(trained_nlp):
 
 @pytest.mark.parametrize("tokens_per_pass", [1, 7, 2**15])
 def test_docs_tagged_together_are_tagged_as_alone(trained_nlp, monkeypatch, tokens_per_pass):
-    from spacy_bioner import pipeline
+    from spacy_bioner.ner import batch
 
-    monkeypatch.setattr(pipeline, "TOKENS_PER_PASS", tokens_per_pass)
+    monkeypatch.setattr(batch, "TOKENS_PER_PASS", tokens_per_pass)
     ner = trained_nlp.get_pipe("bioner")
     texts = TEXTS + ["", "  \n ", "Paris", "Alice Smith lives in Paris . Bob works at Acme Corp"]
     docs = [trained_nlp.make_doc(text) for text in texts]
@@ -291,7 +297,7 @@ def test_displacy_shows_bioner_entities_in_their_colors():
 
 
 def test_confidences_go_to_a_span_group(tmp_path):
-    nlp = train_nlp({"confidence": True})
+    nlp = train_nlp({"confidence": {"probabilities": True}})
     doc = nlp(TRAIN_DATA[1][0])
     group = doc.spans["bioner"]
     assert [(s.start, s.end, s.label_) for s in group] == [(e.start, e.end, e.label_) for e in doc.ents]
@@ -309,14 +315,12 @@ def test_entity_bias_trades_precision_for_recall(trained_nlp):
     counts = {}
     # biases far beyond any score the tiny model gives a token (its margin is 100 per token)
     for bias in (-1000.0, 0.0, 1000.0):
-        ner.cfg["entity_bias"] = bias
-        counts[bias] = len(trained_nlp(text).ents)
-    ner.cfg["entity_bias"] = 0.0
+        counts[bias] = len(ner.with_settings(confidence={"entity_bias": bias})(trained_nlp.make_doc(text)).ents)
     assert counts[-1000.0] == 0 and counts[1000.0] > counts[0.0]
 
 
 def test_alternatives_are_likely_spans_other_than_the_entities():
-    nlp = train_nlp({"alternatives": 3, "alternatives_threshold": 1e-6, "temperature": 50.0})
+    nlp = train_nlp({"confidence": {"alternatives": 3, "alternatives_threshold": 1e-6, "temperature": 50.0}})
     doc = nlp("Carol Jones flew to Berlin")
     group = doc.spans["bioner_alternatives"]
     entities = {(e.start, e.end, e.label_) for e in doc.ents}
@@ -326,20 +330,20 @@ def test_alternatives_are_likely_spans_other_than_the_entities():
 
 
 def test_crf_trainer_learns_and_round_trips(tmp_path):
-    nlp = train_nlp({"trainer": "crf", "learning_rate": 0.5}, epochs=30)
+    nlp = train_nlp({"trainer": CRF | {"learning_rate": 0.5}}, epochs=30)
     for text, gold in TRAIN_DATA:
         assert ents(nlp(text)) == gold
     losses = nlp.update(make_examples(nlp))
     assert 0 <= losses["bioner"] < 1.0  # -log P(gold), summed over the examples: the gold is likely now
     nlp.to_disk(tmp_path)
     loaded = spacy.load(tmp_path)
-    assert loaded.get_pipe("bioner").cfg["trainer"] == "crf"
+    assert loaded.get_pipe("bioner").settings.trainer.name == "crf"
     assert [ents(loaded(t)) for t in TEXTS] == [ents(nlp(t)) for t in TEXTS]
 
 
 def test_hmm_trainer_counts_and_refuses_history(tmp_path):
     features = ["word", "window", "shape", "affixes", "flags", "conjunctions", "document"]
-    nlp = train_nlp({"trainer": "hmm", "features": features}, epochs=1)
+    nlp = train_nlp({"trainer": HMM, "features": features}, epochs=1)
     for text, gold in TRAIN_DATA:
         assert ents(nlp(text)) == gold
     nlp.to_disk(tmp_path)
@@ -348,13 +352,13 @@ def test_hmm_trainer_counts_and_refuses_history(tmp_path):
     with pytest.raises(ValueError, match="loaded from its log-probabilities"):
         loaded.update(make_examples(loaded))
     with pytest.raises(ValueError, match="'history' needs a first decoding pass"):
-        spacy.blank("en").add_pipe("bioner", config={"trainer": "hmm"})
+        spacy.blank("en").add_pipe("bioner", config={"trainer": HMM})
 
 
 def test_crf_l2_keeps_weights_smaller():
     norms = {}
     for l2 in (0.0, 0.1):
-        nlp = train_nlp({"trainer": "crf", "learning_rate": 0.5, "l2": l2}, epochs=10)
+        nlp = train_nlp({"trainer": CRF | {"learning_rate": 0.5, "l2": l2}}, epochs=10)
         emission, _ = nlp.get_pipe("bioner").model.averages()
         norms[l2] = float(numpy.abs(emission).sum())
     assert norms[0.1] < norms[0.0]
@@ -370,11 +374,11 @@ def test_whitespace_tokens_change_no_word_window_or_entity(trained_nlp):
     positions = [1, 2, 4, 5, 7, 9, 10]
     plain = Doc(trained_nlp.vocab, words=words)
     spaced = Doc(trained_nlp.vocab, words=spaced_words, spaces=[False] * len(spaced_words))
-    plain_features = ner._features(ner._layout([plain]), [ner.gazetteer.match(plain)])
-    spaced_features = ner._features(ner._layout([spaced]), [ner.gazetteer.match(spaced)])
+    plain_features = features_of(ner, lay_out(ner, [plain]), [ner.gazetteer.match(plain)])
+    spaced_features = features_of(ner, lay_out(ner, [spaced]), [ner.gazetteer.match(spaced)])
     assert (spaced_features[positions] == plain_features).all()
     # the scores decoding reads, single-word window templates' included (scored per word when tagging)
-    assert numpy.allclose(ner._decoded([spaced]).scores, ner._decoded([plain]).scores)  # a row per word
+    assert numpy.allclose(ner.decode([spaced]).scores, ner.decode([plain]).scores)  # a row per word
     expected = [(positions[e.start], positions[e.end - 1] + 1, e.label_) for e in trained_nlp(plain).ents]
     assert (5, 8, "ORG") in expected
     assert [(e.start, e.end, e.label_) for e in trained_nlp(spaced).ents] == expected
@@ -390,11 +394,11 @@ def test_decoding_runs_over_the_words(trained_nlp):
     for sent_starts, expected in (([True, False, False, False, False], [b_org, i_org, l_org, 0]),
                                   ([True, True, False, False, False], None)):
         doc = Doc(trained_nlp.vocab, words=words, spaces=[False] * 5, sent_starts=sent_starts)
-        layout = ner._layout([doc])
+        layout = lay_out(ner, [doc])
         scores = numpy.zeros((len(doc), scheme.n_tags), dtype=numpy.float32)
         scores[0, b_org] = scores[2, l_org] = 10.0
         scores[[1, 3], 0] = 100.0  # the whitespace tokens would rather be O
-        tags = ner._decode_over(ner._trellis(layout, [[]]), scores).tolist()
+        tags = best_tags_over(ner, trellis_of(ner, layout, [[]]), scores).tolist()
         if expected:
             assert tags[:4] == expected
         else:  # "Corp" starts a sentence: no entity continues into it
@@ -420,7 +424,7 @@ FULL_FEATURES = ["word", "window", "shape", "affixes", "flags", "conjunctions", 
                  "document", "history", "abbreviations", "memory"]
 
 
-@pytest.mark.parametrize("config", [{}, {"features": FULL_FEATURES}, {"scheme": "BIO", "trainer": "crf"}])
+@pytest.mark.parametrize("config", [{}, {"features": FULL_FEATURES}, {"scheme": "BIO", "trainer": CRF}])
 def test_training_over_whitespace_tokens_learns_what_it_does_without(config):
     """Whitespace tokens in the training docs (raw text's line breaks, even inside an
     entity) are left out of training as they are of decoding: the same weights."""
@@ -464,7 +468,7 @@ def test_gold_entity_with_whitespace_at_its_edges_trains_as_its_words():
 def test_whitespace_tokens_change_no_confidence_or_alternative():
     """Entity probabilities and alternatives are computed over the words, as the tags
     are decoded: a whitespace token's own scores count for nothing."""
-    nlp = train_nlp({"confidence": True, "alternatives": 5, "alternatives_threshold": 0.01, "temperature": 30.0})
+    nlp = train_nlp({"confidence": {"probabilities": True, "alternatives": 5, "alternatives_threshold": 0.01, "temperature": 30.0}})
     words = "Bob works at Acme Corp in Berlin with Carol Jones".split()
     spaced_words = ["\n", "Bob", "works", "\n", "at", "Acme", "\n", "Corp", "  ", "in", "Berlin", "\n\n", "with", "Carol", "\n", "Jones"]
     positions = [1, 2, 4, 5, 7, 9, 10, 12, 13, 15]

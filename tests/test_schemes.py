@@ -2,7 +2,7 @@ import numpy
 import pytest
 from hypothesis import given, strategies as st
 
-from spacy_bioner.schemes import TagScheme
+from spacy_bioner.core.schemes import TagScheme
 
 LABELS = ["PER", "ORG", "LOC"]
 

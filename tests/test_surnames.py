@@ -10,11 +10,11 @@ from spacy.tokens import Doc
 from typer.testing import CliRunner
 
 from spacy_bioner.cli import app
-from spacy_bioner.explain import explain
-from spacy_bioner.schemes import TagScheme
-from spacy_bioner.surnames import label_surnames
+from spacy_bioner.ner.explain import explain
+from spacy_bioner.core.schemes import TagScheme
+from spacy_bioner.ner.surnames import label_surnames
 
-from conftest import train_nlp
+from conftest import as_version_0_1, train_nlp
 
 LABELS = ["LOC", "PER"]
 PER = [1]
@@ -77,7 +77,7 @@ def test_longer_entities_presets_and_other_labels_are_kept():
 def washington_nlp(person_labels=("PER",)):
     """A bioner that knows "Washington" alone as a place, with "MaliVai Washington" a fixed person from its term list."""
     nlp = spacy.blank("en")
-    ner = nlp.add_pipe("bioner", config={"gazetteer": {"mode": "ents"}, "person_labels": list(person_labels)})
+    ner = nlp.add_pipe("bioner", config={"gazetteer": {"mode": "ents"}, "rules": {"person_labels": list(person_labels)}})
     ner.add_patterns([{"label": "PER", "pattern": "MaliVai Washington"}])
     data = [("Washington is cold .", [(0, 10, "LOC")]), ("They flew to Washington .", [(13, 23, "LOC")]), ("Ann Lee won .", [(0, 7, "PER")])]
     return train_nlp(data=data, epochs=10, nlp=nlp)
@@ -102,17 +102,18 @@ def test_models_saved_before_person_labels_keep_their_output(tmp_path):
     washington_nlp().to_disk(tmp_path)
     cfg_path = tmp_path / "bioner" / "cfg"
     cfg = json.loads(cfg_path.read_text(encoding="utf8"))
+    cfg = as_version_0_1(cfg)
     del cfg["person_labels"]
     cfg_path.write_text(json.dumps(cfg), encoding="utf8")
     nlp = spacy.load(tmp_path)
-    assert nlp.get_pipe("bioner").cfg["person_labels"] == []
+    assert nlp.get_pipe("bioner").settings.rules.person_labels == []
     assert [(e.text, e.label_) for e in nlp(TEXT).ents] == [("MaliVai Washington", "PER"), ("Washington", "LOC")]
 
 
 @pytest.mark.parametrize("person_labels", ["PER", ["PER", ""], ["PER", 3]])
 def test_person_labels_must_be_a_list_of_labels(person_labels):
     with pytest.raises(ValueError, match="person_labels"):
-        spacy.blank("en").add_pipe("bioner", config={"person_labels": person_labels})
+        spacy.blank("en").add_pipe("bioner", config={"rules": {"person_labels": person_labels}})
 
 
 VOCAB = spacy.blank("en").vocab

@@ -4,8 +4,8 @@ import pytest
 import spacy
 from spacy.training import Example
 
-from spacy_bioner.serialize import ModelFileError
-from spacy_bioner.vector_clusters import LEVELS, VectorClusters
+from spacy_bioner.core.serialize import ModelFileError
+from spacy_bioner.core.vector_clusters import LEVELS, VectorClusters
 
 from conftest import assert_clusters_carry_the_label, train_on_words
 
@@ -83,7 +83,7 @@ def test_the_family_needs_vectors_and_warns_without_them(tmp_path):
 
 
 def test_explanations_name_the_cluster_features():
-    from spacy_bioner.explain import explain
+    from spacy_bioner.ner.explain import explain
 
     nlp = place_pipeline(["word", "shape", "affixes", "vectors"])
     ner = nlp.get_pipe("bioner")

@@ -3,9 +3,9 @@ import numpy
 import pytest
 import spacy
 
-from spacy_bioner import word_clusters
-from spacy_bioner.vector_clusters import LEVELS
-from spacy_bioner.word_clusters import WordClusterTable, shipped_clusters
+from spacy_bioner.core import word_clusters
+from spacy_bioner.core.vector_clusters import LEVELS
+from spacy_bioner.core.word_clusters import WordClusterTable, shipped_clusters
 
 from conftest import assert_clusters_carry_the_label, train_on_words
 

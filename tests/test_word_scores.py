@@ -3,10 +3,12 @@ import pytest
 import spacy
 from spacy.tokens import Doc
 
-from spacy_bioner.features import FeatureExtractor, Lexicon, batch_layout
-from spacy_bioner.perceptron import AveragedPerceptron
-from spacy_bioner.templates import DEFAULT_FAMILIES, N_ATTRIBUTES, compile_templates, word_attributes
-from spacy_bioner.word_scores import WordScores, single_word_templates
+from spacy_bioner.core.features import FeatureExtractor, Lexicon, batch_layout
+from spacy_bioner.core.perceptron import AveragedPerceptron
+from spacy_bioner.core.templates import DEFAULT_FAMILIES, N_ATTRIBUTES, compile_templates, word_attributes
+from spacy_bioner.core.word_scores import WordScores, single_word_templates
+from spacy_bioner.ner.batch import lay_out
+from spacy_bioner.ner.featurizer import features as features_of
 
 from conftest import TRAIN_DATA, make_examples
 
@@ -49,16 +51,16 @@ def test_cached_scores_equal_hashed_features(max_rows):
 def test_prediction_with_the_cache_equals_the_training_path(trained_nlp):
     ner = trained_nlp.get_pipe("bioner")
     docs = [trained_nlp.make_doc(text) for text, _ in TRAIN_DATA] + [trained_nlp.make_doc("Carol Smith flew to Berlin")]
-    layout = ner._layout(docs)
+    layout = lay_out(ner, docs)
     matches = ner.gazetteer.match_batch(docs)
     emission, _ = ner.model.averages()
-    full = ner.model.scores(ner._features(layout, matches), averaged=True)  # history columns empty: the first pass
-    cached = ner._word_scores.scores(layout.rows, ner.lexicon.table, layout.sentence, emission, ner.lexicon.generation)
-    cached += ner.model.scores(ner._features(layout, matches, predicting=True), averaged=True)
+    full = ner.model.scores(features_of(ner, layout, matches), averaged=True)  # history columns empty: the first pass
+    cached = ner.featurizer.scores(layout, emission)
+    cached += ner.model.scores(features_of(ner, layout, matches, predicting=True), averaged=True)
     assert numpy.allclose(full, cached, rtol=1e-5, atol=1e-4)
     trained_nlp.update(make_examples(trained_nlp))  # new weights: the cache must not serve the old ones
     emission, _ = ner.model.averages()
-    full = ner.model.scores(ner._features(layout, matches), averaged=True)  # history columns empty: the first pass
-    cached = ner._word_scores.scores(layout.rows, ner.lexicon.table, layout.sentence, emission, ner.lexicon.generation)
-    cached += ner.model.scores(ner._features(layout, matches, predicting=True), averaged=True)
+    full = ner.model.scores(features_of(ner, layout, matches), averaged=True)  # history columns empty: the first pass
+    cached = ner.featurizer.scores(layout, emission)
+    cached += ner.model.scores(features_of(ner, layout, matches, predicting=True), averaged=True)
     assert numpy.allclose(full, cached, rtol=1e-5, atol=1e-4)

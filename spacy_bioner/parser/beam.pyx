@@ -20,7 +20,7 @@ from cymem.cymem cimport Pool
 from libc.stdint cimport int32_t, int64_t, uint64_t
 from libcpp.vector cimport vector
 
-from ..perceptron cimport AveragedPerceptron
+from ..core.perceptron cimport AveragedPerceptron
 from .greedy import check_parse_arrays, gold_dependents
 from .move_scores cimport MAX_TEMPLATES, checked_templates, class_scores, direction_salt, has_move, hashed_rows
 from .state_features cimport StateFeatures

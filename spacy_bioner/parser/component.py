@@ -16,10 +16,10 @@ from spacy.training import Example, validate_examples, validate_get_examples
 from spacy.util import registry
 from spacy.vocab import Vocab
 
-from .. import serialize
-from ..features import words_of
-from ..perceptron import AveragedPerceptron
-from ..perceptron_pipe import PerceptronPipe
+from ..core import serialize
+from ..core.features import words_of
+from ..core.perceptron import AveragedPerceptron
+from ..core.perceptron_pipe import PerceptronPipe
 from . import beam, greedy
 from .projectivity import SEPARATOR, lift, lower
 from .state_features import StateFeatures

@@ -13,7 +13,7 @@ import numpy
 from cymem.cymem cimport Pool
 from libc.stdint cimport int32_t, int64_t, uint64_t
 
-from ..perceptron cimport AveragedPerceptron
+from ..core.perceptron cimport AveragedPerceptron
 from .move_scores cimport MAX_TEMPLATES, checked_templates, class_scores, direction_salt, has_move, hashed_rows
 from .state_features cimport StateFeatures
 from .transitions cimport (

@@ -8,8 +8,8 @@ from spacy.scorer import get_ner_prf
 from spacy.tokens import Doc, SpanGroup
 from spacy.training import Example, validate_examples
 
-from .gazetteer import FILTERS, Gazetteer, filter_matches
-from .serialize import ModelFileError, read_bytes, read_cfg, write_cfg
+from .matcher import FILTERS, Gazetteer, filter_matches
+from ..core.serialize import ModelFileError, read_bytes, read_cfg, write_cfg
 
 
 @Language.factory(

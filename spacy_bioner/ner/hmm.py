@@ -11,7 +11,7 @@ from typing import Optional, Tuple
 
 import numpy
 
-from .perceptron import DROPPED, AveragedPerceptron
+from ..core.perceptron import DROPPED, AveragedPerceptron
 
 
 class CountedHMM:

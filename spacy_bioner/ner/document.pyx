@@ -22,13 +22,13 @@ and in the second pass the type the first pass gave that head.
 from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
 from libcpp.vector cimport vector
 
-from .hashing cimport bucket as _bucket, mix as _mix
+from ..core.hashing cimport bucket as _bucket, mix as _mix
 
 import numpy
 from spacy.strings import get_string_id
 
-from .perceptron import DROPPED
-from .templates import COLUMNS
+from ..core.perceptron import DROPPED
+from ..core.templates import COLUMNS
 
 DOCUMENT_FEATURES = ("doc_case", "first_prev", "first_next")
 HISTORY_FEATURES = ("history", "history+case")

@@ -32,14 +32,13 @@ from spacy.tokenizer import Tokenizer
 from spacy.tokens import Span
 from spacy.vocab import Vocab
 
-from .serialize import ModelFileError
+from ..core.serialize import ModelFileError
 from .token_codes import CODE_LENGTH, MAX_WORDS, TokenEncoder, add_terms, collect
 
 Match = Tuple[int, int, int, int]  # token start, token end, label index, kb id index
 
 TERM_SUFFIXES = {".jsonl": "jsonl", ".tsv": "tsv", ".txt": "text"}
 FILTERS = ("leftmost_longest", "longest")
-GAZETTEER_MODES = ("features", "fallback", "ents")
 COMPILED_SUFFIX = ".gaz"
 FORMAT_VERSION = 2  # of to_bytes; 1 held byte-string keys
 

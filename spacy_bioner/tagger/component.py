@@ -20,13 +20,13 @@ from spacy.training import Example, validate_examples, validate_get_examples
 from spacy.util import registry
 from spacy.vocab import Vocab
 
-from .. import serialize
-from ..decode import viterbi
-from ..features import FeatureExtractor, Lexicon, batch_layout, words_of
-from ..perceptron import AveragedPerceptron
-from ..perceptron_pipe import PerceptronPipe, with_cost
-from ..templates import CLUSTERS_FAMILY, FAMILIES, N_ATTRIBUTES, TEMPLATES_VERSION, VECTORS_FAMILY, compile_templates, word_attributes
-from ..word_clusters import shipped_clusters
+from ..core import serialize
+from ..core.decode import viterbi
+from ..core.features import FeatureExtractor, Lexicon, batch_layout, words_of
+from ..core.perceptron import AveragedPerceptron
+from ..core.perceptron_pipe import PerceptronPipe, with_cost
+from ..core.templates import CLUSTERS_FAMILY, FAMILIES, N_ATTRIBUTES, TEMPLATES_VERSION, VECTORS_FAMILY, compile_templates, word_attributes
+from ..core.word_clusters import shipped_clusters
 
 ATTRIBUTES = ("tag", "pos")
 # Vector clusters are fitted by the bioner component only.

@@ -14,7 +14,7 @@ from typing import Callable, Dict, Iterable, List, Optional, Sequence, Set, Tupl
 import numpy
 from spacy.tokens import Doc
 
-from .gazetteer import Gazetteer
+from ..gazetteer.matcher import Gazetteer
 
 FOLDS = 5
 

@@ -12,7 +12,9 @@ from typing import Iterable, List, Tuple
 import numpy
 from spacy.tokens import Doc
 
-from .pipeline import BioNER, _groups
+from .batch import groups
+from .component import BioNER
+from .confidence import entity_probabilities
 
 TEMPERATURES = numpy.geomspace(0.25, 256.0, 41)  # the grid searched: a factor of about 1.19 apart
 
@@ -29,10 +31,10 @@ def outcomes(ner: BioNER, pairs: Iterable[Tuple[Doc, Doc]], temperatures: Iterab
     correct: List[bool] = []
     pairs = list(pairs)
     gold_by_doc = {id(doc): {(e.start_char, e.end_char, e.label_) for e in gold.ents} for gold, doc in pairs}
-    for group in _groups(doc for _, doc in pairs):
-        decoded = ner._decoded(group)
+    for group in groups(doc for _, doc in pairs):
+        decoded = ner.decode(group)
         for k, temperature in enumerate(temperatures):
-            found = ner._entity_probabilities(decoded, temperature)
+            found = entity_probabilities(ner, decoded, temperature)
             probabilities[k].extend(p for doc_found in found for *_, p in doc_found)
             if k == 0:
                 for doc, doc_found in zip(group, found):

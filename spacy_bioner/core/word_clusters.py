@@ -22,7 +22,7 @@ from spacy.strings import hash_string
 
 from .vector_clusters import LEVELS
 
-TABLE_PATH = Path(__file__).parent / "data" / "glove_6b_50d_clusters.npz"
+TABLE_PATH = Path(__file__).parent.parent / "data" / "glove_6b_50d_clusters.npz"
 
 
 class WordClusterTable:

@@ -12,7 +12,7 @@ import numpy
 from spacy.attrs import ENT_IOB, IS_SPACE, ORTH, SENT_START
 from spacy.training import Example
 
-from .schemes import TagScheme, words_within
+from ..core.schemes import TagScheme, words_within
 
 _OUTSIDE = 2  # ENT_IOB: 0 missing, 1 inside, 2 outside, 3 begin
 

@@ -12,25 +12,27 @@ from typing import Dict, List
 import numpy
 from spacy.tokens import Doc
 
-from .decode import viterbi
+from ..core.decode import viterbi
 from .document import ABBREVIATION_FEATURES, ABBREVIATION_HISTORY_FEATURES, DOCUMENT_FEATURES, HISTORY_FEATURES
-from .perceptron import DROPPED
-from .pipeline import BioNER
-from .templates import ABBREVIATION_FAMILY, COLUMNS, DOCUMENT_FAMILY, HISTORY_FAMILY, MEMORY_FAMILY, attribute_values, template_parts
+from ..core.perceptron import DROPPED
+from .batch import trellis_of
+from .component import BioNER
+from .featurizer import features as features_of, history, word_clusters
+from ..core.templates import ABBREVIATION_FAMILY, COLUMNS, DOCUMENT_FAMILY, HISTORY_FAMILY, MEMORY_FAMILY, attribute_values, template_parts
 
 
 def feature_names(ner: BioNER, doc: Doc) -> List[List[str]]:
-    """A readable name for each feature column of each token, in `_features` order."""
+    """A readable name for each feature column of each token, in `featurizer.features` order."""
     sentence = [token.sent.start if doc.has_annotation("SENT_START") else 0 for token in doc]
-    clusters = ner.word_clusters
+    clusters = word_clusters(ner.settings.features, ner.clusters, ner.vocab)
     attributes = [attribute_values(token.text, clusters) for token in doc]
-    # A word's window reads past whitespace tokens, as its features do (pipeline._over_words).
+    # A word's window reads past whitespace tokens, as its features do (batch.over_words).
     words = [token.i for token in doc if not token.is_space]
     word_index = {i: w for w, i in enumerate(words)}
     names = []
     for i, token in enumerate(doc):
         row = []
-        for name, parts in template_parts(ner.cfg["features"]):
+        for name, parts in template_parts(ner.settings.features):
             values = []
             for attribute, offset in parts:
                 if i in word_index:
@@ -41,16 +43,16 @@ def feature_names(ner: BioNER, doc: Doc) -> List[List[str]]:
                 inside = 0 <= at < len(doc) and sentence[at] == sentence[i]
                 values.append(attributes[at][COLUMNS[attribute]] if inside else "<edge>")
             row.append(f"{name}={'|'.join(values)}" if parts else name)
-        if DOCUMENT_FAMILY in ner.cfg["features"]:
+        if DOCUMENT_FAMILY in ner.settings.features:
             row.extend(DOCUMENT_FEATURES)
-        if ner.cfg["gazetteer"]["mode"] != "ents":
+        if ner.settings.gazetteer.mode != "ents":
             row.extend(f"gazetteer[{label}]" for label in ner.gazetteer.labels)
-        if MEMORY_FAMILY in ner.cfg["features"]:
+        if MEMORY_FAMILY in ner.settings.features:
             row.extend(f"memory[{label}]" for label in ner.labels)
-        if ABBREVIATION_FAMILY in ner.cfg["features"]:
+        if ABBREVIATION_FAMILY in ner.settings.features:
             row.extend(ABBREVIATION_FEATURES)
-        if HISTORY_FAMILY in ner.cfg["features"]:
-            row.extend(HISTORY_FEATURES + ABBREVIATION_HISTORY_FEATURES * (ABBREVIATION_FAMILY in ner.cfg["features"]))
+        if HISTORY_FAMILY in ner.settings.features:
+            row.extend(HISTORY_FEATURES + ABBREVIATION_HISTORY_FEATURES * (ABBREVIATION_FAMILY in ner.settings.features))
         names.append(row)
     return names
 
@@ -62,11 +64,12 @@ def explain(ner: BioNER, doc: Doc, top: int = 5) -> Dict[str, list]:
         tokens (tag, top features with weights, transition); "matches_not_taken":
         per such match its text, label, KB id and the score it lost by.
     """
-    decoded = ner._decoded([doc])
+    decoded = ner.decode([doc])
     layout, tags = decoded.layout, decoded.tags
-    features = ner._features(layout, decoded.matches)
-    if ner._n_history:
-        features[:, -ner._n_history:] = ner._history(layout, decoded.first_pass)
+    features = features_of(ner, layout, decoded.matches)
+    n_history = ner.featurizer.n_history
+    if n_history:
+        features[:, -n_history:] = history(ner, layout, decoded.first_pass)
     emission, transition = ner.model.averages()
     names = feature_names(ner, doc)
     if len(names) and len(names[0]) != features.shape[1]:
@@ -82,19 +85,17 @@ def explain(ner: BioNER, doc: Doc, top: int = 5) -> Dict[str, list]:
                 continue
             tag = int(tags[i])
             weights = [(names[i][j], float(emission[f, tag])) for j, f in enumerate(features[i].tolist()) if f != DROPPED]
-            if ner.cfg["entity_bias"] and tag:
-                weights.append(("entity_bias", ner.cfg["entity_bias"]))
+            bias = ner.settings.confidence.entity_bias
+            if bias and tag:
+                weights.append(("entity_bias", bias))
             weights = sorted((w for w in weights if w[1]), key=lambda w: -w[1])[:top]
             previous = int(tags[previous_word[i]]) if i in previous_word else len(ner.scheme.tags)
             token = {
                 "text": doc[i].text, "tag": ner.scheme.tags[tag], "features": weights,
                 "transition": [ner.scheme.tags[previous] if i in previous_word else "<start>", float(transition[previous, tag])],
             }
-            if tag != int(decoded.short_forms_path[i]):  # not the tagger's choice: a lone surname took its full name's label
-                token["rule"] = "person_labels"
-            elif tag != int(decoded.best_path[i]):  # a short form took its long form's type
-                defined = layout.abbreviation_heads is not None and layout.abbreviation_heads[i] >= 0
-                token["rule"] = "short_form_labels" if defined else "acronym_labels"
+            if i in decoded.retagged:  # not the tagger's choice: a rule after decoding gave this tag
+                token["rule"] = decoded.retagged[i]
             tokens.append(token)
         entities.append({"text": doc[start:end].text, "label": ner.labels[label], "start": start, "end": end, "tokens": tokens})
     return {"entities": entities, "matches_not_taken": _matches_not_taken(ner, doc, decoded)}
@@ -122,9 +123,9 @@ def _matches_not_taken(ner: BioNER, doc: Doc, decoded) -> List[dict]:
         if span.label_ not in ner.labels:
             entry["reason"] = f"label {span.label_!r} is not among the tagger's labels {list(ner.labels)}"
         else:
-            trellis = ner._trellis(decoded.layout, [decoded.presets[0] + [span]])
+            trellis = trellis_of(ner, decoded.layout, [decoded.presets[0] + [span]])
             try:
-                forced = viterbi(decoded.scores, transitions, trellis.allowed, ner._legal)
+                forced = viterbi(decoded.scores, transitions, trellis.allowed, ner.legal)
             except ValueError:
                 entry["reason"] = "no tag sequence can take it (it crosses a sentence start or a preset entity)"
             else:

@@ -10,32 +10,6 @@ from typing import Dict, List, Optional, Sequence, Tuple
 import numpy
 import srsly
 
-from .schemes import SCHEMES
-from .templates import ALL_FAMILIES, TEMPLATES_VERSION
-
-CFG_KEYS = {
-    "scheme": str,
-    "n_buckets": int,
-    "features": list,
-    "trainer": str,
-    "learning_rate": float,
-    "l2": float,
-    "margin": float,
-    "word_dropout": float,
-    "seed": int,
-    "entity_bias": float,
-    "short_form_labels": bool,
-    "acronym_labels": bool,
-    "person_labels": list,
-    "confidence": bool,
-    "temperature": float,
-    "alternatives": int,
-    "alternatives_threshold": float,
-    "gazetteer": dict,
-    "labels": list,
-    "templates_version": int,
-}
-
 
 class ModelFileError(ValueError):
     """A model file is missing, unreadable or inconsistent."""
@@ -53,27 +27,6 @@ def read_cfg(path: Path) -> dict:
         return json.loads(path.read_text(encoding="utf8"))
     except (ValueError, UnicodeDecodeError) as err:
         raise ModelFileError(f"Corrupted model file {path}: not valid JSON ({err}).") from None
-
-
-def check_cfg(cfg: dict, where: str) -> None:
-    if not isinstance(cfg, dict):
-        raise ModelFileError(f"Bad config in {where}: expected a JSON object, got {type(cfg).__name__}.")
-    if cfg.get("templates_version") != TEMPLATES_VERSION:
-        raise ModelFileError(
-            f"Model in {where} was trained with feature templates version {cfg.get('templates_version', 1)}; "
-            f"this spacy-bioner uses version {TEMPLATES_VERSION}: retrain it (or use the version that trained it)."
-        )
-    check_keys(cfg, CFG_KEYS, where)
-    if cfg["scheme"] not in SCHEMES:
-        raise ModelFileError(f"Bad config in {where}: unknown scheme {cfg['scheme']!r}.")
-    unknown = [f for f in cfg["features"] if f not in ALL_FAMILIES]
-    if unknown:
-        raise ModelFileError(f"Bad config in {where}: unknown feature families {unknown}.")
-    if not cfg["temperature"] > 0:
-        raise ModelFileError(f"Bad config in {where}: temperature must be positive, got {cfg['temperature']!r}.")
-    for key in ("labels", "person_labels"):
-        if not all(isinstance(label, str) and label for label in cfg[key]):
-            raise ModelFileError(f"Bad config in {where}: {key} must be non-empty strings.")
 
 
 def check_keys(cfg: dict, keys: Dict[str, type], where: str) -> None:

@@ -21,7 +21,7 @@ from typing import Dict, List, NamedTuple, Optional, Tuple
 import numpy
 from spacy.strings import StringStore, get_string_id
 
-from .templates import COLUMNS
+from ..core.templates import COLUMNS
 
 Definition = Tuple[int, int]  # the long form's span of words [start, end)
 ShortForm = Tuple[int, ...]  # the ORTH hashes of its words

@@ -1,0 +1,231 @@
+"""Tokens: a group of docs laid end to end, what the features read of each token,
+and the trellis that decoding runs over (every token, or the words alone).
+
+Functions here take the component (`ner`) for its scheme, labels, lexicon,
+gazetteer and memory; they keep no state of their own.
+"""
+from typing import Callable, Iterable, List, NamedTuple, Optional, Tuple
+
+import numpy
+from spacy.attrs import ORTH
+from spacy.tokens import Doc, Span
+
+from ..core.features import batch_layout, words_of
+from ..core.schemes import words_within
+from ..core.templates import ABBREVIATION_FAMILY, MEMORY_FAMILY
+from ..gazetteer.matcher import filter_matches, match_codes
+from .abbreviations import Words, definitions, mentions, undefined_acronyms
+from .dropout import match_dropout
+from .settings import TOKENS_PER_PASS
+
+
+class Layout(NamedTuple):
+    """A batch of docs laid end to end (see features.batch_layout)."""
+
+    offsets: numpy.ndarray  # int64, n_docs + 1
+    rows: numpy.ndarray  # int32 lexicon row of each token
+    mentions: numpy.ndarray  # int32 id of each token's lowercase form (Lexicon.mention_ids)
+    sentence: numpy.ndarray  # int32 sentence number of each token
+    sent_starts: numpy.ndarray  # bool
+    is_space: numpy.ndarray  # bool
+    abbreviation_heads: Optional[numpy.ndarray]  # int64 long-form head of each token of a defined short form's mention, else -1
+    abbreviation_starts: Optional[numpy.ndarray]  # bool: the first token of each such mention
+    memory_codes: Optional[numpy.ndarray] = None  # each token's place in an entity memory match per label (match_codes)
+    # as abbreviation_heads/starts, for the short forms labelled after decoding (short_form_labels, acronym_labels)
+    short_form_heads: Optional[numpy.ndarray] = None
+    short_form_starts: Optional[numpy.ndarray] = None
+
+
+class Trellis(NamedTuple):
+    """The rows decoding runs over: every token, or the words alone."""
+
+    positions: Optional[numpy.ndarray]  # int64 token position of each row; None: a row per token
+    allowed: numpy.ndarray  # each row's allowed tags
+    offsets: numpy.ndarray  # int64 where each doc's rows begin
+    with_spaces: Callable[[numpy.ndarray], numpy.ndarray]  # the rows' tags -> every token's
+
+    def rows(self, per_token: numpy.ndarray) -> numpy.ndarray:
+        """An array with a row per token, cut to the trellis's rows."""
+        return per_token if self.positions is None else numpy.ascontiguousarray(per_token[self.positions])
+
+    def row_of(self, tokens: numpy.ndarray) -> numpy.ndarray:
+        """The row of each of these token positions (words, not whitespace, when rows are words)."""
+        return tokens if self.positions is None else numpy.searchsorted(self.positions, tokens)
+
+    def token_of(self, rows: numpy.ndarray) -> numpy.ndarray:
+        """The token position of each of these rows."""
+        return rows if self.positions is None else self.positions[rows]
+
+
+def groups(docs: Iterable[Doc]) -> Iterable[List[Doc]]:
+    """Docs in groups of about TOKENS_PER_PASS tokens, in order."""
+    group, n_tokens = [], 0
+    for doc in docs:
+        group.append(doc)
+        n_tokens += len(doc)
+        if n_tokens >= TOKENS_PER_PASS:
+            yield group
+            group, n_tokens = [], 0
+    if group:
+        yield group
+
+
+def lay_out(ner, docs: List[Doc], folds: Optional[List[int]] = None) -> Layout:
+    """The docs laid end to end, with what the features read of each token.
+
+    folds: in training, each doc's fold of the entity memory (memory.py).
+    """
+    offsets, sentence, sent_starts, is_space = batch_layout(docs)
+    features, rules = ner.settings.features, ner.settings.rules
+    family = ABBREVIATION_FAMILY in features
+    label_defined = family and rules.short_form_labels
+    # When predicting: the short forms whose untagged mentions take their long form's type after decoding.
+    label_acronyms = folds is None and rules.acronym_labels
+    heads = starts = short_form_heads = short_form_starts = None
+    lexicon = ner.featurizer.lexicon
+    rows = lexicon.batch_rows(docs)
+    if family or label_acronyms:
+        # Found among the words: a line break is not part of a long form, nor does it end one.
+        words, word_offsets = words_of(is_space, offsets)
+        bounds = list(zip(word_offsets.tolist(), word_offsets[1:].tolist()))
+        doc_words = [
+            Words(doc.vocab.strings, doc.to_array(ORTH)[words[a:b] - offset], sentence[words[a:b]])
+            for doc, (a, b), offset in zip(docs, bounds, offsets.tolist())
+        ]
+        defined = [definitions(w) for w in doc_words]
+    if family:
+        defined_mentions = [mentions(w, doc_defined) for w, doc_defined in zip(doc_words, defined)]
+        heads, starts = laid_end_to_end_mentions(defined_mentions, words, word_offsets, len(rows))
+        if folds is None and label_defined:
+            short_form_heads, short_form_starts = heads, starts
+    if label_acronyms:
+        codes, acronyms = ner.featurizer.initials(lexicon, rows[words])
+        placed = defined_mentions if label_defined else [None] * len(docs)
+        labelled_mentions = [
+            mentions(w, undefined_acronyms(w, doc_defined, codes[a:b], acronyms[a:b]), doc_placed)
+            for w, doc_defined, doc_placed, (a, b) in zip(doc_words, defined, placed, bounds)
+        ]
+        short_form_heads, short_form_starts = laid_end_to_end_mentions(labelled_mentions, words, word_offsets, len(rows))
+    memory = None
+    if MEMORY_FAMILY in features:
+        found = ner.memory.match(docs, ner.labels, folds)
+        if folds is not None:
+            found = [match_dropout(ner, doc_found) for doc_found in found]
+        memory = match_codes(laid_end_to_end(found, offsets.tolist()), len(rows), len(ner.labels))
+    return Layout(offsets, rows, lexicon.mention_ids[rows], sentence, sent_starts, is_space, heads, starts, memory,
+                  short_form_heads, short_form_starts)
+
+
+def over_words(layout: Layout, features: Callable[[Layout], numpy.ndarray], fill) -> numpy.ndarray:
+    """Context features (or the scores of window templates) of each token, a word's read as if
+    the doc had no whitespace tokens: a line break in raw text then changes no word's window.
+    Whitespace tokens get `fill`: decoding, training and probabilities read the words alone."""
+    if not layout.is_space.any():
+        return features(layout)
+    words, word_offsets = words_of(layout.is_space, layout.offsets)
+    view = layout._replace(offsets=word_offsets, rows=layout.rows[words],
+                           mentions=layout.mentions[words], sentence=layout.sentence[words])
+    of_words = features(view)
+    out = numpy.full((len(layout.rows),) + of_words.shape[1:], fill, dtype=of_words.dtype)
+    out[words] = of_words
+    return out
+
+
+def laid_end_to_end_mentions(found: List[Tuple[numpy.ndarray, numpy.ndarray]], words: numpy.ndarray, word_offsets: numpy.ndarray,
+                             n_tokens: int) -> Tuple[numpy.ndarray, numpy.ndarray]:
+    """Each doc's abbreviations.mentions (among its words) in batch token positions.
+
+    words, word_offsets: the batch's words and where each doc's begin among them (features.words_of).
+    """
+    word_heads = numpy.concatenate([numpy.zeros(0, dtype=numpy.int64)] + [
+        numpy.where(doc_heads >= 0, doc_heads + offset, -1) for (doc_heads, _), offset in zip(found, word_offsets.tolist())
+    ])
+    heads, starts = numpy.full(n_tokens, -1, dtype=numpy.int64), numpy.zeros(n_tokens, dtype=numpy.bool_)
+    heads[words] = numpy.where(word_heads >= 0, words[numpy.maximum(word_heads, 0)], -1)
+    starts[words] = numpy.concatenate([numpy.zeros(0, dtype=numpy.bool_)] + [doc_starts for _, doc_starts in found])
+    return heads, starts
+
+
+def laid_end_to_end(matches: List[numpy.ndarray], offsets: List[int]) -> numpy.ndarray:
+    """Each doc's match rows in batch token positions, docs laid end to end at offsets."""
+    return numpy.concatenate([numpy.zeros((0, 4), dtype=numpy.int64)] + [m + (o, o, 0, 0) for m, o in zip(matches, offsets)])
+
+
+def presets_of(ner, doc: Doc, matches: numpy.ndarray) -> List[Span]:
+    """Entities the tagger must keep: the doc's own, plus gazetteer matches in "ents" mode."""
+    presets = list(doc.ents)
+    settings = ner.settings.gazetteer
+    if settings.mode == "ents":
+        taken = {i for ent in presets for i in range(ent.start, ent.end)}
+        for start, end, label, kb in filter_matches(matches, settings.filter):
+            if not taken.intersection(range(start, end)):
+                presets.append(ner.gazetteer.span(doc, (start, end, label, kb)))
+    return sorted(presets, key=lambda span: span.start)
+
+
+def allowed_tags(ner, layout: Layout, presets: List[List[Span]]) -> numpy.ndarray:
+    """Which tag each token of the batch may take (sentence and doc edges, whitespace, presets)."""
+    forced, ends = presets_forced(ner, layout, presets)
+    return ner.scheme.allowed(layout.sent_starts, layout.is_space, forced, closed_before=ends)
+
+
+def presets_forced(ner, layout: Layout, presets: List[List[Span]]) -> Tuple[numpy.ndarray, numpy.ndarray]:
+    """The tag presets force on each token (-1: free), and where an entity must not continue past one."""
+    forced = numpy.full(len(layout.rows), -1, dtype=numpy.int32)
+    ends = numpy.zeros(len(layout.rows), dtype=numpy.bool_)
+    labels = {label: i for i, label in enumerate(ner.labels)}
+    for doc_presets, offset in zip(presets, layout.offsets.tolist()):
+        for ent in doc_presets:
+            start, end = offset + ent.start, offset + ent.end
+            # A label we cannot tag keeps its tokens out of our entities; whitespace at an edge is outside too.
+            forced[start:end] = 0
+            within = words_within((start, end, labels.get(ent.label_, -1)), layout.is_space)
+            if within is not None and within[2] >= 0:
+                first, last, label = within
+                forced[first:last] = ner.scheme.from_spans([(0, last - first, label)], last - first)
+            if end < len(ends):
+                ends[end] = True
+    return forced, ends
+
+
+def trellis_of(ner, layout: Layout, presets: List[List[Span]], allowed: Optional[numpy.ndarray] = None) -> Trellis:
+    """What Viterbi and the marginals run over: every token of the batch, or its words
+    alone when it has whitespace tokens, so a line break inside an entity ("New\\nYork")
+    splits nothing and no whitespace token's score counts.
+
+    allowed: the tokens' allowed tags, if the caller has them (`allowed_tags`).
+    """
+    if not layout.is_space.any():
+        return Trellis(None, allowed_tags(ner, layout, presets) if allowed is None else allowed, layout.offsets, lambda tags: tags)
+    words, word_offsets = words_of(layout.is_space, layout.offsets)
+    return Trellis(words, _words_allowed(ner, layout, presets, words), word_offsets, _with_spaces(ner.scheme, layout.is_space, words))
+
+
+def _words_allowed(ner, layout: Layout, presets: List[List[Span]], words: numpy.ndarray) -> numpy.ndarray:
+    """Which tag each of the batch's words may take when whitespace tokens are left
+    out: a sentence start or a preset's end on whitespace moves to the next word."""
+    next_word = numpy.searchsorted(words, numpy.arange(len(layout.rows)))
+    forced, ends = presets_forced(ner, layout, presets)
+    word_starts, word_ends = numpy.zeros(len(words) + 1, dtype=numpy.bool_), numpy.zeros(len(words) + 1, dtype=numpy.bool_)
+    word_starts[next_word[layout.sent_starts]] = True
+    word_ends[next_word[ends]] = True
+    return ner.scheme.allowed(word_starts[:-1], numpy.zeros(len(words), dtype=numpy.bool_), forced[words], closed_before=word_ends[:-1])
+
+
+def _with_spaces(scheme, is_space: numpy.ndarray, words: numpy.ndarray) -> Callable[[numpy.ndarray], numpy.ndarray]:
+    """The function that gives every token a tag from the words' tags:
+    I-x to a whitespace token when the word after it continues an x entity, else O."""
+    spaces = numpy.flatnonzero(is_space)
+    next_word = numpy.searchsorted(words, spaces)
+    inside_tags = numpy.array([0] + [scheme.tag_id("I", (tag - 1) // len(scheme.moves)) for tag in range(1, scheme.n_tags)])
+    continuing = scheme.continuing()
+
+    def with_spaces(word_tags: numpy.ndarray) -> numpy.ndarray:
+        tags = numpy.zeros(len(is_space), dtype=word_tags.dtype)
+        tags[words] = word_tags
+        following = numpy.append(word_tags, 0)[next_word]  # O after the last word
+        inside = continuing[following]
+        tags[spaces[inside]] = inside_tags[following[inside]]
+        return tags
+
+    return with_spaces

@@ -1,0 +1,295 @@
+"""The `bioner` component: its factory and a thin TrainablePipe over the stages of ner/.
+
+    batch.py       tokens: docs laid end to end, the trellis
+    featurizer.py  features
+    decoder.py     scores and Viterbi, then rules.py
+    confidence.py  probabilities and alternatives
+    writer.py      spans -> Doc.ents
+    trainers.py    perceptron, CRF and HMM steps
+    settings.py    the validated config blocks
+"""
+import copy
+import threading
+from pathlib import Path
+from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple, Union
+
+import numpy
+from spacy.language import Language
+from spacy.scorer import get_ner_prf
+from spacy.tokenizer import Tokenizer
+from spacy.tokens import Doc
+from spacy.training import Example, validate_examples, validate_get_examples
+from spacy.vocab import Vocab
+
+from ..core import serialize
+from ..core.perceptron import AveragedPerceptron
+from ..core.perceptron_pipe import PerceptronPipe
+from ..core.schemes import TagScheme
+from ..core.templates import MEMORY_FAMILY, TEMPLATES_VERSION, VECTORS_FAMILY
+from ..core.vector_clusters import VectorClusters
+from ..gazetteer.matcher import Gazetteer
+from . import trainers, writer
+from .batch import groups
+from .decoder import Decoded, Prediction, decode, predict_group
+from .featurizer import Featurizer, check_vectors, fit_clusters, word_clusters
+from .hmm import CountedHMM
+from .memory import EntityMemory
+from .settings import (
+    DEFAULT_CONFIG, Confidence, GazetteerSettings, Rules, Settings, Trainer, from_version_0_1,
+)
+
+# 2: settings in config blocks (trainer, confidence, rules, gazetteer); 0.1 saved flat keys, without this field
+FORMAT_VERSION = 2
+
+
+@Language.factory(
+    "bioner",
+    assigns=["doc.ents", "token.ent_iob", "token.ent_type"],
+    default_config=DEFAULT_CONFIG,
+    default_score_weights={"ents_f": 1.0, "ents_p": 0.0, "ents_r": 0.0, "ents_per_type": None},
+)
+def make_bioner(
+    nlp: Language,
+    name: str,
+    scheme: str,
+    n_buckets: int,
+    features: List[str],
+    seed: int,
+    trainer: Trainer,
+    confidence: Confidence,
+    rules: Rules,
+    gazetteer: GazetteerSettings,
+    scorer: Optional[Callable],
+) -> "BioNER":
+    """Create a bioner component. Every setting is documented in spacy_bioner/ner/settings.py
+    and on the configuration reference page (docs/configuration.md)."""
+    settings = Settings(scheme=scheme, n_buckets=n_buckets, features=features, seed=seed, trainer=trainer,
+                        confidence=confidence, rules=rules, gazetteer=gazetteer)
+    return BioNER(nlp.vocab, name, settings=settings, tokenizer=nlp.tokenizer, scorer=scorer)
+
+
+class BioNER(PerceptronPipe):
+    """Named entity tagger: averaged structured perceptron with BIO/BILOU-constrained Viterbi.
+
+    Trains inside `spacy train`: `update` makes one training step per sentence,
+    `predict` and saved models use the averaged weights.
+    """
+
+    def __init__(
+        self,
+        vocab: Vocab,
+        name: str = "bioner",
+        *,
+        settings: Optional[Settings] = None,
+        tokenizer: Optional[Callable] = None,
+        scorer: Optional[Callable] = get_ner_prf,
+    ):
+        self.vocab = vocab
+        self.name = name
+        self.scorer = scorer
+        self.settings = settings or Settings()
+        self.cfg = {"labels": []}
+        self.clusters: Optional[VectorClusters] = None  # fitted at initialize for the vectors family
+        self.warned_no_vectors = False
+        self._predict_lock = threading.Lock()
+        # Terms are split by the pipeline's own tokenizer, so they align with its tokens.
+        self.gazetteer = Gazetteer(tokenizer or Tokenizer(vocab), case_sensitive=self.settings.gazetteer.case_sensitive)
+        self.memory = EntityMemory(self.gazetteer.tokenizer)
+        self._build()
+
+    def _build(self) -> None:
+        """The scheme, features and weights for the current settings and labels (weights empty)."""
+        settings = self.settings
+        self.scheme = TagScheme(settings.scheme, self.cfg["labels"])
+        self.featurizer = Featurizer(settings.features, settings.n_buckets, word_clusters(settings.features, self.clusters, self.vocab))
+        model_class = CountedHMM if settings.trainer.name == "hmm" else AveragedPerceptron
+        self.model = model_class(settings.n_buckets, self.scheme.n_tags)
+        self.rng = numpy.random.default_rng(settings.seed)
+        self.legal = self.scheme.transitions().astype(numpy.uint8)
+        self.tag_values: Optional[Tuple[Tuple[str, ...], numpy.ndarray]] = None  # writer.entity_values' cache
+
+    def with_settings(self, **changes) -> "BioNER":
+        """A copy that shares these weights, term lists and memory, with some settings changed
+        (`with_settings(confidence={"entity_bias": 1.0})`); only settings read when tagging may change."""
+        changed = self.settings.replace(**changes)
+        fixed = ("scheme", "n_buckets", "features", "trainer")
+        if any(getattr(changed, key) != getattr(self.settings, key) for key in fixed):
+            raise ValueError(f"{self.name}: {', '.join(fixed)} are fixed once trained; only the tagging settings may change.")
+        variant = copy.copy(self)
+        variant.settings = changed
+        return variant
+
+    def add_patterns(self, patterns: Iterable[dict]) -> None:
+        """Add EntityRuler-style phrase patterns to the gazetteer ({"label", "pattern", "id"})."""
+        self.gazetteer.add_patterns(patterns)
+
+    def add_label(self, label: str) -> int:
+        """Add an entity label; existing weights are kept. RETURNS (int): 1 if new, else 0."""
+        if not isinstance(label, str) or not label:
+            raise ValueError(f"Invalid entity label {label!r}: labels are non-empty strings.")
+        if label in self.cfg["labels"]:
+            return 0
+        self.cfg["labels"].append(label)
+        self.scheme = TagScheme(self.settings.scheme, self.cfg["labels"])
+        self.legal = self.scheme.transitions().astype(numpy.uint8)
+        self.model.resize(self.scheme.n_tags)
+        return 1
+
+    def initialize(
+        self,
+        get_examples: Callable[[], Iterable[Example]],
+        *,
+        nlp: Optional[Language] = None,
+        labels: Optional[Sequence[str]] = None,
+        gazetteer: Optional[Union[str, Path]] = None,
+        gazetteer_label: Optional[str] = None,
+    ) -> None:
+        """Set the labels (given ones first, then those in the examples), load term lists, reset the weights,
+        and with the `memory` family memorize the examples' entities.
+
+        get_examples (Callable[[], Iterable[Example]]): Returns the training examples.
+        nlp (Language): The pipeline.
+        labels (Optional[Sequence[str]]): Labels to declare, e.g. from `spacy init labels`.
+        gazetteer (Optional[Union[str, Path]]): A term file (.jsonl, .tsv, .txt) or
+            a directory of them, added to any patterns already there.
+        gazetteer_label (Optional[str]): The label of plain-text term lists.
+        """
+        validate_get_examples(get_examples, "BioNER.initialize")
+        if gazetteer:
+            self.gazetteer.load(gazetteer, label=gazetteer_label)
+        remember = MEMORY_FAMILY in self.settings.features
+        found = list(labels or [])
+        references = []  # kept for the memory only: a corpus is read once
+        for example in get_examples():
+            if remember:
+                references.append(example.reference)
+            for ent in example.reference.ents:
+                if ent.label_ not in found:
+                    found.append(ent.label_)
+        if not found:
+            raise ValueError(
+                "BioNER.initialize found no entity labels: pass labels=[...] or "
+                "examples whose reference docs have entities."
+            )
+        self.cfg["labels"] = []
+        self.clusters = fit_clusters(self.vocab, self.settings.seed) if VECTORS_FAMILY in self.settings.features else None
+        self._build()
+        for label in found:
+            self.add_label(label)
+        self.memory = EntityMemory(self.gazetteer.tokenizer)
+        if remember:
+            self.memory.fill(references)
+
+    def predict(self, docs: Iterable[Doc]) -> List[Prediction]:
+        """Gazetteer matches, preset entities and tag ids (averaged weights) for each doc.
+
+        Docs are tagged together, laid end to end, in groups (batch.groups).
+        One call at a time: the word caches (lexicon, word scores) fill as
+        new words arrive, and a thread must not read a row another one is writing.
+        """
+        if self.clusters is not None:
+            check_vectors(self)
+        with self._predict_lock:
+            return [prediction for group in groups(docs) for prediction in predict_group(self, group)]
+
+    def decode(self, docs: List[Doc]) -> Decoded:
+        """A group of docs decoded, with the scores, masks and rules behind the tags (for calibration and explain)."""
+        return decode(self, docs)
+
+    def set_annotations(self, docs: Iterable[Doc], predictions: List[Prediction]) -> None:
+        writer.write(self, list(docs), list(predictions))
+
+    def update(self, examples: Iterable[Example], *, drop: float = 0.0, sgd=None,
+               losses: Optional[Dict[str, float]] = None) -> Dict[str, float]:
+        """One training step per sentence of each example; the loss is the count of mistagged tokens."""
+        examples = list(examples)
+        validate_examples(examples, "BioNER.update")
+        return trainers.update(self, examples, {} if losses is None else losses)
+
+    # Serialization (see PerceptronPipe), with the gazetteer and the memory beside the weights.
+
+    def _saved_cfg(self) -> Dict[str, object]:
+        return {**self.settings.to_cfg(), "labels": list(self.labels), "templates_version": TEMPLATES_VERSION,
+                "format_version": FORMAT_VERSION}
+
+    def _arrays(self) -> Dict[str, numpy.ndarray]:
+        emission, transition = self.model.averages()
+        clusters = self.clusters.to_arrays() if self.clusters is not None else {}
+        return {"emission": emission, "transition": transition, **clusters}
+
+    def to_bytes(self, *, exclude=tuple()) -> bytes:
+        memory = {"memory": self.memory.to_bytes()} if MEMORY_FAMILY in self.settings.features else {}
+        return serialize.pack(self._saved_cfg(), self._arrays(), gazetteer=self.gazetteer.to_bytes(), **memory)
+
+    def from_bytes(self, bytes_data: bytes, *, exclude=tuple()) -> "BioNER":
+        cfg, arrays, (gazetteer, memory) = serialize.unpack(bytes_data, "bytes", parts=("gazetteer",), optional=("memory",))
+        settings, labels = _read_cfg(cfg, "bytes")
+        if MEMORY_FAMILY not in settings.features:
+            memory = None
+        elif memory is None:
+            raise serialize.ModelFileError("Corrupted component data in bytes: the memory family's 'memory' part is missing.")
+        return self._load(settings, labels, arrays, gazetteer, where="bytes", memory=memory)
+
+    def to_disk(self, path, *, exclude=tuple()) -> None:
+        path = Path(path)
+        serialize.write_model(path, self._saved_cfg(), self._arrays())
+        (path / "gazetteer").write_bytes(self.gazetteer.to_bytes())
+        if MEMORY_FAMILY in self.settings.features:
+            (path / "memory").write_bytes(self.memory.to_bytes())
+
+    def from_disk(self, path, *, exclude=tuple()) -> "BioNER":
+        path = Path(path)
+        cfg, arrays = serialize.read_model(path)
+        settings, labels = _read_cfg(cfg, str(path / "cfg"))
+        gazetteer = serialize.read_bytes(path / "gazetteer")
+        memory = serialize.read_bytes(path / "memory") if MEMORY_FAMILY in settings.features else None
+        return self._load(settings, labels, arrays, gazetteer, where=str(path / "weights.npz"), gazetteer_where=str(path / "gazetteer"),
+                          memory=memory, memory_where=str(path / "memory"))
+
+    def _load(self, settings: Settings, labels: List[str], arrays, gazetteer: bytes, where: str, gazetteer_where: str = "bytes",
+              memory: Optional[bytes] = None, memory_where: str = "bytes") -> "BioNER":
+        n_tags = len(TagScheme(settings.scheme, labels).tags)
+        serialize.check_array(arrays, "emission", (settings.n_buckets, n_tags), where)
+        serialize.check_array(arrays, "transition", (n_tags + 1, n_tags), where)
+        self.clusters = VectorClusters.from_arrays(arrays, where) if VECTORS_FAMILY in settings.features else None
+        self.settings, self.cfg = settings, {"labels": list(labels)}
+        self._build()
+        self.model.load_averages(arrays["emission"], arrays["transition"])
+        self.gazetteer.from_bytes(gazetteer, where=gazetteer_where)
+        self.memory = EntityMemory(self.gazetteer.tokenizer)
+        if memory is not None:
+            self.memory.from_bytes(memory, where=memory_where)
+        return self
+
+    def __reduce__(self):
+        return (_unpickle_bioner, (self.vocab, self.name, self.gazetteer.tokenizer, self.scorer, self.to_bytes()))
+
+
+def _read_cfg(cfg, where: str) -> Tuple[Settings, List[str]]:
+    """A saved component's settings and labels, checked; a model saved by 0.1 is read in this version's form."""
+    if not isinstance(cfg, dict):
+        raise serialize.ModelFileError(f"Bad config in {where}: expected a JSON object, got {type(cfg).__name__}.")
+    if cfg.get("templates_version") != TEMPLATES_VERSION:
+        raise serialize.ModelFileError(
+            f"Model in {where} was trained with feature templates version {cfg.get('templates_version', 1)}; "
+            f"this spacy-bioner uses version {TEMPLATES_VERSION}: retrain it (or use the version that trained it)."
+        )
+    version = cfg.get("format_version", 1)
+    if version not in (1, FORMAT_VERSION):
+        raise serialize.ModelFileError(f"Model in {where} has format version {version!r}, newer than this spacy-bioner reads: upgrade it.")
+    labels = cfg.get("labels")
+    if not isinstance(labels, list) or not all(isinstance(label, str) and label for label in labels):
+        raise serialize.ModelFileError(f"Bad config in {where}: 'labels' must be a list of non-empty strings, got {labels!r}.")
+    try:
+        saved = from_version_0_1(cfg) if version == 1 else cfg
+        blocks = {key: saved[key] for key in ("scheme", "n_buckets", "features", "seed", "trainer", "confidence", "rules", "gazetteer")}
+        return Settings.from_cfg(blocks), labels
+    except (ValueError, KeyError, TypeError) as err:
+        detail = f"no {err}" if isinstance(err, KeyError) else " ".join(str(err).split())
+        raise serialize.ModelFileError(f"Bad config in {where}: {detail}") from None
+
+
+def _unpickle_bioner(vocab, name, tokenizer, scorer, data):
+    # Used by nlp.pipe(n_process=...) to ship the component to worker processes.
+    component = BioNER(vocab, name, tokenizer=tokenizer, scorer=scorer)
+    return component.from_bytes(data)

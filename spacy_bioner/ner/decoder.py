@@ -1,0 +1,87 @@
+"""Scores and Viterbi: a group of docs from features to tags, in two passes when the
+`history` family is on, then the rules after decoding.
+
+`decode(ner, docs)` is what prediction, calibration and `bioner explain` share.
+"""
+from typing import Dict, List, NamedTuple, Optional, Tuple
+
+import numpy
+from spacy.tokens import Doc, Span
+
+from ..core.decode import viterbi
+from ..core.templates import HISTORY_FAMILY
+from .batch import Layout, Trellis, allowed_tags, lay_out, presets_of, trellis_of
+from .confidence import alternatives, entity_probabilities
+from .featurizer import features, history
+from .rules import apply_rules
+
+
+class Prediction(NamedTuple):
+    """What `predict` hands to `set_annotations` for one doc."""
+
+    tags: numpy.ndarray
+    matches: numpy.ndarray  # rows of (start, end, gazetteer label, kb id)
+    presets: List[Span]
+    confidences: Optional[List[Tuple[int, int, int, float]]]  # (start, end, label, probability) per decoded entity
+    alternatives: Optional[List[Tuple[int, int, int, float]]]  # the same, for the most probable other spans
+
+
+class Decoded(NamedTuple):
+    """A group of docs as decoded: what produced the tags, for their probabilities and explanations."""
+
+    matches: List[numpy.ndarray]
+    presets: List[List[Span]]
+    layout: Layout
+    trellis: Trellis
+    scores: numpy.ndarray  # the emission scores the last Viterbi pass read, a row per row of the trellis
+    allowed: numpy.ndarray  # each token's allowed tags
+    tags: numpy.ndarray
+    first_pass: numpy.ndarray  # the tags the history features were made from (= tags without history)
+    best_path: numpy.ndarray  # the last Viterbi pass's tags, before the rules
+    retagged: Dict[int, str]  # token position -> the rule that gave it its tag (rules.apply_rules)
+
+
+def best_tags(ner, scores: numpy.ndarray, allowed: numpy.ndarray, offsets: numpy.ndarray, averaged: bool) -> numpy.ndarray:
+    """The best tags of each doc of the batch, docs laid end to end."""
+    return viterbi(scores, ner.model.transitions(averaged=averaged), allowed, ner.legal, offsets)
+
+
+def best_tags_over(ner, trellis: Trellis, scores: numpy.ndarray, averaged: bool = True) -> numpy.ndarray:
+    """Every token's tag, from the best tags of the trellis's rows (`scores`: one row per token)."""
+    return trellis.with_spaces(best_tags(ner, trellis.rows(scores), trellis.allowed, trellis.offsets, averaged=averaged))
+
+
+def decode(ner, docs: List[Doc]) -> Decoded:
+    """Tags of a group of docs, with the scores and masks that chose them (averaged weights)."""
+    matches = ner.gazetteer.match_batch(docs)
+    presets = [presets_of(ner, doc, doc_matches) for doc, doc_matches in zip(docs, matches)]
+    layout = lay_out(ner, docs)
+    allowed = allowed_tags(ner, layout, presets)
+    emission, _ = ner.model.averages()
+    scores = ner.featurizer.scores(layout, emission)
+    scores += ner.model.scores(features(ner, layout, matches, predicting=True), averaged=True)
+    bias = ner.settings.confidence.entity_bias
+    if bias:  # the recall knob
+        scores[:, 1:] += bias
+    trellis = trellis_of(ner, layout, presets, allowed)
+    tags = first_pass = best_tags_over(ner, trellis, scores)
+    if HISTORY_FAMILY in ner.settings.features:
+        # The first pass saw no history features, so the second pass's
+        # scores are the first's plus the weights of those alone.
+        scores += ner.model.scores(history(ner, layout, first_pass), averaged=True)
+        tags = best_tags_over(ner, trellis, scores)
+    final, retagged = apply_rules(ner, docs, layout, tags, allowed)
+    return Decoded(matches, presets, layout, trellis, trellis.rows(scores), allowed, final, first_pass, tags, retagged)
+
+
+def predict_group(ner, docs: List[Doc]) -> List[Prediction]:
+    """Each doc's prediction, the group decoded together."""
+    decoded = decode(ner, docs)
+    offsets = decoded.layout.offsets.tolist()
+    confidence = ner.settings.confidence
+    confidences = entity_probabilities(ner, decoded) if confidence.probabilities else [None] * len(docs)
+    others = alternatives(ner, decoded) if confidence.alternatives else [None] * len(docs)
+    return [
+        Prediction(decoded.tags[offsets[i] : offsets[i + 1]], decoded.matches[i], decoded.presets[i], confidences[i], others[i])
+        for i in range(len(docs))
+    ]

@@ -1,0 +1,142 @@
+"""Features: each token's hashed feature ids, from the layout's lexicon rows, the doc-level
+families, term-list and memory matches, short-form heads and (second pass) history.
+
+A `Featurizer` holds what the feature families compile to; `features` and `history`
+read a `Layout` (batch.py) and give a uint32 matrix, a row per token.
+"""
+import functools
+import warnings
+from typing import Callable, List, Optional, Sequence, Tuple
+
+import numpy
+from spacy.strings import get_string_id
+
+from ..core.features import FeatureExtractor, Lexicon
+from ..core.perceptron import DROPPED
+from ..core.templates import (
+    ABBREVIATION_FAMILY, CLUSTERS_FAMILY, COLUMNS, DOCUMENT_FAMILY, HISTORY_FAMILY, N_ATTRIBUTES, VECTORS_FAMILY,
+    compile_templates, identity_templates, word_attributes,
+)
+from ..core.vector_clusters import VectorClusters
+from ..core.word_clusters import shipped_clusters
+from ..core.word_scores import WordScores, single_word_templates
+from ..gazetteer.matcher import match_codes
+from .abbreviations import Initials
+from .batch import Layout, laid_end_to_end, over_words
+from .document import (
+    ABBREVIATION_HISTORY_FEATURES, HISTORY_FEATURES, abbreviation_features, abbreviation_history, document_features,
+    history_features,
+)
+
+
+class Featurizer:
+    """The compiled feature families of one component: hashers, the word lexicon, the word-score cache."""
+
+    def __init__(self, features: Sequence[str], n_buckets: int, word_clusters: Optional[Callable] = None):
+        templates = compile_templates(features)
+        self.families = list(features)
+        self.n_buckets = n_buckets
+        self.extractor = FeatureExtractor(templates, n_buckets)
+        # Prediction scores single-word templates from a per-word cache and hashes only the others.
+        self.word_scores = WordScores(single_word_templates(templates), n_buckets)
+        self.joint_extractor = FeatureExtractor([t for t in templates if len(t[1]) > 1], n_buckets)
+        attributes = word_attributes if word_clusters is None else functools.partial(word_attributes, clusters=word_clusters)
+        self.lexicon = Lexicon(attributes, N_ATTRIBUTES, mention_column=COLUMNS["lower"])
+        self.initials = Initials()
+        self.identity = numpy.array(identity_templates(features), dtype=numpy.intp)
+        # Columns filled from the first pass: history, and that of abbreviations with it.
+        self.n_history = 0
+        if HISTORY_FAMILY in features:
+            self.n_history = len(HISTORY_FEATURES) + len(ABBREVIATION_HISTORY_FEATURES) * (ABBREVIATION_FAMILY in features)
+
+    def scores(self, layout: Layout, emission: numpy.ndarray) -> numpy.ndarray:
+        """The summed weights of every token's single-word templates, from the word cache."""
+        return over_words(layout, lambda view: self.word_scores.scores(
+            view.rows, self.lexicon.table, view.sentence, emission, self.lexicon.generation), 0.0)
+
+
+def features(ner, layout: Layout, matches: List[numpy.ndarray], predicting: bool = False) -> numpy.ndarray:
+    """Feature ids per token of the batch; in training, history columns (if any) come last and empty (DROPPED).
+
+    predicting: leave out the single-word templates (scored by `Featurizer.scores`)
+        and the history columns (scored apart in the second pass).
+    """
+    featurizer = ner.featurizer
+    rows, offsets, n_buckets, lexicon = layout.rows, layout.offsets, featurizer.n_buckets, featurizer.lexicon
+    extractor = featurizer.joint_extractor if predicting else featurizer.extractor
+    columns = [over_words(layout, lambda view: extractor.extract(view.rows, lexicon.table, view.sentence), DROPPED)]
+    if DOCUMENT_FAMILY in featurizer.families:
+        columns.append(over_words(layout, lambda view: document_features(
+            view.rows, lexicon.table, view.mentions, view.sentence, n_buckets, view.offsets), DROPPED))
+    if ner.settings.gazetteer.mode != "ents" and ner.gazetteer.labels:
+        codes = match_codes(laid_end_to_end(matches, offsets.tolist()), len(rows), len(ner.gazetteer.labels))
+        columns.append(match_ids("gazetteer", ner.gazetteer.labels, n_buckets)[numpy.arange(codes.shape[1]), codes])
+    if layout.memory_codes is not None:
+        columns.append(match_ids("memory", ner.labels, n_buckets)[numpy.arange(len(ner.labels)), layout.memory_codes])
+    if layout.abbreviation_heads is not None:
+        columns.append(abbreviation_features(rows, lexicon.table, layout.abbreviation_heads, n_buckets))
+    if featurizer.n_history and not predicting:
+        columns.append(numpy.full((len(rows), featurizer.n_history), DROPPED, dtype=numpy.uint32))
+    return columns[0] if len(columns) == 1 else numpy.ascontiguousarray(numpy.hstack(columns))
+
+
+def history(ner, layout: Layout, first_pass: numpy.ndarray) -> numpy.ndarray:
+    """The history features of every token, from a first pass's tags."""
+    n_buckets, lexicon = ner.featurizer.n_buckets, ner.featurizer.lexicon
+    types = numpy.where(first_pass == 0, 0, (first_pass - 1) // len(ner.scheme.moves) + 1).astype(numpy.int64)
+    found = history_features(layout.rows, lexicon.table, layout.mentions, types, len(ner.labels) + 1, n_buckets, layout.offsets)
+    if layout.abbreviation_heads is None:
+        return found
+    return numpy.ascontiguousarray(numpy.hstack([found, abbreviation_history(layout.abbreviation_heads, types, n_buckets)]))
+
+
+@functools.lru_cache(maxsize=32)
+def _match_feature_ids(source: str, labels: Tuple[str, ...], n_buckets: int) -> numpy.ndarray:
+    table = numpy.full((len(labels), 5), DROPPED, dtype=numpy.uint32)
+    for i, label in enumerate(labels):
+        for code, move in enumerate("BILU", 1):
+            table[i, code] = get_string_id(f"{source}={label}:{move}") % n_buckets
+    return table
+
+
+def match_ids(source: str, labels: Sequence[str], n_buckets: int) -> numpy.ndarray:
+    """Feature id of (label, position in the match) for matches of a source
+    ("gazetteer" or "memory"), a row per label, DROPPED for no match (code 0)."""
+    return _match_feature_ids(source, tuple(labels), n_buckets)
+
+
+def word_clusters(features: Sequence[str], clusters: Optional[VectorClusters], vocab) -> Optional[Callable[[str], Optional[Tuple[int, ...]]]]:
+    """A word form's clusters (coarse to fine) for the clusters or vectors family; None without them."""
+    if CLUSTERS_FAMILY in features:
+        return shipped_clusters().word_ids
+    if clusters is None or VECTORS_FAMILY not in features:
+        return None
+    return functools.partial(clusters.word_ids, vocab)
+
+
+def fit_clusters(vocab, seed: int) -> VectorClusters:
+    """The `vectors` family's clusters of the pipeline's static vectors."""
+    vectors = vocab.vectors
+    if vectors.shape[0] == 0:
+        raise ValueError(
+            f"The '{VECTORS_FAMILY}' feature family clusters the pipeline's static vectors, and it has none: "
+            "set [initialize] vectors (e.g. to a pipeline with vectors, or one made by `spacy init vectors`), "
+            f"or drop '{VECTORS_FAMILY}' from features."
+        )
+    return VectorClusters.fit(numpy.asarray(vectors.data), seed=seed)
+
+
+def check_vectors(ner) -> None:
+    """The vectors family needs the pipeline's vectors to be the ones its clusters were fitted on."""
+    rows, width = ner.vocab.vectors.shape
+    fitted = ner.clusters.centroids.shape[1]
+    if rows == 0:
+        if not ner.warned_no_vectors:
+            warnings.warn(f"{ner.name}: the pipeline has no static vectors, which the '{VECTORS_FAMILY}' features read: "
+                          "every word falls in no cluster. Load the model with the vectors it was trained with.")
+            ner.warned_no_vectors = True
+    elif width != fitted:
+        raise ValueError(
+            f"{ner.name}: the pipeline's vectors have {width} dimensions, but the '{VECTORS_FAMILY}' clusters were fitted "
+            f"on {fitted}: load the model with the vectors it was trained with."
+        )

@@ -1,0 +1,58 @@
+"""Rules after Viterbi: post-processors that retag tokens on evidence elsewhere in the doc.
+
+Each rule takes the tags as decoded (or as the rule before it left them) and
+returns new ones; `apply_rules` runs them in order and records which rule gave
+each token its final tag, which `bioner explain` reports.
+"""
+from typing import Callable, Dict, List, NamedTuple, Tuple
+
+import numpy
+from spacy.tokens import Doc
+
+from .abbreviations import label_short_forms
+from .batch import Layout
+from .surnames import label_surnames
+
+Retag = Callable[[object, List[Doc], Layout, numpy.ndarray, numpy.ndarray], numpy.ndarray]
+
+
+class Rule(NamedTuple):
+    """A post-processor and how it names the tokens it retagged."""
+
+    retag: Retag
+    name_of: Callable[[Layout, numpy.ndarray], List[str]]  # (layout, changed token positions) -> a rule name per token
+
+
+def _short_forms(ner, docs: List[Doc], layout: Layout, tags: numpy.ndarray, allowed: numpy.ndarray) -> numpy.ndarray:
+    """short_form_labels and acronym_labels: an untagged short form takes its long form's type."""
+    if layout.short_form_heads is None:
+        return tags
+    return label_short_forms(tags, layout.short_form_heads, layout.short_form_starts, ner.scheme, allowed)
+
+
+def _short_form_names(layout: Layout, changed: numpy.ndarray) -> List[str]:
+    defined = layout.abbreviation_heads is not None
+    return ["short_form_labels" if defined and layout.abbreviation_heads[i] >= 0 else "acronym_labels" for i in changed.tolist()]
+
+
+def _surnames(ner, docs: List[Doc], layout: Layout, tags: numpy.ndarray, allowed: numpy.ndarray) -> numpy.ndarray:
+    """person_labels: a lone surname takes the label of the full name it ends."""
+    person_ids = [i for i, label in enumerate(ner.labels) if label in ner.settings.rules.person_labels]
+    return label_surnames(docs, tags, layout.offsets, layout.rows, ner.scheme, person_ids, allowed)
+
+
+RULES = [
+    Rule(_short_forms, _short_form_names),
+    Rule(_surnames, lambda layout, changed: ["person_labels"] * len(changed)),
+]
+
+
+def apply_rules(ner, docs: List[Doc], layout: Layout, tags: numpy.ndarray, allowed: numpy.ndarray) -> Tuple[numpy.ndarray, Dict[int, str]]:
+    """The tags after every rule, and the rule that last retagged each token it changed (batch positions)."""
+    retagged: Dict[int, str] = {}
+    for rule in RULES:
+        new_tags = rule.retag(ner, docs, layout, tags, allowed)
+        changed = numpy.flatnonzero(new_tags != tags)
+        retagged.update(zip(changed.tolist(), rule.name_of(layout, changed)))
+        tags = new_tags
+    return tags, retagged
