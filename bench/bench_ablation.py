@@ -21,9 +21,8 @@ from pathlib import Path
 import spacy
 from spacy.training import Corpus
 
-from bench_accuracy import CORPORA, converted
-from bench_bioner import ROOT
-from spacy_bioner.ner.component import DEFAULT_BIONER_CONFIG
+from spacy_bioner.ner.settings import DEFAULT_CONFIG
+from common import CORPORA, ROOT, converted
 
 
 def run(features, train_path: Path, dev_path: Path, epochs: int, config: dict) -> dict:
@@ -54,7 +53,7 @@ def main() -> None:
                         help="For files without document marks: a number or 'abstracts' (default: bench_accuracy.SENTENCES_PER_DOC).")
     args = parser.parse_args()
     config = json.loads(args.config)
-    default = list(config.pop("features", DEFAULT_BIONER_CONFIG["features"]))
+    default = list(config.pop("features", DEFAULT_CONFIG["features"]))
     ablate = default if args.families is None else [family for family in args.families.split(",") if family]
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)

@@ -23,75 +23,8 @@ from pathlib import Path
 
 import spacy
 from spacy.tokens import DocBin
+from common import write_results, CORPORA, LISTS, ROOT, converted, entity_texts, gold_token_examples, score, throughput, train
 
-from bench_bioner import ROOT, convert, gold_token_examples, spacy_evaluate_examples, throughput, train
-
-CORPORA = {
-    "conll2003": ("conll2003/eng.train", "conll2003/eng.testa"),
-    "bc5cdr": ("bc5cdr/train.tsv", "bc5cdr/devel.tsv"),
-    "ncbi_disease": ("ncbi_disease/train.tsv", "ncbi_disease/devel.tsv"),
-    "wnut17": ("wnut17/wnut17train.conll", "wnut17/emerging.dev.conll"),
-}
-LISTS = {
-    "conll2003": [
-        "geonames/cities15000_latin.tsv", "geonames/countries.tsv", "geonames/continents.tsv", "geonames/us_states.tsv",
-        "countries_mledoze/countries.tsv", "countries_mledoze/demonyms_en.tsv", "countries_mledoze/capitals.tsv",
-        "us_census_1990_names/first_names_female.tsv", "us_census_1990_names/first_names_male.tsv",
-        "companies_us/sec_company_tickers.tsv", "companies_us/sp500_constituents.tsv",
-        "openfootball_clubs/football_clubs.tsv", "world_universities/universities.tsv",
-    ],
-    "bc5cdr": [
-        "drugbank_open_vocabulary/drugbank_vocabulary.tsv", "mesh_diseases/mesh_diseases.tsv",
-        "disease_ontology/doid_current.tsv",
-    ],
-    "ncbi_disease": ["mesh_diseases/mesh_diseases.tsv", "disease_ontology/doid_current.tsv"],
-    "wnut17": [
-        "geonames/cities15000_latin.tsv", "geonames/countries.tsv", "countries_mledoze/countries.tsv",
-        "us_census_1990_names/first_names_female.tsv", "us_census_1990_names/first_names_male.tsv",
-        "companies_us/sec_company_tickers.tsv",
-    ],
-}
-
-
-# How files without document marks are grouped into docs (scripts/convert_corpus.py):
-# the biomedical TSVs into the abstracts they lost, tweets one a doc.
-SENTENCES_PER_DOC = {"bc5cdr": "abstracts", "ncbi_disease": "abstracts", "wnut17": "1"}
-
-
-def converted(data: Path, corpus: str, work: Path, sentences_per_doc=None):
-    """The corpus's train and dev files converted to .spacy under work (exits if the data is missing)."""
-    train_file, dev_file = (data / name for name in CORPORA[corpus])
-    if not train_file.exists():
-        sys.exit(f"No {corpus} data under {data}: pass --data.")
-    grouping = sentences_per_doc or SENTENCES_PER_DOC.get(corpus, "1")
-    return convert(train_file, work, grouping), convert(dev_file, work, grouping)
-
-
-def entity_texts(nlp, path: Path) -> set:
-    return {ent.text for doc in DocBin().from_disk(path).get_docs(nlp.vocab) for ent in doc.ents}
-
-
-def prf(tp: int, n_pred: int, n_gold: int) -> dict:
-    p = tp / n_pred if n_pred else 0.0
-    r = tp / n_gold if n_gold else 0.0
-    return {"p": round(100 * p, 2), "r": round(100 * r, 2), "f": round(100 * (2 * p * r / (p + r) if p + r else 0.0), 2)}
-
-
-def score(nlp, dev_path: Path, seen: set) -> dict:
-    """Exact-match scores overall, per type, and on entities unseen in training."""
-    scores = nlp.evaluate(spacy_evaluate_examples(nlp, dev_path))
-    result = {
-        "overall": {key: round(100 * scores[f"ents_{key}"], 2) for key in ("p", "r", "f")},
-        "per_type": {label: {k: round(100 * v, 2) for k, v in s.items()} for label, s in scores["ents_per_type"].items()},
-    }
-    tp = n_pred = n_gold = 0
-    examples = spacy_evaluate_examples(nlp, dev_path)
-    for eg, doc in zip(examples, nlp.pipe(eg.predicted for eg in examples)):
-        gold = {(e.start_char, e.end_char, e.label_) for e in eg.reference.ents if e.text not in seen}
-        pred = {(e.start_char, e.end_char, e.label_) for e in doc.ents if e.text not in seen}
-        tp, n_pred, n_gold = tp + len(gold & pred), n_pred + len(pred), n_gold + len(gold)
-    result["unseen"] = {**prf(tp, n_pred, n_gold), "gold_entities": n_gold}
-    return result
 
 
 def main() -> None:
@@ -149,12 +82,15 @@ def main() -> None:
                                     "component_tokens_per_s": round(speed["component_tokens_per_s"])}
             report(figures)
             results.append(figures)
+    record = {"corpus": args.corpus, "runs": results}
     if len(results) > 1:
         variants = [variant for variant in ("without", "with") if variant in results[0]]
         means = {variant: round(sum(r[variant]["overall"]["f"] for r in results) / len(results), 2) for variant in variants}
         print(f"{args.corpus} dev F1, mean of seeds {', '.join(str(seed) for seed in args.seed)}: "
               + "; ".join(f"{variant} lists {means[variant]}" for variant in variants))
         print(json.dumps({"corpus": args.corpus, "seeds": args.seed, "mean_f": means}))
+        record["mean_f"] = means
+    print(f"written to {write_results(f'accuracy_{args.corpus}', record)}")
 
 
 def report(figures: dict) -> None:

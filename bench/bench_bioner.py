@@ -12,87 +12,12 @@ Usage: python bench/bench_bioner.py [--data ../shared/data] [--repeats 5]
 """
 import argparse
 import json
-import statistics
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import spacy
-from spacy.tokens import Doc, DocBin
-from spacy.training import Corpus, Example
-
-ROOT = Path(__file__).resolve().parent.parent
-
-
-def convert(source: Path, out_dir: Path, sentences_per_doc="1") -> Path:
-    """The project's conversion (scripts/convert_corpus.py): documents kept whole
-    where the file marks them (-DOCSTART-), else sentences_per_doc sentences a
-    doc, or "abstracts" (see project.yml)."""
-    target = out_dir / (source.name + ".spacy")
-    subprocess.run(
-        [sys.executable, str(ROOT / "scripts" / "convert_corpus.py"), str(source), str(target), str(sentences_per_doc)],
-        check=True, capture_output=True,
-    )
-    return target
-
-
-def train(train_path: Path, dev_path: Path, out_dir: Path, extra=(), config: str = "bioner.cfg") -> float:
-    start = time.perf_counter()
-    subprocess.run(
-        [sys.executable, "-m", "spacy", "train", str(ROOT / "configs" / config),
-         "--paths.train", str(train_path), "--paths.dev", str(dev_path), "--output", str(out_dir), *extra],
-        check=True, capture_output=True,
-    )
-    return time.perf_counter() - start
-
-
-def spacy_evaluate_examples(nlp, path: Path):
-    return list(Corpus(str(path))(nlp))
-
-
-def gold_token_examples(nlp, path: Path):
-    """Examples whose predicted docs carry the reference tokens and sentence starts."""
-    examples = []
-    for ref in DocBin().from_disk(path).get_docs(nlp.vocab):
-        words = [t.text for t in ref]
-        spaces = [bool(t.whitespace_) for t in ref]
-        predicted = Doc(nlp.vocab, words=words, spaces=spaces, sent_starts=[t.is_sent_start for t in ref])
-        examples.append(Example(predicted, ref))
-    return examples
-
-
-def raw_text_examples(nlp, path: Path):
-    return [Example(nlp.make_doc(ref.text), ref) for ref in DocBin().from_disk(path).get_docs(nlp.vocab)]
-
-
-def throughput(nlp, examples, repeats: int):
-    ner = nlp.get_pipe("bioner")
-    n_tokens = sum(len(eg.reference) for eg in examples)
-    texts = [eg.reference.text for eg in examples]
-    component, end_to_end = [], []
-    for _ in range(repeats):
-        docs = [eg.predicted.copy() for eg in examples]
-        start = time.perf_counter()
-        for _ in ner.pipe(docs, batch_size=1000):
-            pass
-        component.append(n_tokens / (time.perf_counter() - start))
-        start = time.perf_counter()
-        for _ in nlp.pipe(texts, batch_size=1000):
-            pass
-        end_to_end.append(n_tokens / (time.perf_counter() - start))
-    return {
-        "tokens": n_tokens,
-        "component_tokens_per_s": statistics.median(component),
-        "component_spread": [min(component), max(component)],
-        "raw_text_tokens_per_s": statistics.median(end_to_end),
-        "raw_text_spread": [min(end_to_end), max(end_to_end)],
-    }
-
-
-def f1(nlp, examples) -> float:
-    return round(100 * nlp.evaluate(examples)["ents_f"], 2)
+from common import ROOT, convert, f1, gold_token_examples, raw_text_examples, spacy_evaluate_examples, throughput, train
 
 
 def conll(data: Path, work: Path, repeats: int) -> dict:

@@ -15,8 +15,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench_bioner import ROOT, convert, train
 from spacy_bioner.bulk import annotate_shards
+from common import ROOT, convert, train
 
 
 def write_shards(sentences, folder: Path, n_shards: int) -> None:

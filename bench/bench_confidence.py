@@ -22,10 +22,9 @@ from pathlib import Path
 
 import spacy
 
-from bench_accuracy import converted
-from bench_bioner import ROOT, spacy_evaluate_examples, train
 from spacy_bioner.ner.calibration import expected_calibration_error, fit_temperature, outcomes, reliability
-from spacy_bioner.cli import candidate_curve
+from spacy_bioner.evaluate import candidate_curve, recall_curve
+from common import ROOT, converted, spacy_evaluate_examples, train
 
 BIASES = [0.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0]
 THRESHOLDS = [0.5, 0.2, 0.1, 0.05, 0.02, 0.01, 0.005, 0.002, 0.001]
@@ -49,10 +48,10 @@ def calibration(ner, pairs) -> dict:
 
 def confidence_cost(nlp, docs, temperature: float) -> dict:
     """Tokens/s without confidences, with them at T = 1 (uncalibrated), and at the fitted temperature."""
-    ner, rates = nlp.get_pipe("bioner"), {}
+    tagger, rates = nlp.get_pipe("bioner"), {}
     n_tokens = sum(len(doc) for doc in docs)
     for name, on, t in (("without", False, 1.0), ("with", True, 1.0), ("with_fitted_t", True, temperature)):
-        ner.cfg["confidence"], ner.cfg["temperature"] = on, t
+        ner = tagger.with_settings(confidence={"probabilities": on, "temperature": t})
         runs = []
         for _ in range(3):
             copies = [doc.copy() for doc in docs]
@@ -60,18 +59,7 @@ def confidence_cost(nlp, docs, temperature: float) -> dict:
             list(ner.pipe(copies, batch_size=1000))
             runs.append(n_tokens / (time.perf_counter() - start))
         rates[name] = sorted(runs)[1]
-    ner.cfg["confidence"], ner.cfg["temperature"] = False, 1.0
     return rates
-
-
-def recall_knob(nlp, examples) -> list:
-    ner, curve = nlp.get_pipe("bioner"), []
-    for bias in BIASES:
-        ner.cfg["entity_bias"] = bias
-        scores = nlp.evaluate(examples)
-        curve.append({"entity_bias": bias, "p": scores["ents_p"], "r": scores["ents_r"], "f": scores["ents_f"]})
-    ner.cfg["entity_bias"] = 0.0
-    return curve
 
 
 def main() -> None:
@@ -92,11 +80,11 @@ def main() -> None:
             figures[corpus] = {"calibration": fitted,
                                "tokens_per_s": confidence_cost(nlp, [eg.predicted for eg in examples], fitted["halves"][0]["temperature"])}
             if corpus == "conll2003":
-                figures[corpus]["recall_knob"] = recall_knob(nlp, spacy_evaluate_examples(nlp, dev_path))
+                figures[corpus]["recall_knob"] = recall_curve(nlp, "bioner", spacy_evaluate_examples(nlp, dev_path), BIASES)
                 # On the even docs, with the temperature fitted on the odd ones.
                 ner = nlp.get_pipe("bioner")
-                ner.cfg["temperature"] = figures[corpus]["calibration"]["halves"][0]["temperature"]
-                figures[corpus]["candidates"] = candidate_curve(nlp, ner, spacy_evaluate_examples(nlp, dev_path)[0::2], THRESHOLDS)
+                ner.settings = ner.settings.replace(confidence={"temperature": figures[corpus]["calibration"]["halves"][0]["temperature"]})
+                figures[corpus]["candidates"] = candidate_curve(nlp, "bioner", spacy_evaluate_examples(nlp, dev_path)[0::2], THRESHOLDS)
     for corpus, f in figures.items():
         c = f["calibration"]
         print(f"{corpus} dev: ECE {c['ece']:.3f} with a temperature fitted on the other half "

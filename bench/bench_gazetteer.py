@@ -15,7 +15,6 @@ Usage: python bench/bench_gazetteer.py [--terms FILE] [--data ../shared/data] [-
 import argparse
 import gc
 import json
-import os
 import statistics
 import sys
 import tempfile
@@ -27,16 +26,11 @@ from spacy.matcher import PhraseMatcher
 from spacy.tokens import Doc
 
 from spacy_bioner.gazetteer.matcher import Gazetteer
+from common import ROOT, convert, f1, rss_mb, spacy_evaluate_examples, train
 
-from bench_bioner import ROOT, convert, f1, spacy_evaluate_examples, train
 
 # The seed toy's location gazetteer (shared/data/seed_toy/README.md): single lowercase tokens.
 SEED_TOY_LOCATIONS = ["paris", "lima", "oslo", "london", "new", "york", "san", "diego"]
-
-
-def rss_mb() -> float:
-    with open("/proc/self/statm") as statm:
-        return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
 
 
 def conll_docs(nlp, paths):

@@ -22,8 +22,6 @@ Usage: python bench/bench_parser.py [--data ../shared/data] [--parsers covington
 import argparse
 import json
 import statistics
-import subprocess
-import sys
 import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -32,9 +30,8 @@ from pathlib import Path
 import spacy
 from spacy.tokens import DocBin
 
-from bench_bioner import ROOT, gold_token_examples, train
-from bench_speed import train_spacy_pipeline
 from spacy_bioner.parser.projectivity import is_projective, lift, lower
+from common import ROOT, convert_treebank, gold_token_examples, train, train_spacy_pipeline
 
 # name -> (transition_system, pseudo_projective)
 PARSERS = {
@@ -46,12 +43,6 @@ PARSERS = {
     "arc-eager": ("arc-eager", False),
     "arc-eager+pp": ("arc-eager", True),
 }
-
-
-def convert(conllu: Path, out_dir: Path) -> Path:
-    out_dir.mkdir(parents=True, exist_ok=True)
-    subprocess.run([sys.executable, "-m", "spacy", "convert", str(conllu), str(out_dir), "-c", "conllu", "-n", "10"], check=True, capture_output=True)
-    return out_dir / (conllu.stem + ".spacy")
 
 
 def projectivity(path: Path) -> dict:
@@ -142,8 +133,8 @@ def main() -> None:
     treebank = args.data / "ud_english_ewt"
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
-        train_path = convert(treebank / "en_ewt-ud-train.conllu", work)
-        dev_path = convert(treebank / "en_ewt-ud-dev.conllu", work)
+        train_path = convert_treebank(treebank / "en_ewt-ud-train.conllu", work)
+        dev_path = convert_treebank(treebank / "en_ewt-ud-dev.conllu", work)
         figures = {"beam_width": args.beam_width, "train_projectivity": projectivity(train_path), "dev_projectivity": projectivity(dev_path)}
         with ThreadPoolExecutor(args.jobs) as pool:
             results = pool.map(lambda name: (name, run(name, train_path, dev_path, work, args.max_epochs, args.beam_width)), names)

@@ -20,9 +20,7 @@ import spacy
 from spacy.tokens import Doc, DocBin
 from spacy.training import Example
 
-from bench_parser import convert
-from bench_bioner import ROOT
-from spacy_bioner.parser.component import score_parse
+from common import ROOT, convert_treebank, dev_scores
 
 
 def examples(nlp, path: Path):
@@ -35,18 +33,6 @@ def examples(nlp, path: Path):
     return out
 
 
-def dev_scores(parser, dev, tags) -> dict:
-    docs = []
-    for eg, doc_tags in zip(dev, tags):
-        doc = eg.predicted.copy()
-        for token, tag in zip(doc, doc_tags):
-            token.tag_ = tag
-        docs.append(doc)
-    parsed = list(parser.pipe(docs, batch_size=1000))
-    scores = score_parse([Example(doc, eg.reference) for doc, eg in zip(parsed, dev)])
-    return {"uas": scores["dep_uas_all"], "las": scores["dep_las_all"], "label_acc": scores["dep_label_acc"]}
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data")
@@ -55,8 +41,8 @@ def main() -> None:
     nlp = spacy.blank("en")
     with tempfile.TemporaryDirectory() as tmp:
         treebank = args.data / "ud_english_ewt"
-        train = examples(nlp, convert(treebank / "en_ewt-ud-train.conllu", Path(tmp)))
-        dev = examples(nlp, convert(treebank / "en_ewt-ud-dev.conllu", Path(tmp)))
+        train = examples(nlp, convert_treebank(treebank / "en_ewt-ud-train.conllu", Path(tmp)))
+        dev = examples(nlp, convert_treebank(treebank / "en_ewt-ud-dev.conllu", Path(tmp)))
     rng = numpy.random.default_rng(0)
     tagger = nlp.add_pipe("bioner_tagger")
     tagger.initialize(lambda: train, nlp=nlp)

@@ -16,9 +16,8 @@ import tempfile
 from pathlib import Path
 
 import spacy
+from common import ROOT, rss_mb, stream, train
 
-from bench_bioner import ROOT, train
-from bench_speed import rss_mb, stream
 
 
 def main() -> None:

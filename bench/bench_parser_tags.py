@@ -34,10 +34,8 @@ import numpy
 import spacy
 from spacy.tokens import Doc, DocBin
 from spacy.training import Example
+from common import ROOT, convert_treebank, dev_scores
 
-from bench_bioner import ROOT
-from bench_parser import convert
-from bench_parser_oracle import dev_scores
 
 DROPPED_TAG = "<dropped>"
 
@@ -114,8 +112,8 @@ def main() -> None:
     nlp = spacy.blank("en")
     with tempfile.TemporaryDirectory() as tmp:
         treebank = args.data / "ud_english_ewt"
-        train = examples(nlp, convert(treebank / "en_ewt-ud-train.conllu", Path(tmp)), args.tags)
-        dev = examples(nlp, convert(treebank / "en_ewt-ud-dev.conllu", Path(tmp)), args.tags)
+        train = examples(nlp, convert_treebank(treebank / "en_ewt-ud-train.conllu", Path(tmp)), args.tags)
+        dev = examples(nlp, convert_treebank(treebank / "en_ewt-ud-dev.conllu", Path(tmp)), args.tags)
     rng = numpy.random.default_rng(args.seed)
     start = time.perf_counter()
     tagger = nlp.add_pipe("bioner_tagger", config=args.tagger_config)

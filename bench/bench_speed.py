@@ -17,9 +17,7 @@ Usage: python bench/bench_speed.py [--data ../shared/data] [--repeats 5] [--stre
 """
 import argparse
 import json
-import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -28,13 +26,8 @@ from pathlib import Path
 import spacy
 from spacy.tokens import Doc
 
-from bench_bioner import ROOT, convert, gold_token_examples, train
 from spacy_bioner.annotate import annotate
-
-
-def rss_mb() -> float:
-    with open("/proc/self/statm") as statm:
-        return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+from common import write_results, ROOT, convert, gold_token_examples, rss_mb, stream, train, train_spacy_pipeline
 
 
 def rates(run, n_tokens: int, repeats: int) -> dict:
@@ -57,20 +50,6 @@ def throughput(nlp, docs, texts, repeats: int) -> dict:
     return {"component": component, "raw_text": raw_text}
 
 
-def train_spacy_pipeline(train_path: Path, dev_path: Path, work: Path, steps: int, components: str = "ner") -> Path:
-    """spaCy's own pipeline of these components (efficiency config: tok2vec first), trained for `steps` steps."""
-    name = "spacy_" + components.replace(",", "_")
-    config = work / f"{name}.cfg"
-    subprocess.run([sys.executable, "-m", "spacy", "init", "config", str(config), "-p", components, "-o", "efficiency", "-F"],
-                   check=True, capture_output=True)
-    subprocess.run(
-        [sys.executable, "-m", "spacy", "train", str(config), "--paths.train", str(train_path), "--paths.dev", str(dev_path),
-         "--output", str(work / name), "--training.max_steps", str(steps), "--training.eval_frequency", str(steps)],
-        check=True, capture_output=True,
-    )
-    return work / name / "model-last"
-
-
 def long_document(nlp, docs, n_tokens: int) -> dict:
     """One doc of about n_tokens tokens (dev docs repeated): time and RSS growth of tagging it."""
     parts, total = [], 0
@@ -85,18 +64,6 @@ def long_document(nlp, docs, n_tokens: int) -> dict:
     start = time.perf_counter()
     nlp.get_pipe("bioner")(doc)
     return {"tokens": len(doc), "seconds": time.perf_counter() - start, "rss_growth_mb": rss_mb() - before}
-
-
-def stream(nlp, texts, n_docs: int) -> dict:
-    """RSS before, midway and after tagging n_docs short docs from raw text."""
-    def docs():
-        for i in range(n_docs):
-            yield texts[i % len(texts)]
-    marks, start = {}, time.perf_counter()
-    for i, _ in enumerate(nlp.pipe(docs(), batch_size=1000)):
-        if i in (n_docs // 10, n_docs // 2, n_docs - 1):
-            marks[f"rss_mb_after_{i + 1}_docs"] = rss_mb()
-    return {"docs": n_docs, "seconds": time.perf_counter() - start, **marks}
 
 
 def multiprocess(nlp, texts, n_docs: int, repeats: int, batch_size: int) -> dict:
@@ -181,6 +148,7 @@ def main() -> None:
     print(f"stream of {figures['stream']['docs']:,} short docs: " + ", ".join(
         f"{k} {v:.0f}" for k, v in figures["stream"].items() if k.startswith("rss")))
     print(json.dumps(figures))
+    print(f"written to {write_results('speed', figures)}")
 
 
 if __name__ == "__main__":

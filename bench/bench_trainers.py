@@ -12,9 +12,8 @@ import tempfile
 from pathlib import Path
 
 import spacy
+from common import ROOT, converted, gold_token_examples, spacy_evaluate_examples, throughput, train
 
-from bench_accuracy import converted
-from bench_bioner import ROOT, gold_token_examples, spacy_evaluate_examples, throughput, train
 
 TRAINERS = ("perceptron", "crf", "hmm")
 # The hmm counts, so one pass over the data is its training; it cannot use `history`.
@@ -36,8 +35,10 @@ def main() -> None:
         for corpus in args.corpora.split(","):
             train_path, dev_path = converted(args.data, corpus, work / corpus)
             for trainer in args.trainers.split(","):
-                options = ["--components.bioner.trainer", trainer, "--components.bioner.learning_rate", str(args.crf_learning_rate),
-                           "--components.bioner.l2", str(args.crf_l2)]
+                options = ["--components.bioner.trainer", json.dumps({"@misc": f"bioner.{trainer}.v1"})]
+                if trainer == "crf":
+                    options += ["--components.bioner.trainer.learning_rate", str(args.crf_learning_rate),
+                                "--components.bioner.trainer.l2", str(args.crf_l2)]
                 options += HMM_OPTIONS if trainer == "hmm" else []
                 out = work / corpus / trainer
                 seconds = train(train_path, dev_path, out, options)

@@ -26,10 +26,9 @@ import numpy
 import spacy
 from spacy.tokens import DocBin
 
-from bench_accuracy import CORPORA, converted, entity_texts, score
-from bench_bioner import ROOT, convert, gold_token_examples, throughput, train
-from spacy_bioner.ner.component import DEFAULT_BIONER_CONFIG
+from spacy_bioner.ner.settings import DEFAULT_CONFIG
 from spacy_bioner.core.templates import CLUSTERS_FAMILY, VECTORS_FAMILY
+from common import CORPORA, ROOT, convert, converted, entity_texts, gold_token_examples, score, throughput, train
 
 UNLABELLED = [name for name, _ in CORPORA.values()] + ["ud_english_ewt/en_ewt-ud-train.conllu"]
 WINDOW = 2
@@ -110,7 +109,7 @@ def main() -> None:
         table = spacy.load(vectors_dir).vocab.vectors
         figures = {"corpus": args.corpus, "vectors": str(args.vectors or "count-based"), "vector_words": len(table), "dims": table.shape[1]}
         seen = entity_texts(spacy.blank("en"), train_path)
-        default = DEFAULT_BIONER_CONFIG["features"]
+        default = DEFAULT_CONFIG["features"]
         without = json.dumps([family for family in default if family != CLUSTERS_FAMILY])
         with_vectors = json.dumps([VECTORS_FAMILY if family == CLUSTERS_FAMILY else family for family in default])
         for variant, features in (("without", without), ("with", with_vectors)):

@@ -10,7 +10,10 @@ import typer
 from spacy.tokens import DocBin
 from spacy.training import Corpus
 from tqdm import tqdm
+from confection import ConfigValidationError
 from wasabi import msg
+
+from . import __version__
 
 from .annotate import BadLine, annotate
 from .bulk import annotate_shards
@@ -20,11 +23,48 @@ from .ner.explain import explain
 from .ner.component import BioNER
 from .gazetteer.matcher import COMPILED_SUFFIX, Gazetteer
 from .glove import save_glove_vectors
+from .upgrade import saved_by_0_1, upgrade
 from .report_page import write_report
 
-app = typer.Typer(name="bioner", help="spacy-bioner: fast classical NER for spaCy.", no_args_is_help=True)
-gazetteer_app = typer.Typer(help="Term lists for the gazetteer.", no_args_is_help=True)
+HELP = """spacy-bioner: fast classical NER for spaCy.
+
+Training goes through spaCy itself: `python -m spacy train configs/bioner.cfg ...`,
+or the project's workflow, `python -m spacy project run all .`. These commands
+evaluate, explain, calibrate and run trained pipelines, and compile term lists."""
+
+# Plain help text: rich markup would swallow bracketed text such as "spacy-bioner[glove]".
+app = typer.Typer(name="bioner", help=HELP, no_args_is_help=True, rich_markup_mode=None)
+gazetteer_app = typer.Typer(help="Term lists for the gazetteer.", no_args_is_help=True, rich_markup_mode=None)
 app.add_typer(gazetteer_app, name="gazetteer")
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"spacy-bioner {__version__} (spaCy {spacy.__version__})")
+        raise typer.Exit()
+
+
+@app.callback()
+def _main(version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Print the version and exit.")) -> None:
+    """The callback keeps `bioner COMMAND` from collapsing into its only command and carries --version."""
+
+
+def fail(message: str) -> None:
+    """One line on stderr (wasabi would wrap it), then exit 1."""
+    typer.echo(f"✘ {message}", err=True)
+    raise typer.Exit(1)
+
+
+def load_pipeline(model: str):
+    """spacy.load(model), or one line naming the problem and exit 1."""
+    try:
+        return spacy.load(model)
+    except OSError:
+        fail(f"Cannot load {model!r}: it is neither an installed pipeline package nor a pipeline directory.")
+    except ConfigValidationError:
+        if saved_by_0_1(Path(model)):
+            fail(f"{model} was saved by spacy-bioner 0.1, whose settings this version keeps in config blocks: run `bioner upgrade {model}` once.")
+        raise
 
 
 @gazetteer_app.command("compile")
@@ -44,7 +84,7 @@ def compile_gazetteer(
     """
     if output.suffix != COMPILED_SUFFIX:
         msg.fail(f"Output file must end in {COMPILED_SUFFIX}: {output}", exits=1)
-    nlp = spacy.load(model) if model else spacy.blank(lang)
+    nlp = load_pipeline(model) if model else spacy.blank(lang)
     gazetteer = Gazetteer(nlp.tokenizer, case_sensitive=case_sensitive)
     start = time.perf_counter()
     try:
@@ -133,7 +173,7 @@ def evaluate(
     the same run); with `html`, also the report page in that directory. For a
     bioner component: with confidences on, their calibration; with `biases`,
     P/R/F1 at each entity_bias; with `thresholds`, P/R of the candidates at each."""
-    nlp = spacy.load(model)
+    nlp = load_pipeline(model)
     examples = list(Corpus(str(data), gold_preproc=gold_preproc)(nlp))
     spacy_scores = nlp.evaluate(examples)
     seen = None
@@ -182,7 +222,7 @@ def annotate_cli(
         _annotate_shards(model, source, output, scheduler, batch_size)
         return
     fmt = fmt or ("jsonl" if source.suffix == ".jsonl" else "text")
-    nlp = spacy.load(model)
+    nlp = load_pipeline(model)
     start = time.perf_counter()
     with tqdm(unit=" docs", file=sys.stderr, mininterval=0.5) as progress:
         try:
@@ -203,7 +243,7 @@ def _annotate_shards(model: str, source: Path, output: Path, scheduler: Optional
     start = time.perf_counter()
     try:
         summaries = annotate_shards(model, source, output, scheduler=scheduler, batch_size=batch_size)
-    except (ImportError, ValueError) as err:
+    except (ImportError, ValueError, OSError) as err:
         msg.fail(str(err), exits=1)
     for summary in summaries:
         for error in summary["errors"]:
@@ -230,7 +270,7 @@ def debug_data_cli(
     """What `spacy debug data` says of a `ner` component, for bioner: label
     counts, entity lengths, the share of dev entities unseen in training, and
     entities the tokenizer would split differently from raw text."""
-    nlp = spacy.load(model) if model else spacy.blank(lang)
+    nlp = load_pipeline(model) if model else spacy.blank(lang)
     read = lambda path: list(DocBin().from_disk(path).get_docs(nlp.vocab))  # noqa: E731
     stats = corpus_stats(read(train), read(dev), nlp.make_doc)
     for split in ("train", "dev"):
@@ -256,7 +296,7 @@ def calibrate_cli(
 ) -> None:
     """Fit the temperature that turns bioner's entity scores into calibrated
     probabilities, switch confidences on, and save the pipeline."""
-    nlp = spacy.load(model)
+    nlp = load_pipeline(model)
     ner = nlp.get_pipe(_bioner_name(nlp, model))
     target = output or Path(model)
     if output is None and not target.is_dir():
@@ -294,7 +334,7 @@ def explain_cli(
     """Why bioner tagged a text as it did: for each entity, the features with
     the most weight behind each of its tags and the transitions; for each
     term-list match left out, what taking it would cost."""
-    nlp = spacy.load(model)
+    nlp = load_pipeline(model)
     ner_name = _bioner_name(nlp, model)
     doc = nlp.make_doc(text)
     for name, pipe in nlp.pipeline:  # what runs before bioner (presets, say) runs here too
@@ -321,6 +361,17 @@ def _bioner_name(nlp, model: str) -> str:
     if not names:
         msg.fail(f"No bioner component in {model} (pipeline: {nlp.pipe_names})", exits=1)
     return names[0]
+
+
+@app.command("upgrade")
+def upgrade_cli(model: Path = typer.Argument(..., help="A pipeline directory saved by spacy-bioner 0.1.", exists=True, file_okay=False)) -> None:
+    """Rewrite a pipeline saved by spacy-bioner 0.1 (flat bioner settings) into config blocks, in place.
+    The weights are untouched, and the pipeline tags exactly as before."""
+    names = upgrade(model)
+    if not names:
+        msg.info(f"{model}: no bioner component in the 0.1 form; nothing to do.")
+    else:
+        msg.good(f"{model}: upgraded {', '.join(names)}")
 
 
 def main() -> None:
