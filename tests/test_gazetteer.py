@@ -316,13 +316,13 @@ def test_match_codes_agree_with_a_loop(spans):
 
 
 def test_loading_with_a_helper_process_gives_the_same_gazetteer(nlp, monkeypatch):
-    from spacy_bioner.gazetteer import matcher as gazetteer_module
+    from spacy_bioner.gazetteer import terms as gazetteer_module
 
     terms = [(f"Saint-{name} de {i % 7}", "LOC", f"Q{i}") for i, name in enumerate(["Denis", "Étienne", "O'Brien"] * 20)]
     terms += [(f"town{i}", "LOC", "") for i in range(40)] + [("  ", "LOC", "")]
     gazetteers = {}
     for forked in (True, False):
-        monkeypatch.setattr(gazetteer_module, "_can_fork_helper", lambda forked=forked: forked)
+        monkeypatch.setattr(gazetteer_module, "can_fork_helper", lambda forked=forked: forked)
         gazetteers[forked] = Gazetteer(nlp.tokenizer)
         assert gazetteers[forked]._add_all(terms, chunk_size=7) == len(terms) - 1
     with_helper, in_process = gazetteers[True], gazetteers[False]
@@ -336,7 +336,7 @@ def test_loading_with_a_helper_process_gives_the_same_gazetteer(nlp, monkeypatch
 def test_no_helper_process_is_forked_beside_other_threads():
     import threading
 
-    from spacy_bioner.gazetteer.matcher import _can_fork_helper
+    from spacy_bioner.gazetteer.terms import can_fork_helper as _can_fork_helper
 
     release = threading.Event()
     waiting = threading.Thread(target=release.wait)

@@ -65,8 +65,8 @@ cdef inline int _index_of(value, dict index, list values) except -1:
     return found
 
 
-def add_terms(gazetteer, list terms, list term_words):
-    """Add terms to a gazetteer's tables, given each term's normalized words:
+def add_terms(tables, list terms, list term_words):
+    """Add terms to a gazetteer's TermTables (tables.py), given each term's normalized words:
     the inner loop of loading millions of terms.
 
     New words get the next word id; a one-token term keys on its word, a
@@ -76,11 +76,11 @@ def add_terms(gazetteer, list terms, list term_words):
     term_words (List[List[str]]): The normalized words of each term; empty to skip it.
     RETURNS (Tuple[int, int, bool]): Terms added, terms skipped, whether any word was new.
     """
-    cdef dict word_ids = gazetteer._word_ids, label_index = gazetteer._label_index, kb_index = gazetteer._kb_index
-    cdef list words = gazetteer._words, labels = gazetteer.labels, kb_ids = gazetteer.kb_ids
-    cdef array unit_keys = gazetteer._unit_keys, in_phrases = gazetteer._in_phrases, key_tokens = gazetteer._key_tokens
-    cdef array entry_keys = gazetteer._added[0], entry_labels = gazetteer._added[1], entry_kbs = gazetteer._added[2]
-    get_key, add_key = gazetteer._automaton.get, gazetteer._automaton.add_word
+    cdef dict word_ids = tables.word_ids, label_index = tables.label_index, kb_index = tables.kb_index
+    cdef list words = tables.words, labels = tables.labels, kb_ids = tables.kb_ids
+    cdef array unit_keys = tables.unit_keys, in_phrases = tables.in_phrases, key_tokens = tables.key_tokens
+    cdef array entry_keys = tables.added[0], entry_labels = tables.added[1], entry_kbs = tables.added[2]
+    get_key, add_key = tables.automaton.get, tables.automaton.add_word
     cdef Py_ssize_t added = 0, skipped = 0, i, n
     cdef int64_t word_id
     cdef int key_id, label_id, kb
