@@ -18,7 +18,7 @@ from spacy.tokens import Doc, DocBin
 from spacy.training import Corpus, Example
 
 from spacy_bioner.evaluate import report
-from spacy_bioner.parser.component import score_parse
+from spacy_bioner.parser.scoring import score_parse
 
 ROOT = Path(__file__).resolve().parent.parent
 

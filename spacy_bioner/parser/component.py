@@ -7,13 +7,11 @@ from collections import Counter
 from typing import Callable, Dict, Iterable, List, NamedTuple, Optional, Sequence, Tuple
 
 import numpy
-from spacy.attrs import DEP, HEAD, IS_SPACE, LOWER, SUFFIX, TAG
+from spacy.attrs import IS_SPACE, LOWER, SUFFIX, TAG
 from spacy.language import Language
-from spacy.pipeline.dep_parser import parser_score
 from spacy.strings import get_string_id
 from spacy.tokens import Doc
 from spacy.training import Example, validate_examples, validate_get_examples
-from spacy.util import registry
 from spacy.vocab import Vocab
 
 from ..core import serialize
@@ -21,7 +19,9 @@ from ..core.features import words_of
 from ..core.perceptron import AveragedPerceptron
 from ..core.perceptron_pipe import PerceptronPipe
 from . import beam, greedy
-from .projectivity import SEPARATOR, lift, lower
+from .arcs import write_parses
+from .projectivity import lift
+from .scoring import score_parse
 from .state_features import StateFeatures
 from .transitions import MOVE_NAMES, PROJECTIVE_SYSTEMS, SYSTEMS
 
@@ -31,7 +31,6 @@ STACK_BASED_SYSTEMS = ("arc-standard", "arc-eager")  # linear time; the list-bas
 PARSER_FEATURES_VERSION = 2  # 2: suffixes
 ROOT_WORD = get_string_id("<root>")  # the root node's word, tag and suffix
 NODE_ATTRIBUTES = [LOWER, TAG, SUFFIX]  # what the features read of each token
-WHITESPACE_LABEL = "dep"  # of a whitespace token's arc: UD's unspecified dependency
 
 DEFAULT_PARSER_CONFIG = {
     "transition_system": "arc-eager",
@@ -44,34 +43,6 @@ DEFAULT_PARSER_CONFIG = {
     "max_length": 5000,
     "scorer": {"@scorers": "bioner.parser_scorer.v1"},
 }
-
-
-@registry.scorers("bioner.parser_scorer.v1")
-def make_parser_scorer() -> Callable:
-    return score_parse
-
-
-def score_parse(examples: Iterable[Example], **kwargs) -> Dict[str, object]:
-    """spaCy's parser scores (UAS, LAS and per label without punctuation, sentence P/R/F),
-    plus over every token, punctuation included (as the CoNLL 2018 shared task
-    scores): dep_uas_all, dep_las_all and dep_label_acc."""
-    examples = list(examples)
-    scores = parser_score(examples, **kwargs)
-    n = heads_right = both_right = labels_right = 0
-    for example in examples:
-        gold_heads, gold_deps = example.get_aligned_parse(projectivize=False)
-        for token, gold_head, gold_dep in zip(example.predicted, gold_heads, gold_deps):
-            if gold_head is None or not gold_dep:
-                continue
-            n += 1
-            head_right = token.head.i == gold_head
-            label_right = token.dep_.lower() == gold_dep.lower()
-            heads_right += head_right
-            labels_right += label_right
-            both_right += head_right and label_right
-    if n:
-        scores.update(dep_uas_all=heads_right / n, dep_las_all=both_right / n, dep_label_acc=labels_right / n)
-    return scores
 
 
 @Language.factory(
@@ -299,56 +270,7 @@ class BioParser(PerceptronPipe):
 
     def set_annotations(self, docs: Iterable[Doc], parses: List[Parse]) -> None:
         """Write heads and labels; spaCy sets the sentence starts from the heads."""
-        label_hashes, augmented = self._label_table()
-        for doc, parse in zip(docs, parses):
-            if not parse.units:
-                continue
-            tokens = numpy.arange(len(doc), dtype=numpy.int64)
-            absolute, deps = tokens.copy(), numpy.zeros(len(doc), dtype=numpy.uint64)
-            absolute[parse.words] = parse.heads
-            deps[parse.words] = label_hashes[parse.labels]
-            if self.cfg["pseudo_projective"] and augmented[parse.labels].any():
-                for start, end in parse.units:
-                    first, last = numpy.searchsorted(parse.words, [start, end])
-                    if augmented[parse.labels[first:last]].any():
-                        self._lower(parse.words[first:last], absolute, parse.labels[first:last], deps)
-            if len(parse.words) < len(doc):
-                self._attach_whitespace(parse.units, parse.words, absolute, deps)
-            doc.from_array([HEAD, DEP], numpy.column_stack([(absolute - tokens).view(numpy.uint64), deps]))
-
-    def _attach_whitespace(self, units: List[Tuple[int, int]], words: numpy.ndarray, absolute: numpy.ndarray, deps: numpy.ndarray) -> None:
-        """Hang each whitespace token from the word before it in its unit, else the
-        word after it; in a unit of whitespace alone the first token is the root."""
-        positions = numpy.arange(len(absolute))
-        is_word = numpy.zeros(len(absolute), dtype=numpy.bool_)
-        is_word[words] = True
-        before = numpy.maximum.accumulate(numpy.where(is_word, positions, -1))
-        after = numpy.minimum.accumulate(numpy.where(is_word, positions, len(positions))[::-1])[::-1]
-        sizes = [end - start for start, end in units]
-        unit_starts = numpy.repeat([start for start, _ in units], sizes)
-        unit_ends = numpy.repeat([end for _, end in units], sizes)
-        spaces = numpy.flatnonzero(~is_word)
-        heads = numpy.where(before[spaces] >= unit_starts[spaces], before[spaces],
-                            numpy.where(after[spaces] < unit_ends[spaces], after[spaces], unit_starts[spaces]))
-        absolute[spaces] = heads
-        deps[spaces] = numpy.where(heads == spaces, self.vocab.strings.add(self.cfg["root_label"]), self.vocab.strings.add(WHITESPACE_LABEL))
-
-    def _label_table(self) -> Tuple[numpy.ndarray, numpy.ndarray]:
-        """Each label's string id, and whether it is a lifted one."""
-        if getattr(self, "_labels_hashed", None) != self.labels:
-            self._label_hashes = numpy.array([self.vocab.strings.add(label) for label in self.labels], dtype=numpy.uint64)
-            self._augmented = numpy.array([SEPARATOR in label for label in self.labels], dtype=numpy.bool_)
-            self._labels_hashed = self.labels
-        return self._label_hashes, self._augmented
-
-    def _lower(self, words: numpy.ndarray, absolute: numpy.ndarray, labels: numpy.ndarray, deps: numpy.ndarray) -> None:
-        """Lower the lifted arcs of one unit's words, rewriting their heads and labels."""
-        nodes = numpy.searchsorted(words, absolute[words]) + 1  # node k is the (k-1)-th word; 0 the root slot
-        nodes[absolute[words] == words] = 0
-        lowered_heads, lowered_labels = lower([-1] + nodes.tolist(), [""] + [self.labels[i] for i in labels.tolist()])
-        for k, token in enumerate(words.tolist(), 1):
-            absolute[token] = words[lowered_heads[k] - 1] if lowered_heads[k] > 0 else token
-            deps[token] = self.vocab.strings.add(lowered_labels[k])
+        write_parses(self, docs, parses)
 
     # Training
 

@@ -1,0 +1,34 @@
+"""The parser's scores: spaCy's, plus UAS, LAS and label accuracy over every token."""
+from typing import Callable, Dict, Iterable
+
+from spacy.pipeline.dep_parser import parser_score
+from spacy.training import Example
+from spacy.util import registry
+
+
+@registry.scorers("bioner.parser_scorer.v1")
+def make_parser_scorer() -> Callable:
+    return score_parse
+
+
+def score_parse(examples: Iterable[Example], **kwargs) -> Dict[str, object]:
+    """spaCy's parser scores (UAS, LAS and per label without punctuation, sentence P/R/F),
+    plus over every token, punctuation included (as the CoNLL 2018 shared task
+    scores): dep_uas_all, dep_las_all and dep_label_acc."""
+    examples = list(examples)
+    scores = parser_score(examples, **kwargs)
+    n = heads_right = both_right = labels_right = 0
+    for example in examples:
+        gold_heads, gold_deps = example.get_aligned_parse(projectivize=False)
+        for token, gold_head, gold_dep in zip(example.predicted, gold_heads, gold_deps):
+            if gold_head is None or not gold_dep:
+                continue
+            n += 1
+            head_right = token.head.i == gold_head
+            label_right = token.dep_.lower() == gold_dep.lower()
+            heads_right += head_right
+            labels_right += label_right
+            both_right += head_right and label_right
+    if n:
+        scores.update(dep_uas_all=heads_right / n, dep_las_all=both_right / n, dep_label_acc=labels_right / n)
+    return scores
