@@ -117,7 +117,7 @@ FAMILIES: Dict[str, Dict[str, Tuple[Tuple[str, int], ...]]] = {
     },
     # Words three tokens away, and the next word joined with the one three on:
     # a coordination's head ("breast and ovarian cancer", "C6 or C7 deficiency").
-    # It helps NCBI-disease and costs the other corpora a little (README, Settings).
+    # It helps NCBI-disease and costs the other corpora a little.
     "far_window": {
         "lower[-3]": (("lower", -3),),
         "lower[+3]": (("lower", 3),),
@@ -134,20 +134,41 @@ FAMILIES: Dict[str, Dict[str, Tuple[Tuple[str, int], ...]]] = {
     },
 }
 # Features from the whole doc rather than a window, and from a first decoding
-# pass over it (see document.py).
+# pass over it (see ner/document.pyx).
 DOCUMENT_FAMILY = "document"
 HISTORY_FAMILY = "history"
-# Short forms defined in the doc read their long form (see abbreviations.py).
+# Short forms defined in the doc read their long form (see ner/abbreviations.py).
 ABBREVIATION_FAMILY = "abbreviations"
 CLUSTERS_FAMILY = "clusters"
 # The same templates as `clusters`, over clusters of the pipeline's static
 # vectors (vector_clusters.py): it needs vectors, so it is off by default.
 VECTORS_FAMILY = "vectors"
 FAMILIES[VECTORS_FAMILY] = FAMILIES[CLUSTERS_FAMILY]
-# Matches of the training data's entities, jackknifed in training (see memory.py).
+# Matches of the training data's entities, jackknifed in training (see ner/memory.py).
 MEMORY_FAMILY = "memory"
 ALL_FAMILIES = [*FAMILIES, DOCUMENT_FAMILY, HISTORY_FAMILY, ABBREVIATION_FAMILY, MEMORY_FAMILY]
 DEFAULT_FAMILIES = [family for family in ALL_FAMILIES if family != VECTORS_FAMILY]
+
+# What each family reads, for the configuration reference (scripts/render_docs.py).
+FAMILY_DESCRIPTIONS = {
+    "word": "The word itself, as written and lowercased.",
+    "window": "The lowercased words one and two tokens either side.",
+    "shape": "The word's shape (Xxxx, dd-dd) and short shape, here and one token either side.",
+    "affixes": "Prefixes and suffixes of length 1 to 6.",
+    "flags": "The case pattern here and one token either side, the kinds of characters, and the length.",
+    "conjunctions": "The word with the previous and with the next word, a word with its neighbour's shape, the case of three tokens.",
+    "far_window": "The words three tokens away, and the next word joined with the one three on (a coordination's head).",
+    "clusters": "The word's GloVe 6B 50d cluster at 16, 64 and 256 clusters, from a table shipped with the package "
+                "(no vectors needed); the fine cluster of the neighbours too.",
+    "vectors": "The same templates over k-means clusters of the pipeline's own static vectors, fitted at initialize; "
+               "needs vectors (`[initialize] vectors`), and replaces `clusters`.",
+    DOCUMENT_FAMILY: "How the word's other mentions in the doc are cased, and the words around its first mention.",
+    HISTORY_FAMILY: "A second decoding pass that sees the type the first pass gave the word's other mentions.",
+    ABBREVIATION_FAMILY: 'A short form defined in the doc ("atrial fibrillation ( AF )") reads its long form\'s head word, '
+                         "and in the second pass its type.",
+    MEMORY_FAMILY: "Matches of the training data's entities in the text, per label; jackknifed in training so the tagger "
+                   "learns how far to trust them.",
+}
 
 
 # Attributes that name the word itself; dropping them in training makes the

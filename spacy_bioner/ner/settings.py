@@ -142,7 +142,7 @@ class Settings(BaseModel):
         "Rows of the hashed feature table: more rows, fewer collisions and a larger model "
         "(memory = rows x tags x 4 bytes; on disk it is deflated, mostly zeros)."))
     features: List[str] = Field(list(DEFAULT_FAMILIES), description=(
-        "Feature families (see docs/configuration.md#feature-families)."))
+        "Feature families: see Feature families below."))
     seed: StrictInt = Field(0, description=(
         "Seeds the word and match dropout and the k-means of the `vectors` family: same seed and data, same weights."))
     trainer: Trainer = Field(PerceptronTrainer(), description="The trainer block.")

@@ -57,9 +57,8 @@ def train_example(ner, example: Example) -> float:
         ner.model.count(features, gold)
         return 0.0
     # One step per sentence, each scored with the weights the previous one
-    # left: a step per multi-sentence doc learns less (BC5CDR dev, local
-    # features, 10-sentence docs: 81.85 vs 82.56 this way, 82.87 with one
-    # doc per sentence). Each sentence is a sequence of its own.
+    # left: a step per multi-sentence doc learns measurably less. Each
+    # sentence is a sequence of its own.
     if len(token_runs) > 1:
         starts = layout.sent_starts.copy()
         starts[[start for start, _ in token_runs]] = True

@@ -67,11 +67,10 @@ def make_bioner_tagger(nlp: Language, name: str, attr: str, n_buckets: int, feat
 
     attr (str): What it tags: "tag" (fine-grained, token.tag_) or "pos" (universal, token.pos_).
     n_buckets (int): Rows of the hashed feature table.
-    features (List[str]): Feature families (see spacy_bioner.templates.FAMILIES).
+    features (List[str]): Feature families (see spacy_bioner.core.templates.FAMILIES).
     margin (float): Per-token margin the gold tags must win by in training
-        (cost-augmented perceptron steps); 0 is the plain perceptron. 30 was
-        chosen on UD English EWT dev: XPOS 94.81% against 94.64% with 0,
-        mean of three seeds (bench/bench_parser_tags.py).
+        (cost-augmented perceptron steps); 0 is the plain perceptron. The
+        default was chosen on UD English EWT dev (bench/bench_parser_tags.py).
     scorer (Optional[Callable]): Scores tag and pos accuracy.
     """
     return BioTagger(nlp.vocab, name, attr=attr, n_buckets=n_buckets, features=features, margin=margin, scorer=scorer)
