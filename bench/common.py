@@ -205,12 +205,20 @@ def machine() -> dict:
     return {"cpu": cpu, "cores": os.cpu_count(), "python": platform.python_version(), "spacy": spacy.__version__}
 
 
+def _source_state() -> str:
+    """The commit the benchmark runs, and whether the package or configs differ from it."""
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
+    dirty = subprocess.run(["git", "status", "--porcelain", "--", "spacy_bioner", "configs"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
+    return commit + ("+changes" if dirty else "")
+
+
+SOURCE_STATE = _source_state()  # taken when the benchmark starts, not when it ends
+
+
 def write_results(name: str, figures: dict) -> Path:
     """bench/results/<name>.json: the figures with the commit, date, machine and command that produced them."""
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
-    dirty = bool(subprocess.run(["git", "status", "--porcelain", "--", "spacy_bioner", "configs"], cwd=ROOT, capture_output=True, text=True).stdout.strip())
     record = {
-        "commit": commit + ("+changes" if dirty else ""),
+        "commit": SOURCE_STATE,
         "date": datetime.date.today().isoformat(),
         "machine": machine(),
         "command": " ".join(["python", *sys.argv]),
