@@ -6,7 +6,6 @@ from spacy_bioner.ner.document import DOCUMENT_FEATURES, document_features
 from spacy_bioner.core.features import Lexicon
 from spacy_bioner.core.perceptron import DROPPED
 from spacy_bioner.core.templates import COLUMNS, N_ATTRIBUTES, word_attributes
-from spacy_bioner.ner.featurizer import features as features_of
 
 from conftest import TRAIN_DATA, train_nlp
 
