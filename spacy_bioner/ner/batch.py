@@ -7,7 +7,7 @@ gazetteer and memory; they keep no state of their own.
 from typing import Callable, Iterable, List, NamedTuple, Optional, Tuple
 
 import numpy
-from spacy.attrs import ORTH
+from spacy.attrs import ENT_IOB, ENT_TYPE, ORTH
 from spacy.tokens import Doc, Span
 
 from ..core.features import batch_layout, words_of
@@ -17,6 +17,8 @@ from ..gazetteer.matcher import filter_matches, match_codes
 from .abbreviations import Words, definitions, mentions, undefined_acronyms
 from .dropout import match_dropout
 from .settings import TOKENS_PER_PASS
+
+INSIDE, OUTSIDE, BEGIN = 1, 2, 3  # spaCy's ENT_IOB codes; B without a type is a blocked token
 
 
 class Layout(NamedTuple):
@@ -34,6 +36,8 @@ class Layout(NamedTuple):
     # as abbreviation_heads/starts, for the short forms labelled after decoding (short_form_labels, acronym_labels)
     short_form_heads: Optional[numpy.ndarray] = None
     short_form_starts: Optional[numpy.ndarray] = None
+    # bool per token: whitespace after which no entity continues ([rules] line_breaks); None: none such
+    line_ends: Optional[numpy.ndarray] = None
 
 
 class Trellis(NamedTuple):
@@ -112,8 +116,27 @@ def lay_out(ner, docs: List[Doc], folds: Optional[List[int]] = None) -> Layout:
         if folds is not None:
             found = [match_dropout(ner, doc_found) for doc_found in found]
         memory = match_codes(laid_end_to_end(found, offsets.tolist()), len(rows), len(ner.labels))
+    line_ends = _line_ends(docs, offsets, is_space, rules.line_breaks) if is_space.any() else None
     return Layout(offsets, rows, lexicon.mention_ids[rows], sentence, sent_starts, is_space, heads, starts, memory,
-                  short_form_heads, short_form_starts)
+                  short_form_heads, short_form_starts, line_ends)
+
+
+def _line_ends(docs: List[Doc], offsets: numpy.ndarray, is_space: numpy.ndarray, line_breaks: str) -> Optional[numpy.ndarray]:
+    """The whitespace tokens that end any entity before them: with "blank_or_indented", a blank line
+    or a line break followed by indentation or a tab (fields, addresses, signatures); with "every",
+    every line break; with "none", none. A single line break inside wrapped prose may join an entity."""
+    if line_breaks == "none":
+        return None
+    ends = numpy.zeros(len(is_space), dtype=numpy.bool_)
+    spaces = numpy.flatnonzero(is_space)
+    doc_of = numpy.searchsorted(offsets, spaces, side="right") - 1
+    for position, d in zip(spaces.tolist(), doc_of.tolist()):
+        text = docs[d][position - int(offsets[d])].text
+        if line_breaks == "every":
+            ends[position] = "\n" in text
+        else:
+            ends[position] = text.count("\n") >= 2 or "\n " in text or "\n\t" in text
+    return ends if ends.any() else None
 
 
 def over_words(layout: Layout, features: Callable[[Layout], numpy.ndarray], fill) -> numpy.ndarray:
@@ -152,8 +175,13 @@ def laid_end_to_end(matches: List[numpy.ndarray], offsets: List[int]) -> numpy.n
 
 
 def presets_of(ner, doc: Doc, matches: numpy.ndarray) -> List[Span]:
-    """Entities the tagger must keep: the doc's own, plus gazetteer matches in "ents" mode."""
+    """What the tagger must keep: the doc's entities, its blocked tokens (`doc.set_ents(blocked=...)`:
+    each a one-token span without a label, which no entity may take), and gazetteer matches in "ents" mode."""
     presets = list(doc.ents)
+    if len(doc):
+        iob_types = doc.to_array([ENT_IOB, ENT_TYPE])
+        blocked = numpy.flatnonzero((iob_types[:, 0] == BEGIN) & (iob_types[:, 1] == 0))
+        presets.extend(Span(doc, i, i + 1) for i in blocked.tolist())
     settings = ner.settings.gazetteer
     if settings.mode == "ents":
         taken = {i for ent in presets for i in range(ent.start, ent.end)}
@@ -185,6 +213,8 @@ def presets_forced(ner, layout: Layout, presets: List[List[Span]]) -> Tuple[nump
                 forced[first:last] = ner.scheme.from_spans([(0, last - first, label)], last - first)
             if end < len(ends):
                 ends[end] = True
+    if layout.line_ends is not None:
+        ends |= layout.line_ends
     return forced, ends
 
 

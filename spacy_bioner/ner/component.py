@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
 import numpy
+from spacy.errors import Errors
 from spacy.language import Language
 from spacy.scorer import get_ner_prf
 from spacy.tokenizer import Tokenizer
@@ -35,10 +36,11 @@ from .featurizer import Featurizer, check_vectors, fit_clusters, word_clusters
 from .hmm import CountedHMM
 from .memory import EntityMemory
 from .settings import (
-    DEFAULT_CONFIG, Confidence, GazetteerSettings, Rules, Settings, Trainer, from_version_0_1,
+    DEFAULT_CONFIG, TRAINED_KEYS, Confidence, GazetteerSettings, Rules, Settings, Trainer, from_version_0_1,
 )
 
-# 2: settings in config blocks (trainer, confidence, rules, gazetteer); 0.1 saved flat keys, without this field
+# 2: the component's files hold what training fixed (the settings that shape the weights, the labels);
+# the other settings come from the pipeline's config. 0.1 saved every setting as a flat key, without this field.
 FORMAT_VERSION = 2
 
 
@@ -88,6 +90,10 @@ class BioNER(PerceptronPipe):
         self.name = name
         self.scorer = scorer
         self.settings = settings or Settings()
+        # Given by the pipeline's config (the factory): they win over a loaded model's, which must agree
+        # on what training fixed. Not given (BioNER(vocab).from_disk(...)): the model's are taken.
+        self._settings_given = settings is not None
+        self.is_initialized = False  # by initialize, from_disk/from_bytes or a first update
         self.cfg = {"labels": []}
         self.clusters: Optional[VectorClusters] = None  # fitted at initialize for the vectors family
         self.warned_no_vectors = False
@@ -112,9 +118,7 @@ class BioNER(PerceptronPipe):
         """A copy that shares these weights, term lists and memory, with some settings changed
         (`with_settings(confidence={"entity_bias": 1.0})`); only settings read when tagging may change."""
         changed = self.settings.replace(**changes)
-        fixed = ("scheme", "n_buckets", "features", "trainer")
-        if any(getattr(changed, key) != getattr(self.settings, key) for key in fixed):
-            raise ValueError(f"{self.name}: {', '.join(fixed)} are fixed once trained; only the tagging settings may change.")
+        _check_trained(self.name, changed, self.settings, "this pipeline")
         variant = copy.copy(self)
         variant.settings = changed
         return variant
@@ -130,6 +134,7 @@ class BioNER(PerceptronPipe):
         if label in self.cfg["labels"]:
             return 0
         self.cfg["labels"].append(label)
+        self.vocab.strings.add(label)
         self.scheme = TagScheme(self.settings.scheme, self.cfg["labels"])
         self.legal = self.scheme.transitions().astype(numpy.uint8)
         self.model.resize(self.scheme.n_tags)
@@ -144,8 +149,9 @@ class BioNER(PerceptronPipe):
         gazetteer: Optional[Union[str, Path]] = None,
         gazetteer_label: Optional[str] = None,
     ) -> None:
-        """Set the labels (given ones first, then those in the examples), load term lists, reset the weights,
-        and with the `memory` family memorize the examples' entities.
+        """Set the labels (those added before, then the given ones, then those in the examples), load
+        term lists, reset the weights, and with the `memory` family memorize the examples' entities.
+        With no labels at all the component is ready and finds nothing, as spaCy's ner.
 
         get_examples (Callable[[], Iterable[Example]]): Returns the training examples.
         nlp (Language): The pipeline.
@@ -158,7 +164,7 @@ class BioNER(PerceptronPipe):
         if gazetteer:
             self.gazetteer.load(gazetteer, label=gazetteer_label)
         remember = MEMORY_FAMILY in self.settings.features
-        found = list(labels or [])
+        found = list(dict.fromkeys([*self.labels, *(labels or [])]))
         references = []  # kept for the memory only: a corpus is read once
         for example in get_examples():
             if remember:
@@ -166,11 +172,6 @@ class BioNER(PerceptronPipe):
             for ent in example.reference.ents:
                 if ent.label_ not in found:
                     found.append(ent.label_)
-        if not found:
-            raise ValueError(
-                "BioNER.initialize found no entity labels: pass labels=[...] or "
-                "examples whose reference docs have entities."
-            )
         self.cfg["labels"] = []
         self.clusters = fit_clusters(self.vocab, self.settings.seed) if VECTORS_FAMILY in self.settings.features else None
         self._build()
@@ -179,6 +180,7 @@ class BioNER(PerceptronPipe):
         self.memory = EntityMemory(self.gazetteer.tokenizer)
         if remember:
             self.memory.fill(references)
+        self.is_initialized = True
 
     def predict(self, docs: Iterable[Doc]) -> List[Prediction]:
         """Gazetteer matches, preset entities and tag ids (averaged weights) for each doc.
@@ -187,6 +189,8 @@ class BioNER(PerceptronPipe):
         One call at a time: the word caches (lexicon, word scores) fill as
         new words arrive, and a thread must not read a row another one is writing.
         """
+        if not self.is_initialized:
+            raise ValueError(Errors.E109.format(name=self.name))
         if self.clusters is not None:
             check_vectors(self)
         with self._predict_lock:
@@ -204,12 +208,14 @@ class BioNER(PerceptronPipe):
         """One training step per sentence of each example; the loss is the count of mistagged tokens."""
         examples = list(examples)
         validate_examples(examples, "BioNER.update")
-        return trainers.update(self, examples, {} if losses is None else losses)
+        losses = trainers.update(self, examples, {} if losses is None else losses)
+        self.is_initialized = True
+        return losses
 
     # Serialization (see PerceptronPipe), with the gazetteer and the memory beside the weights.
 
     def _saved_cfg(self) -> Dict[str, object]:
-        return {**self.settings.to_cfg(), "labels": list(self.labels), "templates_version": TEMPLATES_VERSION,
+        return {**self.settings.trained_cfg(), "labels": list(self.labels), "templates_version": TEMPLATES_VERSION,
                 "format_version": FORMAT_VERSION}
 
     def _arrays(self) -> Dict[str, numpy.ndarray]:
@@ -248,21 +254,28 @@ class BioNER(PerceptronPipe):
 
     def _load(self, settings: Settings, labels: List[str], arrays, gazetteer: bytes, where: str, gazetteer_where: str = "bytes",
               memory: Optional[bytes] = None, memory_where: str = "bytes") -> "BioNER":
+        if self._settings_given:
+            _check_trained(self.name, self.settings, settings, where)
+            settings = self.settings
         n_tags = len(TagScheme(settings.scheme, labels).tags)
         serialize.check_array(arrays, "emission", (settings.n_buckets, n_tags), where)
         serialize.check_array(arrays, "transition", (n_tags + 1, n_tags), where)
         self.clusters = VectorClusters.from_arrays(arrays, where) if VECTORS_FAMILY in settings.features else None
         self.settings, self.cfg = settings, {"labels": list(labels)}
+        for label in labels:
+            self.vocab.strings.add(label)
         self._build()
         self.model.load_averages(arrays["emission"], arrays["transition"])
         self.gazetteer.from_bytes(gazetteer, where=gazetteer_where)
         self.memory = EntityMemory(self.gazetteer.tokenizer)
         if memory is not None:
             self.memory.from_bytes(memory, where=memory_where)
+        self.is_initialized = True
         return self
 
     def __reduce__(self):
-        return (_unpickle_bioner, (self.vocab, self.name, self.gazetteer.tokenizer, self.scorer, self.to_bytes()))
+        settings = self.settings.to_cfg() if self._settings_given else None
+        return (_unpickle_bioner, (self.vocab, self.name, self.gazetteer.tokenizer, self.scorer, settings, self.to_bytes()))
 
 
 def _read_cfg(cfg, where: str) -> Tuple[Settings, List[str]]:
@@ -281,15 +294,28 @@ def _read_cfg(cfg, where: str) -> Tuple[Settings, List[str]]:
     if not isinstance(labels, list) or not all(isinstance(label, str) and label for label in labels):
         raise serialize.ModelFileError(f"Bad config in {where}: 'labels' must be a list of non-empty strings, got {labels!r}.")
     try:
-        saved = from_version_0_1(cfg) if version == 1 else cfg
-        blocks = {key: saved[key] for key in ("scheme", "n_buckets", "features", "seed", "trainer", "confidence", "rules", "gazetteer")}
-        return Settings.from_cfg(blocks), labels
+        if version == 1:
+            saved = from_version_0_1(cfg)
+            return Settings.from_cfg({key: saved[key] for key in ("scheme", "n_buckets", "features", "seed", "trainer", "confidence", "rules", "gazetteer")}), labels
+        return Settings.from_trained_cfg({key: cfg[key] for key in TRAINED_KEYS}), labels
     except (ValueError, KeyError, TypeError) as err:
         detail = f"no {err}" if isinstance(err, KeyError) else " ".join(str(err).split())
         raise serialize.ModelFileError(f"Bad config in {where}: {detail}") from None
 
 
-def _unpickle_bioner(vocab, name, tokenizer, scorer, data):
-    # Used by nlp.pipe(n_process=...) to ship the component to worker processes.
-    component = BioNER(vocab, name, tokenizer=tokenizer, scorer=scorer)
+def _check_trained(name: str, settings: Settings, trained: Settings, where: str) -> None:
+    """The config may change any setting but those that shaped the trained weights."""
+    for key, wanted in settings.trained_cfg().items():
+        was = trained.trained_cfg()[key]
+        if wanted != was:
+            raise ValueError(
+                f"{name}: the config sets {key} = {wanted!r}, but the model in {where} was trained with {was!r}, "
+                f"and {key} cannot change after training: set it back, or train a new model."
+            )
+
+
+def _unpickle_bioner(vocab, name, tokenizer, scorer, settings, data):
+    # Used by nlp.pipe(n_process=...) to ship the component to worker processes, settings included.
+    settings = Settings.from_cfg(settings) if settings is not None else None
+    component = BioNER(vocab, name, settings=settings, tokenizer=tokenizer, scorer=scorer)
     return component.from_bytes(data)

@@ -28,6 +28,9 @@ TOKENS_PER_PASS = 2**15
 MAX_ALTERNATIVE_LENGTH = 10
 
 GAZETTEER_MODES = ("features", "fallback", "ents")
+LINE_BREAKS = ("blank_or_indented", "every", "none")
+# What a model's files keep of its settings (Settings.trained_cfg)
+TRAINED_KEYS = ("scheme", "n_buckets", "features", "trainer", "case_sensitive")
 
 
 class Block(BaseModel):
@@ -94,9 +97,14 @@ class Confidence(Block):
 
 
 class Rules(Block):
-    """Rules applied after decoding, each on one kind of evidence elsewhere in the doc."""
+    """Rules on evidence the tagger's features do not weigh: where raw text's layout ends an entity,
+    and, after decoding, retagging on evidence elsewhere in the doc."""
 
     registered_name: ClassVar[str] = "bioner.rules.v1"
+    line_breaks: Literal[LINE_BREAKS] = Field("blank_or_indented", description=(
+        '"blank_or_indented": a blank line, or a line break followed by indentation or a tab, ends any entity '
+        '(fields, addresses, signatures, lists), while a single line break inside wrapped prose ("New\\nYork") may '
+        'join one; "every": every line break ends an entity; "none": line breaks are transparent.'))
     short_form_labels: StrictBool = Field(True, description=(
         'With the `abbreviations` family: a short form defined in the doc ("atrial fibrillation ( AF )") that the '
         "tagger left outside every entity takes the type of the entity ending on its long form."))
@@ -180,6 +188,21 @@ class Settings(BaseModel):
         for block in ("trainer", "confidence", "rules", "gazetteer"):
             cfg[block] = getattr(self, block).to_config()
         return cfg
+
+    def trained_cfg(self) -> Dict[str, object]:
+        """The settings that shape the trained weights and term tables, as a model's files hold them:
+        they cannot change after training."""
+        return {"scheme": self.scheme, "n_buckets": self.n_buckets, "features": list(self.features),
+                "trainer": self.trainer.registered_name, "case_sensitive": self.gazetteer.case_sensitive}
+
+    @classmethod
+    def from_trained_cfg(cls, cfg: Dict[str, object]) -> "Settings":
+        """Settings with these trained ones (`trained_cfg`) and the defaults for the rest."""
+        kinds = {kind.registered_name: kind for kind in TRAINERS.values()}
+        if cfg["trainer"] not in kinds:
+            raise ValueError(f"unknown trainer {cfg['trainer']!r}: use one of {sorted(kinds)}")
+        return cls(scheme=cfg["scheme"], n_buckets=cfg["n_buckets"], features=cfg["features"], trainer=kinds[cfg["trainer"]](),
+                   gazetteer=GazetteerSettings(case_sensitive=cfg["case_sensitive"]))
 
     @classmethod
     def from_cfg(cls, cfg: Dict[str, object]) -> "Settings":

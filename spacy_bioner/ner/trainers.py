@@ -26,6 +26,9 @@ def train_example(ner, example: Example) -> float:
     doc = example.predicted
     if len(doc) == 0:
         return 0.0
+    for ent in example.reference.ents:  # a label first seen here is added, as spaCy's ner adds it
+        if ent.label_ not in ner.labels:
+            ner.add_label(ent.label_)
     known = gold_tags(example, ner.scheme)
     if (known < 0).all():
         return 0.0

@@ -6,10 +6,8 @@ import numpy
 from spacy.tokens import Doc, Span, SpanGroup
 
 from ..gazetteer.matcher import filter_matches
-from .batch import laid_end_to_end
+from .batch import BEGIN, INSIDE, OUTSIDE, laid_end_to_end
 from .entities import write_entities
-
-INSIDE, OUTSIDE, BEGIN = 1, 2, 3  # spaCy's ENT_IOB codes
 
 
 def write(ner, docs: List[Doc], predictions: list) -> None:

@@ -1,0 +1,109 @@
+"""What applications rely on of spaCy's ner, for bioner: labels, initialization, blocked tokens."""
+import pytest
+import spacy
+from spacy.language import Language
+from spacy.tokens import Span
+from spacy.training import Example
+
+from conftest import TRAIN_DATA, make_examples, train_nlp
+
+
+def test_labels_added_before_initialize_are_kept():
+    nlp = spacy.blank("en")
+    ner = nlp.add_pipe("bioner")
+    ner.add_label("C")
+    ner.add_label("B")
+    examples = make_examples(nlp)
+    nlp.initialize(lambda: examples)
+    assert ner.labels == ("C", "B", "PER", "LOC", "ORG")
+
+
+def test_initialize_without_labels_predicts_nothing():
+    nlp = spacy.blank("en")
+    ner = nlp.add_pipe("bioner")
+    nlp.initialize()
+    assert ner.labels == ()
+    doc = nlp("Alice Smith lives in Paris .")
+    assert doc.ents == () and all(token.ent_iob_ == "O" for token in doc)
+
+
+def test_a_gold_label_first_seen_in_update_is_added():
+    nlp = train_nlp()
+    examples = [Example.from_dict(nlp.make_doc("Mount Fuji is high ."), {"entities": [(0, 10, "MOUNTAIN")]})]
+    for _ in range(20):
+        nlp.update(examples)
+    ner = nlp.get_pipe("bioner")
+    assert "MOUNTAIN" in ner.labels
+    assert [(e.text, e.label_) for e in nlp("Mount Fuji is high .").ents] == [("Mount Fuji", "MOUNTAIN")]
+
+
+def test_labels_are_in_the_vocab_strings(tmp_path):
+    nlp = spacy.blank("en")
+    ner = nlp.add_pipe("bioner")
+    ner.add_label("RARE_LABEL_ONE")
+    assert "RARE_LABEL_ONE" in nlp.vocab.strings
+    nlp.initialize()
+    data = ner.to_bytes()
+    fresh = spacy.blank("en")
+    fresh.add_pipe("bioner").from_bytes(data)
+    assert "RARE_LABEL_ONE" in fresh.vocab.strings
+
+
+def test_an_uninitialized_component_says_so():
+    nlp = spacy.blank("en")
+    nlp.add_pipe("bioner")
+    with pytest.raises(ValueError, match=r"E109.*initialize"):
+        nlp("Alice Smith lives in Paris .")
+
+
+@Language.component("test_blocker")
+def _blocker(doc):
+    doc.set_ents([], blocked=[doc[0:2]])
+    return doc
+
+
+def test_blocked_tokens_are_never_in_an_entity():
+    nlp = train_nlp()
+    text = TRAIN_DATA[0][0]
+    assert [e.text for e in nlp(text).ents][0] == "Alice Smith"
+    nlp.add_pipe("test_blocker", before="bioner")
+    doc = nlp(text)
+    assert [t.ent_iob_ for t in doc[0:2]] == ["B", "B"] and [t.ent_type_ for t in doc[0:2]] == ["", ""]
+    assert all(ent.start >= 2 for ent in doc.ents) and "Paris" in [e.text for e in doc.ents]
+
+
+def test_preset_entities_and_blocked_tokens_together():
+    nlp = train_nlp()
+    doc = nlp.make_doc("Alice Smith lives in Paris .")
+    doc.set_ents([Span(doc, 4, 5, label="LOC")], blocked=[doc[0:1]])
+    doc = nlp.get_pipe("bioner")(doc)
+    assert doc[0].ent_iob_ == "B" and doc[0].ent_type_ == ""
+    assert ("Paris", "LOC") in [(e.text, e.label_) for e in doc.ents]
+
+
+LAYOUT = ["Best,\n  Maria  Garcia\n\tAmsterdam", "Name:\nJohn\nSmith\nEmployer:\nIBM\nCity:\nNew\nYork\n\n\nSigned",
+          "Alice Smith\n\nParis Berlin\n    Acme Corp"]
+
+
+@pytest.mark.parametrize("line_breaks, breaking", [
+    ("blank_or_indented", ("\n\n", "\n ", "\n\t")),
+    ("every", ("\n",)),
+])
+def test_line_breaks_end_entities_as_configured(line_breaks, breaking):
+    # A huge entity_bias makes every word part of some entity: only the constraints keep them apart.
+    nlp = train_nlp({"rules": {"line_breaks": line_breaks}, "confidence": {"entity_bias": 1e6}})
+    for doc in nlp.pipe(LAYOUT):
+        assert doc.ents
+        for ent in doc.ents:
+            assert not any(b in ent.text for b in breaking), (line_breaks, ent.text)
+
+
+def test_without_the_rule_line_breaks_are_transparent():
+    nlp = train_nlp({"rules": {"line_breaks": "none"}, "confidence": {"entity_bias": 1e6}})
+    assert any("\n" in ent.text for doc in nlp.pipe(LAYOUT) for ent in doc.ents)
+
+
+def test_a_single_line_break_or_a_run_of_spaces_may_join_an_entity():
+    nlp = train_nlp({"confidence": {"entity_bias": 1e6}})
+    texts = ["Maria  Garcia  Lopez  Diaz", "New\nYork\nCity\nHall"]
+    assert any(ent.end - ent.start > 1 for doc in nlp.pipe(texts) for ent in doc.ents if " " in ent.text or "\n" in ent.text)
