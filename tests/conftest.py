@@ -71,15 +71,29 @@ def trained_nlp():
     return train_nlp()
 
 
-def as_version_0_1(cfg: dict) -> dict:
-    """A saved bioner cfg in the flat form spacy-bioner 0.1 wrote (its blocks' fields as top-level keys)."""
-    flat = {key: cfg[key] for key in ("scheme", "n_buckets", "features", "seed", "labels", "templates_version")}
+def save_as_version_0_1(nlp, path, drop=()) -> None:
+    """Save a pipeline as spacy-bioner 0.1 laid it out: the bioner settings as flat keys, in config.cfg
+    and in the component's cfg; without the keys in `drop` (models saved before those settings existed)."""
+    import json
+
+    from spacy.util import load_config
+
+    nlp.to_disk(path)
+    ner = nlp.get_pipe("bioner")
+    cfg = ner.settings.to_cfg()
+    flat = {key: cfg[key] for key in ("scheme", "n_buckets", "features", "seed")}
     trainer = dict(cfg["trainer"])
     flat["trainer"] = trainer.pop("@misc").split(".")[1]
     flat.update(trainer)
     confidence = {key: value for key, value in cfg["confidence"].items() if key != "@misc"}
     flat["confidence"] = confidence.pop("probabilities")
     flat.update(confidence)
-    flat.update({key: value for key, value in cfg["rules"].items() if key != "@misc"})
+    flat.update({key: value for key, value in cfg["rules"].items() if key not in ("@misc", "line_breaks")})
     flat["gazetteer"] = {key: value for key, value in cfg["gazetteer"].items() if key != "@misc"}
-    return flat
+    for key in drop:
+        del flat[key]
+    config = load_config(path / "config.cfg", interpolate=False)
+    config["components"]["bioner"] = {"factory": "bioner", **flat, "scorer": {"@scorers": "spacy.ner_scorer.v1"}}
+    config.to_disk(path / "config.cfg")
+    saved = {**flat, "labels": list(ner.labels), "templates_version": json.loads((path / "bioner" / "cfg").read_text())["templates_version"]}
+    (path / "bioner" / "cfg").write_text(json.dumps(saved), encoding="utf8")

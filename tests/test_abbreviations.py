@@ -1,4 +1,3 @@
-import json
 import numpy
 import pytest
 from hypothesis import given, settings, strategies as st
@@ -14,7 +13,7 @@ from spacy_bioner.core.schemes import TagScheme
 from spacy_bioner.core.templates import N_ATTRIBUTES, word_attributes
 from spacy_bioner.ner.batch import lay_out
 
-from conftest import as_version_0_1, short_form_nlp, train_nlp
+from conftest import save_as_version_0_1, short_form_nlp, train_nlp
 
 WORDS = "Patients with atrial fibrillation ( AF ) and streptozotocin ( STZ ) diabetes . AF was common ; the ( WHO ) said".split()
 
@@ -281,15 +280,15 @@ def test_bioner_labels_undefined_acronyms_of_its_entities(tmp_path, acronym_labe
 
 
 def test_models_saved_before_short_form_labels_keep_their_output(tmp_path):
+    from spacy_bioner.ner.component import BioNER
+    from spacy_bioner.upgrade import upgrade
+
     nlp = train_nlp({"features": ["word", "abbreviations"]})
-    nlp.to_disk(tmp_path)
-    cfg_path = tmp_path / "bioner" / "cfg"
-    cfg = json.loads(cfg_path.read_text(encoding="utf8"))
-    cfg = as_version_0_1(cfg)
-    del cfg["short_form_labels"], cfg["acronym_labels"]
-    cfg_path.write_text(json.dumps(cfg), encoding="utf8")
-    ner = spacy.load(tmp_path).get_pipe("bioner")
-    assert ner.settings.rules.short_form_labels is False and ner.settings.rules.acronym_labels is False
+    save_as_version_0_1(nlp, tmp_path, drop=("short_form_labels", "acronym_labels"))
+    alone = BioNER(nlp.vocab).from_disk(tmp_path / "bioner")
+    assert upgrade(tmp_path) == ["bioner"]
+    for ner in (spacy.load(tmp_path).get_pipe("bioner"), alone):
+        assert ner.settings.rules.short_form_labels is False and ner.settings.rules.acronym_labels is False
 
 
 def test_line_breaks_change_no_definition_or_acronym():

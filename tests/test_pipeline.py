@@ -172,13 +172,6 @@ def test_odd_docs_are_tagged(trained_nlp, words):
         assert not ent[0].is_space
 
 
-def test_initialize_without_labels_is_an_error():
-    nlp = spacy.blank("en")
-    nlp.add_pipe("bioner")
-    with pytest.raises(ValueError, match="no entity labels"):
-        nlp.initialize(lambda: [Example.from_dict(nlp.make_doc("no ents"), {"entities": []})])
-
-
 def test_initialize_adds_undeclared_labels():
     nlp = spacy.blank("en")
     ner = nlp.add_pipe("bioner")
@@ -427,7 +420,9 @@ FULL_FEATURES = ["word", "window", "shape", "affixes", "flags", "conjunctions", 
 @pytest.mark.parametrize("config", [{}, {"features": FULL_FEATURES}, {"scheme": "BIO", "trainer": CRF}])
 def test_training_over_whitespace_tokens_learns_what_it_does_without(config):
     """Whitespace tokens in the training docs (raw text's line breaks, even inside an
-    entity) are left out of training as they are of decoding: the same weights."""
+    entity) are left out of training as they are of decoding: the same weights, where
+    line breaks are transparent (line_breaks "none"; blank lines end entities otherwise)."""
+    config = {**config, "rules": {"line_breaks": "none"}}
     spaced_data = _with_line_breaks(TRAIN_DATA)
     nlp = spacy.blank("en")
     assert any(token.is_space for text, _ in spaced_data for token in nlp.make_doc(text))
@@ -467,8 +462,9 @@ def test_gold_entity_with_whitespace_at_its_edges_trains_as_its_words():
 
 def test_whitespace_tokens_change_no_confidence_or_alternative():
     """Entity probabilities and alternatives are computed over the words, as the tags
-    are decoded: a whitespace token's own scores count for nothing."""
-    nlp = train_nlp({"confidence": {"probabilities": True, "alternatives": 5, "alternatives_threshold": 0.01, "temperature": 30.0}})
+    are decoded: a whitespace token's own scores count for nothing (line breaks transparent, line_breaks "none")."""
+    nlp = train_nlp({"confidence": {"probabilities": True, "alternatives": 5, "alternatives_threshold": 0.01, "temperature": 30.0},
+                     "rules": {"line_breaks": "none"}})
     words = "Bob works at Acme Corp in Berlin with Carol Jones".split()
     spaced_words = ["\n", "Bob", "works", "\n", "at", "Acme", "\n", "Corp", "  ", "in", "Berlin", "\n\n", "with", "Carol", "\n", "Jones"]
     positions = [1, 2, 4, 5, 7, 9, 10, 12, 13, 15]

@@ -1,5 +1,4 @@
 """person_labels: a surname alone takes the label of the person the doc named in full."""
-import json
 
 import numpy
 import pytest
@@ -14,7 +13,7 @@ from spacy_bioner.ner.explain import explain
 from spacy_bioner.core.schemes import TagScheme
 from spacy_bioner.ner.surnames import label_surnames
 
-from conftest import as_version_0_1, train_nlp
+from conftest import save_as_version_0_1, train_nlp
 
 LABELS = ["LOC", "PER"]
 PER = [1]
@@ -99,12 +98,10 @@ def test_the_component_labels_lone_surnames_and_explain_says_so(tmp_path):
 
 
 def test_models_saved_before_person_labels_keep_their_output(tmp_path):
-    washington_nlp().to_disk(tmp_path)
-    cfg_path = tmp_path / "bioner" / "cfg"
-    cfg = json.loads(cfg_path.read_text(encoding="utf8"))
-    cfg = as_version_0_1(cfg)
-    del cfg["person_labels"]
-    cfg_path.write_text(json.dumps(cfg), encoding="utf8")
+    from spacy_bioner.upgrade import upgrade
+
+    save_as_version_0_1(washington_nlp(), tmp_path, drop=("person_labels",))
+    assert upgrade(tmp_path) == ["bioner"]
     nlp = spacy.load(tmp_path)
     assert nlp.get_pipe("bioner").settings.rules.person_labels == []
     assert [(e.text, e.label_) for e in nlp(TEXT).ents] == [("MaliVai Washington", "PER"), ("Washington", "LOC")]

@@ -21,12 +21,13 @@ def tagged(nlp):
             for doc in nlp.pipe(EXPECTED["texts"])]
 
 
-def test_a_0_1_component_loads_and_tags_as_0_1_did():
+def test_a_0_1_component_loads_alone_with_its_settings_and_tags_as_0_1_did():
     nlp = spacy.blank("en")
-    nlp.add_pipe("bioner").from_disk(FIXTURE / "bioner")
-    ner = nlp.get_pipe("bioner")
-    assert isinstance(ner, BioNER) and ner.settings.confidence.probabilities and ner.settings.n_buckets == 1024
-    assert tagged(nlp) == EXPECTED["entities"]
+    ner = BioNER(nlp.vocab, tokenizer=nlp.tokenizer).from_disk(FIXTURE / "bioner")
+    assert ner.settings.confidence.probabilities and ner.settings.n_buckets == 1024
+    docs = [ner(nlp.make_doc(text)) for text in EXPECTED["texts"]]
+    assert [[[e.text, e.label_, e.kb_id_, round(p, 6)] for e, p in zip(doc.ents, doc.spans["bioner"].attrs["scores"])]
+            for doc in docs] == EXPECTED["entities"]
 
 
 def test_a_0_1_pipeline_names_the_version_in_one_line_and_upgrade_makes_it_load(tmp_path):

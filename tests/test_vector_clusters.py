@@ -72,12 +72,12 @@ def test_the_family_needs_vectors_and_warns_without_them(tmp_path):
     trained = place_pipeline(["word", "vectors"])
     trained.get_pipe("bioner").to_disk(tmp_path / "bioner")
     bare = spacy.blank("en")
-    bare.add_pipe("bioner").from_disk(tmp_path / "bioner")
+    bare.add_pipe("bioner", config={"features": ["word", "vectors"]}).from_disk(tmp_path / "bioner")
     with pytest.warns(UserWarning, match="no static vectors"):
         bare("Oslo")
     other = spacy.blank("en")
     other.vocab.set_vector("Oslo", numpy.ones(3, dtype=numpy.float32))
-    other.add_pipe("bioner").from_disk(tmp_path / "bioner")
+    other.add_pipe("bioner", config={"features": ["word", "vectors"]}).from_disk(tmp_path / "bioner")
     with pytest.raises(ValueError, match="vectors have 3 dimensions"):
         other("Oslo")
 

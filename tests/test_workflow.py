@@ -44,6 +44,9 @@ def test_spacy_train_cli_writes_loadable_model_best(tmp_path):
     trained = spacy.load(tmp_path / "out" / "model-best")
     doc = trained("Bob works at Acme Corp in Berlin")
     assert [(e.text, e.label_) for e in doc.ents] == [("Bob", "PER"), ("Acme Corp", "ORG"), ("Berlin", "LOC")]
+    # Components that read sentences (negation detectors) find them: no E030.
+    assert [sent.text for sent in trained("Bob works at Acme Corp . Carol lives in Berlin .").sents] == [
+        "Bob works at Acme Corp .", "Carol lives in Berlin ."]
 
 
 def test_normalize_docstart_lines():
@@ -88,10 +91,11 @@ def test_project_package_installs_and_loads_by_name(tmp_path):
     install = subprocess.run([str(python), "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation", str(package)],
                              capture_output=True, text=True)
     assert install.returncode == 0, install.stdout[-2000:] + install.stderr[-2000:]
-    code = "import spacy; nlp = spacy.load('en_bioner_sample'); print(nlp.pipe_names, [e.label_ for e in nlp('Anna Adler met Boris in Oslo .').ents])"
+    code = ("import spacy; nlp = spacy.load('en_bioner_sample'); doc = nlp('Anna Adler met Boris in Oslo . He left .'); "
+            "print(nlp.pipe_names, [e.label_ for e in doc.ents], len(list(doc.sents)))")
     loaded = subprocess.run([str(python), "-c", code], capture_output=True, text=True, cwd=tmp_path)
     assert loaded.returncode == 0, loaded.stderr[-3000:]
-    assert "['bioner']" in loaded.stdout and "LOC" in loaded.stdout
+    assert "['bioner', 'sentencizer']" in loaded.stdout and "LOC" in loaded.stdout and loaded.stdout.strip().endswith(" 2")
 
 
 def test_convert_reads_bilou_text_and_passes_spacy_files_through(tmp_path):
