@@ -22,7 +22,7 @@ import spacy
 from spacy.training import Corpus
 
 from spacy_bioner.ner.settings import DEFAULT_CONFIG
-from common import CORPORA, ROOT, converted
+from common import write_results, CORPORA, ROOT, converted
 
 
 def run(features, train_path: Path, dev_path: Path, epochs: int, config: dict) -> dict:
@@ -64,6 +64,7 @@ def main() -> None:
             figures[f"-{family}"] = result = run([f for f in default if f != family], train_path, dev_path, args.epochs, config)
             print(f"without {family}: {result} ({result['last'] - figures['default']['last']:+.2f})", flush=True)
     print(json.dumps(figures))
+    print(f"written to {write_results(f'ablation_{args.corpus}', figures)}")
 
 
 if __name__ == "__main__":

@@ -17,7 +17,7 @@ import tempfile
 from pathlib import Path
 
 import spacy
-from common import ROOT, convert, f1, gold_token_examples, raw_text_examples, spacy_evaluate_examples, throughput, train
+from common import write_results, ROOT, convert, f1, gold_token_examples, raw_text_examples, spacy_evaluate_examples, throughput, train
 
 
 def conll(data: Path, work: Path, repeats: int) -> dict:
@@ -68,6 +68,7 @@ def main() -> None:
     print(f"raw text (tokenizer + bioner): {c['raw_text_tokens_per_s']:,.0f} tokens/s")
     print(f"seed toy test F1: {figures['seed_toy']}")
     print(json.dumps(figures))
+    print(f"written to {write_results('bioner', figures)}")
 
 
 if __name__ == "__main__":

@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 from spacy_bioner.bulk import annotate_shards
-from common import ROOT, convert, train
+from common import write_results, ROOT, convert, train
 
 
 def write_shards(sentences, folder: Path, n_shards: int) -> None:
@@ -82,6 +82,7 @@ def main() -> None:
     print(f"LocalCluster, 2 workers: {remote:.1f} s, {figures['cluster_records_per_s']:,.0f} records/s, "
           f"{figures['cluster_tokens_per_s']:,.0f} tokens/s ({figures['ratio']:.2f}x; outputs identical: {same})")
     print(json.dumps(figures))
+    print(f"written to {write_results('bulk', figures)}")
 
 
 if __name__ == "__main__":

@@ -24,7 +24,7 @@ import spacy
 
 from spacy_bioner.ner.calibration import expected_calibration_error, fit_temperature, outcomes, reliability
 from spacy_bioner.evaluate import candidate_curve, recall_curve
-from common import ROOT, converted, spacy_evaluate_examples, train
+from common import write_results, ROOT, converted, spacy_evaluate_examples, train
 
 BIASES = [0.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0]
 THRESHOLDS = [0.5, 0.2, 0.1, 0.05, 0.02, 0.01, 0.005, 0.002, 0.001]
@@ -97,6 +97,7 @@ def main() -> None:
             print(f"  candidates at threshold {point['threshold']:>6}: P {100 * point['p']:.2f} R {100 * point['r']:.2f} "
                   f"({point['per_gold']:.2f} candidates per gold entity)")
     print(json.dumps(figures))
+    print(f"written to {write_results('confidence', figures)}")
 
 
 if __name__ == "__main__":

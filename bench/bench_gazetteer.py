@@ -26,7 +26,7 @@ from spacy.matcher import PhraseMatcher
 from spacy.tokens import Doc
 
 from spacy_bioner.gazetteer.matcher import Gazetteer
-from common import ROOT, convert, f1, rss_mb, spacy_evaluate_examples, train
+from common import write_results, ROOT, convert, f1, rss_mb, spacy_evaluate_examples, train
 
 
 # The seed toy's location gazetteer (shared/data/seed_toy/README.md): single lowercase tokens.
@@ -165,6 +165,7 @@ def main() -> None:
             print(f"seed toy test_{split}.conll F1: without the location list {toy[f'{split}_test_f1_without_list']}, "
                   f"with it {toy[f'{split}_test_f1_with_list']}")
     print(json.dumps(figures))
+    print(f"written to {write_results('gazetteer', figures)}")
 
 
 if __name__ == "__main__":

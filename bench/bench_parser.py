@@ -31,7 +31,7 @@ import spacy
 from spacy.tokens import DocBin
 
 from spacy_bioner.parser.projectivity import is_projective, lift, lower
-from common import ROOT, convert_treebank, gold_token_examples, train, train_spacy_pipeline
+from common import write_results, ROOT, convert_treebank, gold_token_examples, train, train_spacy_pipeline
 
 # name -> (transition_system, pseudo_projective)
 PARSERS = {
@@ -161,6 +161,7 @@ def main() -> None:
         print(f"{name}: {f['parser_vs_spacy']:.1f}x spaCy's parser, {f['tagger_parser_vs_spacy']:.1f}x with the taggers")
     print("LAS/UAS/label: every token, punctuation included; LAS-p/UAS-p: spaCy's scorer, without punctuation.")
     print(json.dumps(figures))
+    print(f"written to {write_results('parser', figures)}")
 
 
 if __name__ == "__main__":

@@ -20,7 +20,7 @@ import spacy
 from spacy.tokens import Doc, DocBin
 from spacy.training import Example
 
-from common import ROOT, convert_treebank, dev_scores
+from common import write_results, ROOT, convert_treebank, dev_scores
 
 
 def examples(nlp, path: Path):
@@ -71,6 +71,7 @@ def main() -> None:
         print(f"{name} oracle, epoch {b['epoch'] + 1}: predicted tags UAS {100 * b['predicted_tags']['uas']:.2f} LAS {100 * b['predicted_tags']['las']:.2f}; "
               f"gold tags UAS {100 * b['gold_tags']['uas']:.2f} LAS {100 * b['gold_tags']['las']:.2f}")
     print(json.dumps(figures))
+    print(f"written to {write_results('parser_oracle', figures)}")
 
 
 if __name__ == "__main__":

@@ -16,7 +16,7 @@ import tempfile
 from pathlib import Path
 
 import spacy
-from common import ROOT, rss_mb, stream, train
+from common import write_results, ROOT, rss_mb, stream, train
 
 
 
@@ -37,6 +37,7 @@ def main() -> None:
     marks = [key for key in figures if key.startswith("rss_mb_after")]
     print(f"{args.docs:,} docs in {figures['seconds']:.0f} s; RSS before {before:.0f} MB, " + ", ".join(f"{key[len('rss_mb_'):]} {figures[key]:.0f} MB" for key in marks))
     print(json.dumps(figures))
+    print(f"written to {write_results('parser_stream', figures)}")
 
 
 if __name__ == "__main__":

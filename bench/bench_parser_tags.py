@@ -34,7 +34,7 @@ import numpy
 import spacy
 from spacy.tokens import Doc, DocBin
 from spacy.training import Example
-from common import ROOT, convert_treebank, dev_scores
+from common import write_results, ROOT, convert_treebank, dev_scores
 
 
 DROPPED_TAG = "<dropped>"
@@ -157,6 +157,7 @@ def main() -> None:
         figures["oracle_top"][k] = scores
         print(f"gold tag where among the tagger's {k} best: tags {100 * scores['tag_acc']:.2f}%, UAS {100 * scores['uas']:.2f} LAS {100 * scores['las']:.2f}")
     print(json.dumps(figures))
+    print(f"written to {write_results('parser_tags', figures)}")
 
 
 if __name__ == "__main__":

@@ -12,7 +12,7 @@ import tempfile
 from pathlib import Path
 
 import spacy
-from common import ROOT, converted, gold_token_examples, spacy_evaluate_examples, throughput, train
+from common import write_results, ROOT, converted, gold_token_examples, spacy_evaluate_examples, throughput, train
 
 
 TRAINERS = ("perceptron", "crf", "hmm")
@@ -54,6 +54,7 @@ def main() -> None:
         print(f"{key}: P {100 * f['p']:.2f} R {100 * f['r']:.2f} F1 {100 * f['f']:.2f}; "
               f"train {f['train_seconds']:.0f} s; {f['component_tokens_per_s']:,.0f} tokens/s")
     print(json.dumps(figures))
+    print(f"written to {write_results('trainers', figures)}")
 
 
 if __name__ == "__main__":

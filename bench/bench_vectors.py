@@ -28,7 +28,7 @@ from spacy.tokens import DocBin
 
 from spacy_bioner.ner.settings import DEFAULT_CONFIG
 from spacy_bioner.core.templates import CLUSTERS_FAMILY, VECTORS_FAMILY
-from common import CORPORA, ROOT, convert, converted, entity_texts, gold_token_examples, score, throughput, train
+from common import write_results, CORPORA, ROOT, convert, converted, entity_texts, gold_token_examples, score, throughput, train
 
 UNLABELLED = [name for name, _ in CORPORA.values()] + ["ud_english_ewt/en_ewt-ud-train.conllu"]
 WINDOW = 2
@@ -125,6 +125,7 @@ def main() -> None:
         print(f"  {variant} the vectors family: P {f['overall']['p']} R {f['overall']['r']} F1 {f['overall']['f']}; "
               f"unseen F1 {f['unseen']['f']}; train {f['train_seconds']} s; {f['component_tokens_per_s']:,} tokens/s")
     print(json.dumps(figures))
+    print(f"written to {write_results(f'vectors_{args.corpus}', figures)}")
 
 
 if __name__ == "__main__":

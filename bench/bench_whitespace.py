@@ -31,6 +31,8 @@ from spacy.scorer import Scorer
 from spacy.tokens import Doc, DocBin, Span
 from spacy.training import Example
 
+from common import write_results
+
 
 def with_newlines(nlp, ref: Doc, rate: float, rng: random.Random, outside_entities: bool):
     """ref's words with newline tokens among them, and the position of each word."""
@@ -144,6 +146,7 @@ def main() -> None:
         print(f"rate {rate}: {result['whitespace_tokens']:,} whitespace tokens; {speed}"
               + ", ".join(f"{key} {100 * value:.2f}" for key, value in result.items() if key not in ("rate", "whitespace_tokens", "words_per_s")), flush=True)
     print(json.dumps(results))
+    print(f"written to {write_results('whitespace', results)}")
 
 
 if __name__ == "__main__":
