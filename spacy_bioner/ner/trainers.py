@@ -4,6 +4,7 @@ configured trainer (perceptron, CRF or HMM counts), all behind `train_example`.
 from typing import Dict
 
 import numpy
+from spacy.errors import Errors
 from spacy.training import Example
 
 from ..core.marginals import expected_counts
@@ -27,6 +28,8 @@ def train_example(ner, example: Example) -> float:
     if len(doc) == 0:
         return 0.0
     for ent in example.reference.ents:  # a label first seen here is added, as spaCy's ner adds it
+        if ent.label_.startswith("!"):
+            raise ValueError(Errors.E869.format(label=ent.label_))
         if ent.label_ not in ner.labels:
             ner.add_label(ent.label_)
     known = gold_tags(example, ner.scheme)
