@@ -107,3 +107,24 @@ def test_a_single_line_break_or_a_run_of_spaces_may_join_an_entity():
     nlp = train_nlp({"confidence": {"entity_bias": 1e6}})
     texts = ["Maria  Garcia  Lopez  Diaz", "New\nYork\nCity\nHall"]
     assert any(ent.end - ent.start > 1 for doc in nlp.pipe(texts) for ent in doc.ents if " " in ent.text or "\n" in ent.text)
+
+
+def test_negative_spans_steer_the_completion_of_missing_gold():
+    """incorrect_spans_key: where the gold is missing, the tagger is not trained towards a span
+    known not to be an entity of that label; a negative span that is a gold entity is an error."""
+    def first_loss(negative: bool) -> float:
+        nlp = train_nlp({"incorrect_spans_key": "not_entities"})
+        assert [(e.text, e.label_) for e in nlp("Dana visited Paris .").ents][-1] == ("Paris", "LOC")
+        example = Example.from_dict(nlp.make_doc("Dana visited Paris ."), {"entities": ["U-PER", "O", "-", "O"]})
+        if negative:
+            example.reference.spans["not_entities"] = [Span(example.reference, 2, 3, label="LOC")]
+        return nlp.update([example])["bioner"]
+
+    # Without the negative span, the missing tag is completed as the tagger's own LOC; with it, it may
+    # not be LOC, so the tagger's LOC at "Paris" is a mistake to train away.
+    assert first_loss(negative=True) >= first_loss(negative=False) + 1
+    nlp = train_nlp({"incorrect_spans_key": "not_entities"})
+    example = Example.from_dict(nlp.make_doc("Dana visited Paris ."), {"entities": [(13, 18, "LOC")]})
+    example.reference.spans["not_entities"] = [Span(example.reference, 2, 3, label="LOC")]
+    with pytest.raises(ValueError, match="E868"):
+        nlp.update([example])

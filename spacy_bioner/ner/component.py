@@ -57,6 +57,7 @@ def make_bioner(
     n_buckets: int,
     features: List[str],
     seed: int,
+    incorrect_spans_key: Optional[str],
     trainer: Trainer,
     confidence: Confidence,
     rules: Rules,
@@ -65,8 +66,8 @@ def make_bioner(
 ) -> "BioNER":
     """Create a bioner component. Every setting is documented in spacy_bioner/ner/settings.py
     and on the configuration reference page (docs/configuration.md)."""
-    settings = Settings(scheme=scheme, n_buckets=n_buckets, features=features, seed=seed, trainer=trainer,
-                        confidence=confidence, rules=rules, gazetteer=gazetteer)
+    settings = Settings(scheme=scheme, n_buckets=n_buckets, features=features, seed=seed, incorrect_spans_key=incorrect_spans_key,
+                        trainer=trainer, confidence=confidence, rules=rules, gazetteer=gazetteer)
     return BioNER(nlp.vocab, name, settings=settings, tokenizer=nlp.tokenizer, scorer=scorer)
 
 

@@ -153,6 +153,10 @@ class Settings(BaseModel):
         "Feature families: see Feature families below."))
     seed: StrictInt = Field(0, description=(
         "Seeds the word and match dropout and the k-means of the `vectors` family: same seed and data, same weights."))
+    incorrect_spans_key: Optional[str] = Field(None, min_length=1, description=(
+        "Training: the span group of each reference doc whose spans are known not to be entities of their label "
+        "(negative examples, as for spaCy's ner). Where the gold annotation is missing, the completion the tagger "
+        "trains towards never starts such an entity there; a negative span that is also a gold entity is an error."))
     trainer: Trainer = Field(PerceptronTrainer(), description="The trainer block.")
     confidence: Confidence = Field(Confidence(), description="The confidence block.")
     rules: Rules = Field(Rules(), description="The rules block.")
@@ -184,7 +188,7 @@ class Settings(BaseModel):
 
     def to_cfg(self) -> Dict[str, object]:
         """The settings as saved with a model: blocks as the config writes them."""
-        cfg = self.model_dump(include={"scheme", "n_buckets", "features", "seed"})
+        cfg = self.model_dump(include={"scheme", "n_buckets", "features", "seed", "incorrect_spans_key"})
         for block in ("trainer", "confidence", "rules", "gazetteer"):
             cfg[block] = getattr(self, block).to_config()
         return cfg
@@ -256,6 +260,7 @@ DEFAULT_CONFIG = {
     "n_buckets": 2**19,
     "features": list(DEFAULT_FAMILIES),
     "seed": 0,
+    "incorrect_spans_key": None,
     "trainer": {"@misc": PerceptronTrainer.registered_name},
     "confidence": {"@misc": Confidence.registered_name},
     "rules": {"@misc": Rules.registered_name},

@@ -1,7 +1,7 @@
 """Training: an example's gold tags and features, then one step per sentence by the
 configured trainer (perceptron, CRF or HMM counts), all behind `train_example`.
 """
-from typing import Dict
+from typing import Dict, List, Tuple
 
 import numpy
 from spacy.errors import Errors
@@ -35,6 +35,7 @@ def train_example(ner, example: Example) -> float:
     known = gold_tags(example, ner.scheme)
     if (known < 0).all():
         return 0.0
+    negatives = _negative_spans(ner, example)
     matches = match_dropout(ner, ner.gazetteer.match(doc))
     layout = lay_out(ner, [doc], folds=[fold(example.reference)])
     presets = [presets_of(ner, doc, matches)]
@@ -56,8 +57,15 @@ def train_example(ner, example: Example) -> float:
     gold = known
     if (known < 0).any():
         free = numpy.zeros(len(known), dtype=numpy.bool_)
+        allowed_gold = ner.scheme.allowed(free, free, known)
+        for start, end, label in negatives:
+            # The completion never starts an entity of this label where a negative span of it starts.
+            first = int(trellis.row_of(numpy.array([start]))[0])
+            if known[first] < 0:
+                move = "B" if end - start > 1 or ner.scheme.name == "BIO" else "U"
+                allowed_gold[first, ner.scheme.tag_id(move, label)] = 0
         scores = ner.model.scores(features, averaged=False)
-        gold = best_tags(ner, scores, ner.scheme.allowed(free, free, known), trellis.offsets, averaged=False)
+        gold = best_tags(ner, scores, allowed_gold, trellis.offsets, averaged=False)
     trainer = ner.settings.trainer
     if trainer.name == "hmm":
         ner.model.count(features, gold)
@@ -71,6 +79,23 @@ def train_example(ner, example: Example) -> float:
         allowed = trellis_of(ner, layout._replace(sent_starts=starts), presets).allowed
     step = crf_step if trainer.name == "crf" else perceptron_step
     return sum(step(ner, features[start:end], allowed[start:end], gold[start:end], known[start:end]) for start, end in runs)
+
+
+def _negative_spans(ner, example: Example) -> List[Tuple[int, int, int]]:
+    """The spans of the reference's `incorrect_spans_key` group, known not to be entities of their label,
+    as (start, end, label) over the predicted tokens; one that is also a gold entity is an error (E868)."""
+    key = ner.settings.incorrect_spans_key
+    if key is None or key not in example.reference.spans:
+        return []
+    gold = {(ent.start_char, ent.end_char, ent.label_) for ent in example.reference.ents}
+    found = []
+    for span in example.reference.spans[key]:
+        if (span.start_char, span.end_char, span.label_) in gold:
+            raise ValueError(Errors.E868.format(span=(span.start_char, span.end_char, span.label_)))
+        predicted = example.predicted.char_span(span.start_char, span.end_char)
+        if predicted is not None and span.label_ in ner.labels:
+            found.append((predicted.start, predicted.end, ner.labels.index(span.label_)))
+    return found
 
 
 def perceptron_step(ner, features: numpy.ndarray, allowed: numpy.ndarray, gold: numpy.ndarray, known: numpy.ndarray) -> float:

@@ -26,7 +26,8 @@ TRAIN_DATA = [
 ]
 INTERNALS = "reads spaCy's transition system (moves, BiluoPushDown), which bioner does not have"
 BEAM = "tests spaCy's beam_ner and its beam internals"
-NEGATIVE_SPANS = "known gap: incorrect_spans_key (negative training spans) is not implemented yet"
+CFG_KEY = "a difference of form: bioner keeps incorrect_spans_key in ner.settings, validated, not in ner.cfg"
+BEAM_SETTINGS = "passes spaCy's beam_width and beam_density, settings bioner's component does not have"
 
 
 @pytest.fixture
@@ -140,7 +141,7 @@ def test_negative_samples_U_entity():
     pass
 
 
-@pytest.mark.xfail(reason=NEGATIVE_SPANS, strict=True)
+@pytest.mark.xfail(reason=CFG_KEY, strict=True)
 def test_negative_sample_key_is_in_config(neg_key):
     nlp = English()
     ner = nlp.add_pipe("bioner", config={"incorrect_spans_key": neg_key})
@@ -333,7 +334,7 @@ def test_beam_overfitting_IO():
     pass
 
 
-@pytest.mark.xfail(reason=NEGATIVE_SPANS, strict=True)
+@pytest.mark.xfail(reason=BEAM_SETTINGS, strict=True)
 def test_neg_annotation(neg_key):
     """Check that the NER update works with a negative annotation that is a different label of the correct one,
     or partly overlapping, etc"""
@@ -358,7 +359,6 @@ def test_neg_annotation(neg_key):
         nlp.update([example], sgd=optimizer, losses=losses)
 
 
-@pytest.mark.xfail(reason=NEGATIVE_SPANS, strict=True)
 def test_neg_annotation_conflict(neg_key):
     nlp = English()
     config = {"incorrect_spans_key": neg_key}
