@@ -169,6 +169,25 @@ def _speed(results: dict) -> list:
     return lines
 
 
+def _layout(results: dict) -> list:
+    if "layout" not in results:
+        return []
+    record = results["layout"]
+    f = record["figures"]
+    lines = ["## Layout text", "",
+             "The CoNLL-2003 dev set's gold entities written as form fields, one per line (after a line break, a tab,",
+             "or a line break and an indent, a blank line between fields), against the same entities in prose",
+             "(\"The name is ... .\"); entity P / R / F1 on the inserted entities, from raw text, for each",
+             f"`[rules] line_breaks`. Model: {f['model']}.", "",
+             "| `line_breaks` | prose F1 | layout F1 | layout P / R |", "|---|---|---|---|"]
+    for key in ("blank_or_indented", "every", "none"):
+        if key in f:
+            lines.append(f"| `{key}` | {f[key]['prose']['f']:.2f} | **{f[key]['layout']['f']:.2f}** | "
+                         f"{f[key]['layout']['p']:.2f} / {f[key]['layout']['r']:.2f} |")
+    lines += ["", f"Measured by {_provenance(record)}.", ""]
+    return lines
+
+
 def benchmarks() -> str:
     results = _load_results()
     lines = ["# Benchmarks", "",
@@ -177,8 +196,8 @@ def benchmarks() -> str:
              "date, machine and command that produced it (listed under each table). The corpora are described in",
              "[Getting a model](models.md). Speed is always measured against a peer in the same run, and the",
              "machine is a shared 2-core one: compare the ratios, not the absolute figures.", ""]
-    lines += _accuracy(results) + _speed(results)
-    others = [name for name in results if not name.startswith("accuracy_") and name != "speed"]
+    lines += _accuracy(results) + _speed(results) + _layout(results)
+    others = [name for name in results if not name.startswith("accuracy_") and name not in ("speed", "layout")]
     for name in others:
         lines += [f"## {name}", "", "```json", json.dumps(results[name]["figures"], indent=1), "```", "",
                   f"Measured by {_provenance(results[name])}.", ""]
