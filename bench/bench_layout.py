@@ -22,6 +22,7 @@ import spacy
 from spacy.tokens import DocBin
 
 from common import ROOT, convert, train, write_results
+from spacy_bioner.evaluate import prf
 
 FIELDS = {"PER": "Name", "ORG": "Employer", "LOC": "City", "MISC": "Other"}
 LAYOUTS = ["{field}:\n{value}\n\n", "{field}:\t{value}\n\n", "{field}:\n  {value}\n\n"]
@@ -46,9 +47,8 @@ def score(nlp, texts_and_gold) -> dict:
     for doc, (_, gold) in zip(nlp.pipe(text for text, _ in texts_and_gold), texts_and_gold):
         found = {(e.start_char, e.end_char, e.label_) for e in doc.ents}
         right, predicted, expected = right + len(found & set(gold)), predicted + len(found), expected + len(gold)
-    p, r = right / max(predicted, 1), right / max(expected, 1)
-    return {"p": round(100 * p, 2), "r": round(100 * r, 2), "f": round(100 * (2 * p * r / (p + r) if p + r else 0.0), 2),
-            "entities": expected}
+    scores = prf(right, predicted, expected)
+    return {**{key: round(100 * scores[key], 2) for key in "prf"}, "entities": expected}
 
 
 def main() -> None:
