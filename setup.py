@@ -4,7 +4,7 @@ from Cython.Build import cythonize
 from setuptools import Extension, setup
 
 KERNELS = [
-    "core.features", "core.word_scores", "core.perceptron", "core.decode", "core.marginals",
+    "core.features", "core.word_scores", "core.perceptron", "core.sparse_perceptron", "core.decode", "core.marginals",
     "gazetteer.token_codes", "ner.document", "ner.entities",
     "parser.transitions", "parser.state_features", "parser.greedy", "parser.beam",
 ]

@@ -112,3 +112,29 @@ def test_offsets_must_cover_the_sequence():
     allowed = numpy.ones((3, scheme.n_tags), dtype=numpy.uint8)
     with pytest.raises(ValueError, match="offsets must rise from 0 to 3"):
         viterbi(emissions, transitions, allowed, scheme.transitions().astype(numpy.uint8), numpy.array([0, 2], dtype=numpy.int64))
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    name=st.sampled_from(["BIO", "BILOU"]),
+    n=st.integers(1, 5),
+    seed=st.integers(0, 2**31),
+    n_labels=st.integers(1, 3),
+)
+def test_factored_viterbi_equals_brute_force_over_the_transitions_it_adds_up_to(name, n, seed, n_labels):
+    rng = numpy.random.default_rng(seed)
+    scheme = TagScheme(name, ["A", "B", "C"][:n_labels])
+    n_tags = scheme.n_tags
+    emissions = rng.normal(size=(n, n_tags)).astype(numpy.float32)
+    pairs = rng.normal(size=(n_tags + 1, n_tags)).astype(numpy.float32)
+    exits, entries = rng.normal(size=n_tags + 1).astype(numpy.float32), rng.normal(size=n_tags).astype(numpy.float32)
+    full = pairs.copy()
+    opening = ~scheme.continuing()
+    full[:, opening] = exits[:, None] + entries[None, opening]
+    sent_starts = rng.random(n) < 0.3
+    sent_starts[0] = True
+    allowed = scheme.allowed(sent_starts, numpy.zeros(n, dtype=bool), numpy.full(n, -1, dtype=numpy.int32))
+    best, expected = brute_force(scheme, emissions, full, allowed, sent_starts)
+    tags = viterbi(emissions, pairs, allowed, scheme.transitions().astype(numpy.uint8), factors=(exits, entries)).tolist()
+    assert scheme.is_valid(tags, sent_starts)
+    assert path_score(emissions, full, tags) == pytest.approx(best, abs=1e-4)

@@ -1,6 +1,11 @@
 # cython: language_level=3
 """Constrained first-order Viterbi over a tag trellis.
 
+Transitions are pairwise, or factored into an exit weight of the tag before and an
+entry weight of the tag after for the moves into tags that open nothing (O, B, U):
+then one max over the tags before serves every such tag, and a step costs O(tags)
+instead of O(tags^2) (perceptron.pyx has the weights).
+
 Hard constraints come in two masks: `legal` says which tag may follow which
 (its last row is the sequence start), `allowed` says which tags each token may
 take (sentence starts, whitespace, preset entities, sequence end). A masked
@@ -13,58 +18,74 @@ from libc.stdint cimport int32_t, int64_t, uint8_t
 import numpy
 
 
-cdef void _list_predecessors(
-    const uint8_t* legal, const float* transitions, int n_tags, int32_t* predecessors, double* predecessor_scores,
-) noexcept nogil:
-    """Each tag's legal predecessors, in ascending order, then their counts: the
-    scheme's constraints leave a few of them, so the inner loop skips the rest.
-    Their transition scores are laid out alongside, in the same order."""
-    cdef int tag, prev
-    cdef int32_t* n_predecessors = predecessors + n_tags * n_tags
-    for tag in range(n_tags):
-        n_predecessors[tag] = 0
-        for prev in range(n_tags):
-            if legal[prev * n_tags + tag]:
-                predecessors[tag * n_tags + n_predecessors[tag]] = prev
-                predecessor_scores[tag * n_tags + n_predecessors[tag]] = transitions[prev * n_tags + tag]
-                n_predecessors[tag] += 1
+def predecessor_lists(const uint8_t[:, ::1] legal, bint factored=False):
+    """Each tag's legal predecessors in ascending order, as compressed rows: tag t's are
+    predecessors[starts[t]:starts[t + 1]]. The scheme leaves most tags a few, so decoding
+    skips the rest. Factored, the tags that may open a sequence get none: one max over
+    the closing tags serves them all. RETURNS (starts int32[n_tags + 1], predecessors int32[n])."""
+    n_tags = legal.shape[1]
+    matrix = numpy.asarray(legal, dtype=numpy.bool_)
+    if factored:
+        matrix = matrix.copy()
+        matrix[:, matrix[n_tags]] = False  # openers: those the start row may reach
+    tags, predecessors = numpy.nonzero(matrix[:n_tags].T)  # the start row is read at the first token
+    starts = numpy.zeros(n_tags + 1, dtype=numpy.int32)
+    numpy.cumsum(numpy.bincount(tags, minlength=n_tags), out=starts[1:])
+    return starts, predecessors.astype(numpy.int32)
+
+
+cdef struct Trellis:
+    const float* transitions  # (T + 1, T), the last row the start's
+    const uint8_t* legal  # (T + 1, T)
+    const int32_t* starts  # predecessor_lists
+    const int32_t* predecessors
+    const float* exits  # factored: (T + 1,), else NULL
+    const float* entries  # factored: (T,)
+    const int32_t* closing  # factored: the tags after which an opener may come
+    int n_closing
+    int n_tags
 
 
 cdef int _viterbi(
-    const float* emissions, const float* transitions, const uint8_t* allowed,
-    const uint8_t* legal, int n, int n_tags, int32_t* out,
-    double* delta, double* next_delta, int32_t* backpointers, const int32_t* predecessors,
-    const double* predecessor_scores,
+    const Trellis* t, const float* emissions, const uint8_t* allowed, int n, int32_t* out,
+    double* delta, double* next_delta, int32_t* backpointers,
 ) noexcept nogil:
-    cdef int i, tag, prev, best_prev, k, n_k
-    cdef double best, score
+    cdef int i, tag, prev, best_prev, exit_prev, k, n_tags = t.n_tags
+    cdef double best, score, best_exit
     cdef double* swap
-    cdef const int32_t* n_predecessors = predecessors + n_tags * n_tags
-    cdef const int32_t* tag_predecessors
-    cdef const double* tag_scores
-    cdef const float* start_scores = transitions + n_tags * n_tags
-    cdef const uint8_t* start_legal = legal + n_tags * n_tags
+    cdef const float* start_scores = t.transitions + n_tags * n_tags
+    cdef const uint8_t* start_legal = t.legal + n_tags * n_tags
     for tag in range(n_tags):
         if allowed[tag] and start_legal[tag]:
-            delta[tag] = start_scores[tag] + emissions[tag]
+            score = t.exits[n_tags] + t.entries[tag] if t.exits != NULL else start_scores[tag]
+            delta[tag] = score + emissions[tag]
         else:
             delta[tag] = -INFINITY
     for i in range(1, n):
+        best_exit, exit_prev = -INFINITY, -1
+        if t.exits != NULL:
+            for k in range(t.n_closing):
+                score = delta[t.closing[k]] + t.exits[t.closing[k]]
+                if score > best_exit:
+                    best_exit, exit_prev = score, t.closing[k]
         for tag in range(n_tags):
             best = -INFINITY
             best_prev = -1
             if allowed[i * n_tags + tag]:
-                tag_predecessors = predecessors + tag * n_tags
-                tag_scores = predecessor_scores + tag * n_tags
-                n_k = n_predecessors[tag]
-                for k in range(n_k):
-                    # An unreachable prev has delta -inf and never wins.
-                    score = delta[tag_predecessors[k]] + tag_scores[k]
-                    if score > best:  # strict: ties go to the lowest tag id
-                        best = score
-                        best_prev = tag_predecessors[k]
+                if t.exits != NULL and start_legal[tag]:
+                    best, best_prev = best_exit + t.entries[tag], exit_prev
+                else:
+                    for k in range(t.starts[tag], t.starts[tag + 1]):
+                        # An unreachable prev has delta -inf and never wins.
+                        prev = t.predecessors[k]
+                        score = delta[prev] + t.transitions[prev * n_tags + tag]
+                        if score > best:  # strict: ties go to the lowest tag id
+                            best = score
+                            best_prev = prev
                 if best_prev >= 0:
                     best += emissions[i * n_tags + tag]
+                else:
+                    best = -INFINITY
             next_delta[tag] = best
             backpointers[i * n_tags + tag] = best_prev
         swap = delta
@@ -89,6 +110,8 @@ def viterbi(
     const uint8_t[:, ::1] allowed,
     const uint8_t[:, ::1] legal,
     const int64_t[::1] offsets=None,
+    factors=None,
+    predecessors=None,
 ):
     """The best tag sequence that every mask allows, for each sequence of a batch.
 
@@ -98,6 +121,11 @@ def viterbi(
     legal (uint8[T + 1, T]): 1 where a tag may follow another (last row: the start).
     offsets (Optional[int64[n_sequences + 1]]): Where each sequence starts when
         several are laid end to end; None for one sequence.
+    factors (Optional[Tuple[float32[T + 1], float32[T]]]): Factored transitions
+        (exits, entries) into the tags that may open a sequence; transitions then
+        score only the moves into the others. As under BIO and BILOU, every
+        opener must have the same legal predecessors.
+    predecessors: `predecessor_lists(legal, factored)`, if the caller keeps them.
     RETURNS (int32[n]): The tag ids.
     """
     cdef int n = emissions.shape[0]
@@ -115,25 +143,44 @@ def viterbi(
     out = numpy.zeros(n, dtype=numpy.int32)
     if n == 0:
         return out
-    cdef int32_t[::1] out_view = out
+    if predecessors is None:
+        predecessors = predecessor_lists(legal, factors is not None)
+    cdef const int32_t[::1] starts = predecessors[0]
+    cdef const int32_t[::1] predecessor_ids = predecessors[1]
+    cdef Trellis t
+    t.transitions, t.legal, t.n_tags = &transitions[0, 0], &legal[0, 0], n_tags
+    t.starts = &starts[0]
+    t.predecessors = NULL
+    if predecessor_ids.shape[0]:
+        t.predecessors = &predecessor_ids[0]
+    t.exits = NULL
+    t.entries = NULL
+    t.closing = NULL
+    t.n_closing = 0
+    cdef const float[::1] exits, entries
+    cdef const int32_t[::1] closing
+    if factors is not None:
+        exits, entries = factors
+        if exits.shape[0] != n_tags + 1 or entries.shape[0] != n_tags:
+            raise ValueError(f"factors have shapes {(exits.shape[0], entries.shape[0])}, expected {(n_tags + 1, n_tags)}")
+        closing = numpy.flatnonzero(numpy.asarray(legal[:n_tags, 0])).astype(numpy.int32)
+        t.exits, t.entries, t.n_closing = &exits[0], &entries[0], closing.shape[0]
+        if closing.shape[0]:
+            t.closing = &closing[0]
+    cdef int32_t[::1] out_ints = out
     cdef Pool mem = Pool()
     cdef double* delta = <double*>mem.alloc(n_tags, sizeof(double))
     cdef double* next_delta = <double*>mem.alloc(n_tags, sizeof(double))
     cdef int32_t* backpointers = <int32_t*>mem.alloc(n * n_tags, sizeof(int32_t))
-    cdef int32_t* predecessors = <int32_t*>mem.alloc((n_tags + 1) * n_tags, sizeof(int32_t))
-    cdef double* predecessor_scores = <double*>mem.alloc(n_tags * n_tags, sizeof(double))
     cdef int status = 0
     cdef Py_ssize_t s, start, length
     with nogil:
-        _list_predecessors(&legal[0, 0], &transitions[0, 0], n_tags, predecessors, predecessor_scores)
         for s in range(offsets.shape[0] - 1):
             start, length = offsets[s], offsets[s + 1] - offsets[s]
             if length == 0:
                 continue
-            status = _viterbi(
-                &emissions[start, 0], &transitions[0, 0], &allowed[start, 0], &legal[0, 0],
-                length, n_tags, &out_view[start], delta, next_delta, backpointers, predecessors, predecessor_scores,
-            )
+            status = _viterbi(&t, &emissions[start, 0], &allowed[start, 0], length, &out_ints[start],
+                              delta, next_delta, backpointers)
             if status != 0:
                 break
     if status != 0:

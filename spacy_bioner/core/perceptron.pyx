@@ -5,8 +5,14 @@ Weights are a dense (n_buckets, n_tags) matrix, so a feature's tag scores are
 one contiguous row. Averaging is lazy (Daume's trick): each update of size d at
 step c also adds c * d to an accumulator, and the average over all steps is
 weights - accumulator / c, computed only when asked for.
+
+Transitions are pairwise, a weight per (previous tag, tag), or factored: a
+move into a tag that opens nothing (O, B, U) scores an exit weight of the tag
+before plus an entry weight of the new tag, so that decoding can take one max
+over the tags before for all of them (decode.pyx), linear in the labels. Moves
+inside an entity (into I, L) keep their pairwise weights either way.
 """
-from libc.stdint cimport int32_t, uint32_t
+from libc.stdint cimport int32_t, uint8_t, uint32_t
 
 import numpy
 
@@ -69,17 +75,30 @@ cdef void _update_emissions(
             totals[row + guess[i]] -= step
 
 
-cdef void _update_transitions(
-    float* weights, double* totals, const int32_t* gold, const int32_t* guess,
-    int n, int n_tags, double step,
+cdef inline void _move(
+    float* weights, double* totals, float* exits, double* exit_totals, float* entries, double* entry_totals,
+    const uint8_t* continuing, int prev, int tag, int n_tags, float sign, double step,
 ) noexcept nogil:
-    cdef int i, gold_prev = n_tags, guess_prev = n_tags  # row n_tags is the start
+    if continuing == NULL or continuing[tag]:
+        weights[prev * n_tags + tag] += sign
+        totals[prev * n_tags + tag] += sign * step
+    else:
+        exits[prev] += sign
+        exit_totals[prev] += sign * step
+        entries[tag] += sign
+        entry_totals[tag] += sign * step
+
+
+cdef void _update_transitions(
+    float* weights, double* totals, float* exits, double* exit_totals, float* entries, double* entry_totals,
+    const uint8_t* continuing, const int32_t* gold, const int32_t* guess, int n, int n_tags, double step,
+) noexcept nogil:
+    """continuing: NULL for pairwise transitions, else 1 for the tags moved into pairwise."""
+    cdef int i, gold_prev = n_tags, guess_prev = n_tags
     for i in range(n):
         if gold_prev != guess_prev or gold[i] != guess[i]:
-            weights[gold_prev * n_tags + gold[i]] += 1.0
-            weights[guess_prev * n_tags + guess[i]] -= 1.0
-            totals[gold_prev * n_tags + gold[i]] += step
-            totals[guess_prev * n_tags + guess[i]] -= step
+            _move(weights, totals, exits, exit_totals, entries, entry_totals, continuing, gold_prev, gold[i], n_tags, 1.0, step)
+            _move(weights, totals, exits, exit_totals, entries, entry_totals, continuing, guess_prev, guess[i], n_tags, -1.0, step)
         gold_prev = gold[i]
         guess_prev = guess[i]
 
@@ -95,58 +114,139 @@ cdef class AveragedPerceptron:
     def __init__(self, int n_buckets, int n_tags):
         self.emission = numpy.zeros((n_buckets, n_tags), dtype=numpy.float32)
         self.transition = numpy.zeros((n_tags + 1, n_tags), dtype=numpy.float32)
+        self.continuing = None
+        self.exits = numpy.zeros(n_tags + 1, dtype=numpy.float32)
+        self.entries = numpy.zeros(n_tags, dtype=numpy.float32)
         self._reset_totals()
 
     def _reset_totals(self):
-        self._emission_totals = numpy.zeros(self.emission.shape, dtype=numpy.float64)
+        self._reset_emission_totals()
         self._transition_totals = numpy.zeros(self.transition.shape, dtype=numpy.float64)
+        self._exit_totals = numpy.zeros(self.exits.shape, dtype=numpy.float64)
+        self._entry_totals = numpy.zeros(self.entries.shape, dtype=numpy.float64)
         self.step = 1
         self._averages = None
+
+    def _reset_emission_totals(self):
+        self._emission_totals = numpy.zeros(self.emission.shape, dtype=numpy.float64)
 
     @property
     def n_buckets(self):
         return self.emission.shape[0]
 
     @property
-    def n_tags(self):
-        return self.emission.shape[1]
+    def dense(self):
+        """Whether the emission weights are a dense matrix (`averages()[0]`)."""
+        return True
 
-    def resize(self, int n_tags):
-        """Append zero columns for new tags (labels are added block-wise)."""
+    @property
+    def n_tags(self):
+        return self.transition.shape[1]
+
+    @property
+    def factored(self):
+        """Whether transitions into tags that open nothing are factored (exit + entry weights)."""
+        return self.continuing is not None
+
+    def factor(self, continuing):
+        """Factor the transitions (see the module docstring); continuing: bool (n_tags,), the tags
+        moved into pairwise (I, L). Before training only: learned pairwise weights would be lost."""
+        if self.step > 1 or self.transition.any():
+            raise ValueError("Transitions can be factored before training only")
+        continuing = numpy.ascontiguousarray(continuing, dtype=numpy.uint8)
+        if continuing.shape != (self.n_tags,):
+            raise ValueError(f"continuing has shape {continuing.shape}, expected ({self.n_tags},)")
+        self.continuing = continuing
+        self._averages = None
+
+    def resize(self, int n_tags, continuing=None):
+        """Append zero columns for new tags (labels are added block-wise); factored
+        transitions take the new tags' continuing mask."""
         extra = n_tags - self.n_tags
         if extra < 0:
             raise ValueError(f"Cannot shrink from {self.n_tags} to {n_tags} tags")
-        self.emission = numpy.ascontiguousarray(numpy.pad(self.emission, ((0, 0), (0, extra))))
-        self.transition = numpy.ascontiguousarray(numpy.pad(self.transition, ((0, extra), (0, extra))))
-        # Move the start row back to the end, where the decoder expects it.
-        start = self.transition[self.n_tags - extra].copy()
-        self.transition[self.n_tags - extra] = 0
-        self.transition[-1] = start
-        self._emission_totals = numpy.pad(self._emission_totals, ((0, 0), (0, extra)))
-        totals = numpy.pad(self._transition_totals, ((0, extra), (0, extra)))
-        start_totals = totals[self.n_tags - extra].copy()
-        totals[self.n_tags - extra] = 0
-        totals[-1] = start_totals
-        self._transition_totals = numpy.ascontiguousarray(totals)
+        if self.factored and continuing is None:
+            raise ValueError("Factored transitions need the continuing mask of the new tags")
+        self._resize_emission(n_tags)
+        self.transition = _grown(self.transition, extra)
+        self._transition_totals = _grown(self._transition_totals, extra)
+        self.exits, self._exit_totals = _grown_start(self.exits, extra), _grown_start(self._exit_totals, extra)
+        self.entries = numpy.pad(self.entries, (0, extra))
+        self._entry_totals = numpy.pad(self._entry_totals, (0, extra))
+        if self.factored:
+            self.continuing = numpy.ascontiguousarray(continuing, dtype=numpy.uint8)
         self._averages = None
 
+    def _resize_emission(self, int n_tags):
+        extra = n_tags - self.emission.shape[1]
+        self.emission = numpy.ascontiguousarray(numpy.pad(self.emission, ((0, 0), (0, extra))))
+        self._emission_totals = numpy.pad(self._emission_totals, ((0, 0), (0, extra)))
+
     def averages(self):
-        """(emission, transition) averaged over every step so far: float32, cached."""
+        """(emission, transition) averaged over every step so far: float32, cached. Factored
+        transitions come as the full matrix they add up to (decoding reads `decoding_weights`)."""
+        return self._averaged("emission"), self._averaged("full")
+
+    def _averaged(self, str part):
         if self._averages is None:
-            emission = self.emission - self._emission_totals / self.step
-            transition = self.transition - self._transition_totals / self.step
-            self._averages = (emission.astype(numpy.float32), transition.astype(numpy.float32))
-        return self._averages
+            self._averages = {}
+        if part not in self._averages:
+            if part == "emission":
+                found = self._averaged_emission()
+            elif part == "pairs":
+                found = (self.transition - self._transition_totals / self.step).astype(numpy.float32)
+            elif part == "factors":
+                found = None if not self.factored else (
+                    (self.exits - self._exit_totals / self.step).astype(numpy.float32),
+                    (self.entries - self._entry_totals / self.step).astype(numpy.float32))
+            else:
+                found = self._full(self._averaged("pairs"), self._averaged("factors"))
+            self._averages[part] = found
+        return self._averages[part]
+
+    def _averaged_emission(self):
+        return (self.emission - self._emission_totals / self.step).astype(numpy.float32)
+
+    def decoding_weights(self, bint averaged=True):
+        """What Viterbi reads (decode.viterbi): the pairwise transitions, and the factored
+        (exits, entries) or None. Factored, the matrix's moves into opening tags are unused."""
+        if averaged:
+            return self._averaged("pairs"), self._averaged("factors")
+        return self.transition, (self.exits, self.entries) if self.factored else None
+
+    def _full(self, pairs, factors):
+        if factors is None:
+            return pairs
+        exits, entries = factors
+        full = pairs.copy()
+        opening = ~self.continuing.astype(numpy.bool_)
+        full[:, opening] = exits[:, None] + entries[None, opening]
+        return full
 
     def load_averages(self, emission, transition):
-        """Start from trained (averaged) weights, e.g. after loading from disk."""
-        self.emission = numpy.ascontiguousarray(emission, dtype=numpy.float32)
-        self.transition = numpy.ascontiguousarray(transition, dtype=numpy.float32)
+        """Start from trained (averaged) weights with pairwise transitions, e.g. after loading from disk."""
+        self.load_arrays({"emission": emission, "transition": transition})
+
+    def load_arrays(self, arrays):
+        """Start from trained weights as `to_arrays` gives them."""
+        self.transition = numpy.ascontiguousarray(arrays["transition"], dtype=numpy.float32)
+        self._load_emission(arrays)
+        if "continuing" in arrays:
+            self.exits = numpy.ascontiguousarray(arrays["exits"], dtype=numpy.float32)
+            self.entries = numpy.ascontiguousarray(arrays["entries"], dtype=numpy.float32)
+            self.continuing = numpy.ascontiguousarray(arrays["continuing"], dtype=numpy.uint8)
+        else:
+            self.continuing = None
+            self.exits = numpy.zeros(self.n_tags + 1, dtype=numpy.float32)
+            self.entries = numpy.zeros(self.n_tags, dtype=numpy.float32)
         self._reset_totals()
+
+    def _load_emission(self, arrays):
+        self.emission = numpy.ascontiguousarray(arrays["emission"], dtype=numpy.float32)
 
     def scores(self, const uint32_t[:, ::1] features, bint averaged=True):
         """Emission scores float32[n, n_tags] of hashed features uint32[n, F]."""
-        emission = self.averages()[0] if averaged else self.emission
+        emission = self._averaged("emission") if averaged else self.emission
         cdef const float[:, ::1] weights = emission
         cdef int n = features.shape[0]
         cdef int n_features = features.shape[1]
@@ -160,41 +260,61 @@ cdef class AveragedPerceptron:
             _emit(&weights[0, 0], &features[0, 0], n, n_features, n_tags, &out_view[0, 0])
         return out
 
+    def weights_of(self, features, int tag):
+        """The averaged emission weights of some feature ids for one tag (for explanations)."""
+        return self._averaged("emission")[numpy.asarray(features, dtype=numpy.intp), tag]
+
     def transitions(self, bint averaged=True):
-        return self.averages()[1] if averaged else self.transition
+        """Transition scores float32[n_tags + 1, n_tags], the last row the start's (factored ones added up)."""
+        if averaged:
+            return self._averaged("full")
+        return self._full(self.transition, (self.exits, self.entries) if self.factored else None)
 
     def update(self, const uint32_t[:, ::1] features, const int32_t[::1] gold, const int32_t[::1] guess):
         """Move weights toward the gold sequence and away from the guess; one step."""
         cdef int n = features.shape[0]
-        cdef int n_features = features.shape[1]
         cdef int n_tags = self.n_tags
         if gold.shape[0] != n or guess.shape[0] != n:
             raise ValueError("features, gold and guess must have one row per token")
-        cdef float[:, ::1] emission = self.emission
-        cdef double[:, ::1] emission_totals = self._emission_totals
+        if n > 0:
+            self._update_emission(features, gold, guess)
         cdef float[:, ::1] transition = self.transition
         cdef double[:, ::1] transition_totals = self._transition_totals
+        cdef float[::1] exits = self.exits, entries = self.entries
+        cdef double[::1] exit_totals = self._exit_totals, entry_totals = self._entry_totals
+        cdef const uint8_t[::1] continuing = self.continuing
+        cdef const uint8_t* continuing_ptr = &continuing[0] if self.continuing is not None else NULL
         cdef double step = self.step
         if n > 0:
             with nogil:
-                if n_features > 0:
-                    _update_emissions(
-                        &emission[0, 0], &emission_totals[0, 0], &features[0, 0],
-                        &gold[0], &guess[0], n, n_features, n_tags, step,
-                    )
                 _update_transitions(
-                    &transition[0, 0], &transition_totals[0, 0], &gold[0], &guess[0],
-                    n, n_tags, step,
+                    &transition[0, 0], &transition_totals[0, 0], &exits[0], &exit_totals[0], &entries[0], &entry_totals[0],
+                    continuing_ptr, &gold[0], &guess[0], n, n_tags, step,
                 )
         self.step += 1
         self._averages = None
+
+    def _update_emission(self, const uint32_t[:, ::1] features, const int32_t[::1] gold, const int32_t[::1] guess):
+        cdef float[:, ::1] emission = self.emission
+        cdef double[:, ::1] emission_totals = self._emission_totals
+        cdef int n = features.shape[0], n_features = features.shape[1], n_tags = self.n_tags
+        cdef double step = self.step
+        if n_features > 0:
+            with nogil:
+                _update_emissions(
+                    &emission[0, 0], &emission_totals[0, 0], &features[0, 0],
+                    &gold[0], &guess[0], n, n_features, n_tags, step,
+                )
 
     def update_dense(self, const uint32_t[:, ::1] features, const float[:, ::1] token_gradient,
                      const float[:, ::1] transition_gradient, double rate, double l2=0.0):
         """A gradient step (CRF training): every feature of token i moves by rate
         times its row of token_gradient; transitions by rate times theirs. With
         l2, each occurrence of a feature also shrinks its weights by rate * l2
-        (the L2 penalty's gradient, applied where the feature occurs). One step."""
+        (the L2 penalty's gradient, applied where the feature occurs). One step.
+        Pairwise transitions only."""
+        if self.factored:
+            raise ValueError("The CRF trainer takes pairwise transitions: set transitions = \"pairwise\"")
         cdef int n = features.shape[0], n_features = features.shape[1], n_tags = self.n_tags
         if token_gradient.shape[0] != n or token_gradient.shape[1] != n_tags:
             raise ValueError("token_gradient must have one row of n_tags per token")
@@ -223,12 +343,40 @@ cdef class AveragedPerceptron:
         self.step += 1
         self._averages = None
 
+    def to_arrays(self):
+        """The averaged weights, as a model's weights.npz holds them."""
+        arrays = {**self._emission_arrays(), "transition": self._averaged("pairs")}
+        if self.factored:
+            arrays["exits"], arrays["entries"] = self._averaged("factors")
+            arrays["continuing"] = self.continuing
+        return arrays
+
+    def _emission_arrays(self):
+        return {"emission": self._averaged("emission")}
+
     def __reduce__(self):
-        emission, transition = self.averages()
-        return (_from_averages, (emission, transition))
+        return (_from_arrays, (type(self), self.n_buckets, self.to_arrays()))
 
 
-def _from_averages(emission, transition):
-    model = AveragedPerceptron(0, emission.shape[1])
-    model.load_averages(emission, transition)
+def _grown(matrix, int extra):
+    """A transition matrix (or its totals) with extra tags; the start row stays last."""
+    if extra == 0:
+        return matrix
+    grown = numpy.pad(matrix, ((0, extra), (0, extra)))
+    grown[grown.shape[0] - 1], grown[matrix.shape[0] - 1] = grown[matrix.shape[0] - 1].copy(), 0
+    return numpy.ascontiguousarray(grown)
+
+
+def _grown_start(vector, int extra):
+    """Exit weights (or totals) with extra tags; the start's stays last."""
+    if extra == 0:
+        return vector
+    grown = numpy.pad(vector, (0, extra))
+    grown[grown.shape[0] - 1], grown[vector.shape[0] - 1] = grown[vector.shape[0] - 1], 0
+    return grown
+
+
+def _from_arrays(kind, n_buckets, arrays):
+    model = kind(n_buckets, arrays["transition"].shape[1])
+    model.load_arrays(arrays)
     return model

@@ -71,12 +71,17 @@ class TagScheme:
         return numpy.array([self.tag_id(move, label) for label in range(len(self.labels))], dtype=numpy.int32)
 
     def transitions(self) -> numpy.ndarray:
-        """Allowed transitions: bool (n_tags + 1, n_tags); the last row is the start."""
+        """Allowed transitions: bool (n_tags + 1, n_tags); the last row is the start.
+
+        A tag that opens nothing (O, B, U) may follow a closing tag or the start;
+        I and L only the B or I of their own label (as `_may_follow` says, made whole)."""
         n = self.n_tags
         allowed = numpy.zeros((n + 1, n), dtype=numpy.bool_)
-        for prev in range(n + 1):
-            for tag in range(n):
-                allowed[prev, tag] = self._may_follow(None if prev == n else prev, tag)
+        allowed[numpy.ix_(numpy.append(self._closing, True), ~self._continuing)] = True
+        inside = numpy.flatnonzero(self._continuing)
+        first_of_label = 1 + (inside - 1) // len(self.moves) * len(self.moves)
+        for move in "BI":
+            allowed[first_of_label + self.moves.index(move), inside] = True
         return allowed
 
     def _may_follow(self, prev: Optional[int], tag: int) -> bool:

@@ -64,13 +64,13 @@ def read_arrays(path: Path) -> Dict[str, numpy.ndarray]:
     return arrays_from_bytes(path.read_bytes(), str(path))
 
 
-def check_array(arrays: Dict[str, numpy.ndarray], key: str, shape: Tuple[int, ...], where: str) -> None:
+def check_array(arrays: Dict[str, numpy.ndarray], key: str, shape: Tuple[int, ...], where: str, dtype=numpy.float32) -> None:
     if key not in arrays:
         raise ModelFileError(f"Corrupted weights in {where}: no array {key!r}.")
     array = arrays[key]
-    if array.dtype != numpy.float32 or array.shape != shape:
+    if array.dtype != dtype or array.shape != shape:
         raise ModelFileError(
-            f"Corrupted weights in {where}: {key!r} is {array.dtype}{array.shape}, expected float32{shape}."
+            f"Corrupted weights in {where}: {key!r} is {array.dtype}{array.shape}, expected {numpy.dtype(dtype)}{shape}."
         )
     if not numpy.isfinite(array).all():
         raise ModelFileError(f"Corrupted weights in {where}: {key!r} holds NaN or infinite values.")

@@ -23,7 +23,7 @@ from spacy.training import Example, validate_examples, validate_get_examples
 from spacy.vocab import Vocab
 
 from ..core import serialize
-from ..core.perceptron import AveragedPerceptron
+from ..core.decode import predecessor_lists
 from ..core.perceptron_pipe import PerceptronPipe
 from ..core.schemes import TagScheme
 from ..core.templates import MEMORY_FAMILY, TEMPLATES_VERSION, VECTORS_FAMILY
@@ -33,15 +33,16 @@ from . import trainers, writer
 from .batch import groups
 from .decoder import Decoded, Prediction, decode, predict_group
 from .featurizer import Featurizer, check_vectors, fit_clusters, word_clusters
-from .hmm import CountedHMM
 from .memory import EntityMemory
 from .settings import (
     DEFAULT_CONFIG, TRAINED_KEYS, Confidence, GazetteerSettings, Rules, Settings, Trainer, from_version_0_1,
 )
+from .weights import grown_weights, loaded_weights, new_weights, saved_transitions
 
 # 2: the component's files hold what training fixed (the settings that shape the weights, the labels);
 # the other settings come from the pipeline's config. 0.1 saved every setting as a flat key, without this field.
-FORMAT_VERSION = 2
+# 3: transitions may be factored and emission weights sparse (weights.py); 2 is read as pairwise and dense.
+FORMAT_VERSION = 3
 
 
 @Language.factory(
@@ -54,6 +55,7 @@ def make_bioner(
     nlp: Language,
     name: str,
     scheme: str,
+    transitions: str,
     n_buckets: int,
     features: List[str],
     seed: int,
@@ -66,7 +68,7 @@ def make_bioner(
 ) -> "BioNER":
     """Create a bioner component. Every setting is documented in spacy_bioner/ner/settings.py
     and on the configuration reference page (docs/configuration.md)."""
-    settings = Settings(scheme=scheme, n_buckets=n_buckets, features=features, seed=seed, incorrect_spans_key=incorrect_spans_key,
+    settings = Settings(scheme=scheme, transitions=transitions, n_buckets=n_buckets, features=features, seed=seed, incorrect_spans_key=incorrect_spans_key,
                         trainer=trainer, confidence=confidence, rules=rules, gazetteer=gazetteer)
     return BioNER(nlp.vocab, name, settings=settings, tokenizer=nlp.tokenizer, scorer=scorer)
 
@@ -105,15 +107,51 @@ class BioNER(PerceptronPipe):
         self._build()
 
     def _build(self) -> None:
-        """The scheme, features and weights for the current settings and labels (weights empty)."""
+        """The features for the current settings, and empty weights for the labels (made when first used)."""
         settings = self.settings
-        self.scheme = TagScheme(settings.scheme, self.cfg["labels"])
         self.featurizer = Featurizer(settings.features, settings.n_buckets, word_clusters(settings.features, self.clusters, self.vocab))
-        model_class = CountedHMM if settings.trainer.name == "hmm" else AveragedPerceptron
-        self.model = model_class(settings.n_buckets, self.scheme.n_tags)
         self.rng = numpy.random.default_rng(settings.seed)
-        self.legal = self.scheme.transitions().astype(numpy.uint8)
+        self._model = None
+        self._learned = False  # whether the weights have been trained or loaded, so must be kept
+        self._labels_seen = -1  # how many labels the scheme, masks and weights were made for
+
+    def _sync(self) -> None:
+        """The scheme, its masks and the weights for the labels as they are now. Done on first use after
+        labels change, not in add_label, so that adding many labels one by one stays linear."""
+        if self._labels_seen == len(self.cfg["labels"]):
+            return
+        self._scheme = TagScheme(self.settings.scheme, self.cfg["labels"])
+        self._legal = self._scheme.transitions().astype(numpy.uint8)
+        if self._learned:
+            self._model = grown_weights(self._model, self.settings, self._scheme)
+        else:
+            self._model = new_weights(self.settings, self._scheme)
+        self._predecessors = predecessor_lists(self._legal, self._model.factored)
         self.tag_values: Optional[Tuple[Tuple[str, ...], numpy.ndarray]] = None  # writer.entity_values' cache
+        self._labels_seen = len(self.cfg["labels"])
+
+    @property
+    def scheme(self) -> TagScheme:
+        self._sync()
+        return self._scheme
+
+    @property
+    def legal(self) -> numpy.ndarray:
+        """uint8 (n_tags + 1, n_tags): which tag may follow which (TagScheme.transitions)."""
+        self._sync()
+        return self._legal
+
+    @property
+    def predecessors(self) -> Tuple[numpy.ndarray, numpy.ndarray]:
+        """Each tag's legal predecessors, as Viterbi reads them (decode.predecessor_lists)."""
+        self._sync()
+        return self._predecessors
+
+    @property
+    def model(self):
+        """The weights: AveragedPerceptron, SparsePerceptron or CountedHMM (weights.py)."""
+        self._sync()
+        return self._model
 
     def with_settings(self, **changes) -> "BioNER":
         """A copy that shares these weights, term lists and memory, with some settings changed
@@ -136,9 +174,6 @@ class BioNER(PerceptronPipe):
             return 0
         self.cfg["labels"].append(label)
         self.vocab.strings.add(label)
-        self.scheme = TagScheme(self.settings.scheme, self.cfg["labels"])
-        self.legal = self.scheme.transitions().astype(numpy.uint8)
-        self.model.resize(self.scheme.n_tags)
         return 1
 
     def initialize(
@@ -209,6 +244,8 @@ class BioNER(PerceptronPipe):
         """One training step per sentence of each example; the loss is the count of mistagged tokens."""
         examples = list(examples)
         validate_examples(examples, "BioNER.update")
+        self._sync()
+        self._learned = True  # from here on, weights are grown as labels are added, never remade
         losses = trainers.update(self, examples, {} if losses is None else losses)
         self.is_initialized = True
         return losses
@@ -216,13 +253,12 @@ class BioNER(PerceptronPipe):
     # Serialization (see PerceptronPipe), with the gazetteer and the memory beside the weights.
 
     def _saved_cfg(self) -> Dict[str, object]:
-        return {**self.settings.trained_cfg(), "labels": list(self.labels), "templates_version": TEMPLATES_VERSION,
-                "format_version": FORMAT_VERSION}
+        return {**self.settings.trained_cfg(), "transitions": saved_transitions(self.model), "labels": list(self.labels),
+                "templates_version": TEMPLATES_VERSION, "format_version": FORMAT_VERSION}
 
     def _arrays(self) -> Dict[str, numpy.ndarray]:
-        emission, transition = self.model.averages()
         clusters = self.clusters.to_arrays() if self.clusters is not None else {}
-        return {"emission": emission, "transition": transition, **clusters}
+        return {**self.model.to_arrays(), **clusters}
 
     def to_bytes(self, *, exclude=tuple()) -> bytes:
         memory = {"memory": self.memory.to_bytes()} if MEMORY_FAMILY in self.settings.features else {}
@@ -255,18 +291,17 @@ class BioNER(PerceptronPipe):
 
     def _load(self, settings: Settings, labels: List[str], arrays, gazetteer: bytes, where: str, gazetteer_where: str = "bytes",
               memory: Optional[bytes] = None, memory_where: str = "bytes") -> "BioNER":
+        trained_transitions = settings.transitions
         if self._settings_given:
             _check_trained(self.name, self.settings, settings, where)
-            settings = self.settings
-        n_tags = len(TagScheme(settings.scheme, labels).tags)
-        serialize.check_array(arrays, "emission", (settings.n_buckets, n_tags), where)
-        serialize.check_array(arrays, "transition", (n_tags + 1, n_tags), where)
+            settings = self.settings.replace(transitions=trained_transitions)  # "auto" was decided in training
+        _check_weights(arrays, settings.n_buckets, TagScheme(settings.scheme, labels), trained_transitions, where)
         self.clusters = VectorClusters.from_arrays(arrays, where) if VECTORS_FAMILY in settings.features else None
         self.settings, self.cfg = settings, {"labels": list(labels)}
         for label in labels:
             self.vocab.strings.add(label)
         self._build()
-        self.model.load_averages(arrays["emission"], arrays["transition"])
+        self._model, self._learned = loaded_weights(arrays, settings, settings.n_buckets), True
         self.gazetteer.from_bytes(gazetteer, where=gazetteer_where)
         self.memory = EntityMemory(self.gazetteer.tokenizer)
         if memory is not None:
@@ -289,7 +324,7 @@ def _read_cfg(cfg, where: str) -> Tuple[Settings, List[str]]:
             f"this spacy-bioner uses version {TEMPLATES_VERSION}: retrain it (or use the version that trained it)."
         )
     version = cfg.get("format_version", 1)
-    if version not in (1, FORMAT_VERSION):
+    if version not in (1, 2, FORMAT_VERSION):
         raise serialize.ModelFileError(f"Model in {where} has format version {version!r}, newer than this spacy-bioner reads: upgrade it.")
     labels = cfg.get("labels")
     if not isinstance(labels, list) or not all(isinstance(label, str) and label for label in labels):
@@ -298,7 +333,7 @@ def _read_cfg(cfg, where: str) -> Tuple[Settings, List[str]]:
         if version == 1:
             saved = from_version_0_1(cfg)
             return Settings.from_cfg({key: saved[key] for key in ("scheme", "n_buckets", "features", "seed", "trainer", "confidence", "rules", "gazetteer")}), labels
-        return Settings.from_trained_cfg({key: cfg[key] for key in TRAINED_KEYS}), labels
+        return Settings.from_trained_cfg({"transitions": "pairwise", **{key: cfg[key] for key in TRAINED_KEYS if key in cfg}}), labels
     except (ValueError, KeyError, TypeError) as err:
         detail = f"no {err}" if isinstance(err, KeyError) else " ".join(str(err).split())
         raise serialize.ModelFileError(f"Bad config in {where}: {detail}") from None
@@ -308,11 +343,35 @@ def _check_trained(name: str, settings: Settings, trained: Settings, where: str)
     """The config may change any setting but those that shaped the trained weights."""
     for key, wanted in settings.trained_cfg().items():
         was = trained.trained_cfg()[key]
-        if wanted != was:
+        if wanted != was and not (key == "transitions" and wanted == "auto"):
             raise ValueError(
                 f"{name}: the config sets {key} = {wanted!r}, but the model in {where} was trained with {was!r}, "
                 f"and {key} cannot change after training: set it back, or train a new model."
             )
+
+
+def _check_weights(arrays, n_buckets: int, scheme: TagScheme, transitions: str, where: str) -> None:
+    """The saved weights have the shapes that the saved settings and labels give."""
+    n_tags = scheme.n_tags
+    serialize.check_array(arrays, "transition", (n_tags + 1, n_tags), where)
+    if "emission_rows" in arrays:
+        serialize.check_array(arrays, "emission_rows", (n_buckets + 1,), where, numpy.int64)
+        n_cells = int(arrays["emission_rows"][-1])
+        serialize.check_array(arrays, "emission_tags", (n_cells,), where, numpy.int32)
+        serialize.check_array(arrays, "emission_weights", (n_cells,), where)
+        tags = arrays["emission_tags"]
+        if (numpy.diff(arrays["emission_rows"]) < 0).any() or (len(tags) and (tags.min() < 0 or tags.max() >= n_tags)):
+            raise serialize.ModelFileError(f"Corrupted weights in {where}: the sparse emission rows do not fit {n_tags} tags.")
+    else:
+        serialize.check_array(arrays, "emission", (n_buckets, n_tags), where)
+    if transitions == "factored":
+        serialize.check_array(arrays, "exits", (n_tags + 1,), where)
+        serialize.check_array(arrays, "entries", (n_tags,), where)
+        serialize.check_array(arrays, "continuing", (n_tags,), where, numpy.uint8)
+        if not numpy.array_equal(arrays["continuing"].astype(bool), scheme.continuing()):
+            raise serialize.ModelFileError(f"Corrupted weights in {where}: 'continuing' does not match the {scheme.name} tags.")
+    elif "continuing" in arrays:
+        raise serialize.ModelFileError(f"Corrupted weights in {where}: factored transitions, but the config says pairwise.")
 
 
 def _unpickle_bioner(vocab, name, tokenizer, scorer, settings, data):

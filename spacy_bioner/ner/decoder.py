@@ -43,7 +43,8 @@ class Decoded(NamedTuple):
 
 def best_tags(ner, scores: numpy.ndarray, allowed: numpy.ndarray, offsets: numpy.ndarray, averaged: bool) -> numpy.ndarray:
     """The best tags of each doc of the batch, docs laid end to end."""
-    return viterbi(scores, ner.model.transitions(averaged=averaged), allowed, ner.legal, offsets)
+    transitions, factors = ner.model.decoding_weights(averaged=averaged)
+    return viterbi(scores, transitions, allowed, ner.legal, offsets, factors, ner.predecessors)
 
 
 def best_tags_over(ner, trellis: Trellis, scores: numpy.ndarray, averaged: bool = True) -> numpy.ndarray:
@@ -57,9 +58,12 @@ def decode(ner, docs: List[Doc]) -> Decoded:
     presets = [presets_of(ner, doc, doc_matches) for doc, doc_matches in zip(docs, matches)]
     layout = lay_out(ner, docs)
     allowed = allowed_tags(ner, layout, presets)
-    emission, _ = ner.model.averages()
-    scores = ner.featurizer.scores(layout, emission)
-    scores += ner.model.scores(features(ner, layout, matches, predicting=True), averaged=True)
+    model = ner.model
+    if model.dense:  # single-word templates from the per-word cache, the others hashed
+        scores = ner.featurizer.scores(layout, model.averages()[0])
+        scores += model.scores(features(ner, layout, matches, predicting=True), averaged=True)
+    else:  # a per-word cache of sparse rows would be dense: every template hashed
+        scores = model.scores(features(ner, layout, matches), averaged=True)
     bias = ner.settings.confidence.entity_bias
     if bias:  # the recall knob
         scores[:, 1:] += bias

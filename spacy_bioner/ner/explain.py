@@ -70,7 +70,7 @@ def explain(ner: BioNER, doc: Doc, top: int = 5) -> Dict[str, list]:
     n_history = ner.featurizer.n_history
     if n_history:
         features[:, -n_history:] = history(ner, layout, decoded.first_pass)
-    emission, transition = ner.model.averages()
+    transition = ner.model.transitions(averaged=True)
     names = feature_names(ner, doc)
     if len(names) and len(names[0]) != features.shape[1]:
         raise AssertionError(f"{len(names[0])} feature names for {features.shape[1]} columns")
@@ -84,7 +84,9 @@ def explain(ner: BioNER, doc: Doc, top: int = 5) -> Dict[str, list]:
             if doc[i].is_space:
                 continue
             tag = int(tags[i])
-            weights = [(names[i][j], float(emission[f, tag])) for j, f in enumerate(features[i].tolist()) if f != DROPPED]
+            kept = [(j, f) for j, f in enumerate(features[i].tolist()) if f != DROPPED]
+            found = ner.model.weights_of([f for _, f in kept], tag)
+            weights = [(names[i][j], float(weight)) for (j, _), weight in zip(kept, found)]
             bias = ner.settings.confidence.entity_bias
             if bias and tag:
                 weights.append(("entity_bias", bias))

@@ -22,6 +22,9 @@ class CountedHMM:
     smoothing (float): Added to every count (add-one smoothing by default).
     """
 
+    dense = True  # as AveragedPerceptron says of its weights: a matrix, pairwise transitions
+    factored = False
+
     def __init__(self, n_buckets: int, n_tags: int, smoothing: float = 1.0):
         self.feature_counts = numpy.zeros((n_buckets, n_tags), dtype=numpy.float32)
         self.transition_counts = numpy.zeros((n_tags + 1, n_tags), dtype=numpy.float32)
@@ -69,6 +72,20 @@ class CountedHMM:
         self._load(emission, transition)
         self._frozen = True
 
+    def load_arrays(self, arrays) -> None:
+        self.load_averages(arrays["emission"], arrays["transition"])
+
+    def to_arrays(self):
+        self.averages()
+        return self._scorer.to_arrays()
+
+    def weights_of(self, features: numpy.ndarray, tag: int) -> numpy.ndarray:
+        self.averages()
+        return self._scorer.weights_of(features, tag)
+
+    def decoding_weights(self, averaged: bool = True):
+        return self.transitions(), None
+
     def scores(self, features: numpy.ndarray, averaged: bool = True) -> numpy.ndarray:
         self.averages()
         return self._scorer.scores(features)
@@ -76,7 +93,7 @@ class CountedHMM:
     def transitions(self, averaged: bool = True) -> numpy.ndarray:
         return self.averages()[1]
 
-    def resize(self, n_tags: int) -> None:
+    def resize(self, n_tags: int, continuing=None) -> None:
         """Zero counts for new tags; the start row stays last."""
         extra = n_tags - self.n_tags
         if extra < 0:

@@ -1,6 +1,6 @@
 """The bioner component's settings: one validated model per config block.
 
-    [components.bioner]                  scheme, n_buckets, features, seed
+    [components.bioner]                  scheme, transitions, n_buckets, features, seed
     [components.bioner.trainer]          bioner.perceptron.v1 | bioner.crf.v1 | bioner.hmm.v1
     [components.bioner.confidence]       bioner.confidence.v1: probabilities, alternatives, the recall knob
     [components.bioner.rules]            bioner.rules.v1: the rules applied after decoding
@@ -29,8 +29,11 @@ MAX_ALTERNATIVE_LENGTH = 10
 
 GAZETTEER_MODES = ("features", "fallback", "ents")
 LINE_BREAKS = ("blank_or_indented", "every", "none")
+TRANSITIONS = ("auto", "pairwise", "factored")
+# transitions = "auto" factors them above this many labels: pairwise decoding costs labels squared per token.
+FACTORED_ABOVE = 50
 # What a model's files keep of its settings (Settings.trained_cfg)
-TRAINED_KEYS = ("scheme", "n_buckets", "features", "trainer", "case_sensitive")
+TRAINED_KEYS = ("scheme", "transitions", "n_buckets", "features", "trainer", "case_sensitive")
 
 
 class Block(BaseModel):
@@ -146,9 +149,16 @@ class Settings(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
     scheme: Literal[SCHEMES] = Field("BILOU", description='Tag scheme, "BILOU" or "BIO" (IOB2).')
+    transitions: Literal[TRANSITIONS] = Field("auto", description=(
+        '"pairwise": a weight for each (tag, next tag); decoding costs tags squared per token. '
+        '"factored": a move into a tag that opens nothing (O, B, U) scores a weight of the tag it leaves '
+        'plus one of the tag it enters, and decoding is linear in the labels. '
+        f'"auto": pairwise up to {FACTORED_ABOVE} labels, factored above, decided when training starts '
+        '(the model keeps what was decided). The CRF and HMM trainers are pairwise.'))
     n_buckets: StrictInt = Field(2**19, ge=1, lt=2**32, description=(
-        "Rows of the hashed feature table: more rows, fewer collisions and a larger model "
-        "(memory = rows x tags x 4 bytes; on disk it is deflated, mostly zeros)."))
+        "Rows of the hashed feature table: more rows, fewer collisions and a larger model. While rows x tags "
+        "is at most 2**26 the weights are a dense matrix (rows x tags x 4 bytes; on disk deflated, mostly zeros); "
+        "beyond, as with hundreds of labels, the perceptron keeps each row's tags sparse (the CRF and HMM refuse)."))
     features: List[str] = Field(list(DEFAULT_FAMILIES), description=(
         "Feature families: see Feature families below."))
     seed: StrictInt = Field(0, description=(
@@ -171,6 +181,8 @@ class Settings(BaseModel):
         return features
 
     def model_post_init(self, _context) -> None:
+        if self.trainer.name != "perceptron" and self.transitions == "factored":
+            raise ValueError(f'The {self.trainer.name} trainer takes pairwise transitions: set transitions = "pairwise" or "auto".')
         if self.trainer.name == "hmm" and HISTORY_FAMILY in self.features:
             raise ValueError(
                 "The hmm trainer counts the features of the gold tags; 'history' needs a first decoding pass: "
@@ -186,9 +198,15 @@ class Settings(BaseModel):
         fields["trainer"] = TRAINERS[self.trainer.name](**fields["trainer"]) if isinstance(fields["trainer"], dict) else fields["trainer"]
         return Settings(**fields)
 
+    def transitions_for(self, n_labels: int) -> str:
+        """"pairwise" or "factored", for a model about to be trained on this many labels."""
+        if self.transitions != "auto":
+            return self.transitions
+        return "factored" if self.trainer.name == "perceptron" and n_labels > FACTORED_ABOVE else "pairwise"
+
     def to_cfg(self) -> Dict[str, object]:
         """The settings as saved with a model: blocks as the config writes them."""
-        cfg = self.model_dump(include={"scheme", "n_buckets", "features", "seed", "incorrect_spans_key"})
+        cfg = self.model_dump(include={"scheme", "transitions", "n_buckets", "features", "seed", "incorrect_spans_key"})
         for block in ("trainer", "confidence", "rules", "gazetteer"):
             cfg[block] = getattr(self, block).to_config()
         return cfg
@@ -196,7 +214,7 @@ class Settings(BaseModel):
     def trained_cfg(self) -> Dict[str, object]:
         """The settings that shape the trained weights and term tables, as a model's files hold them:
         they cannot change after training."""
-        return {"scheme": self.scheme, "n_buckets": self.n_buckets, "features": list(self.features),
+        return {"scheme": self.scheme, "transitions": self.transitions, "n_buckets": self.n_buckets, "features": list(self.features),
                 "trainer": self.trainer.registered_name, "case_sensitive": self.gazetteer.case_sensitive}
 
     @classmethod
@@ -205,7 +223,7 @@ class Settings(BaseModel):
         kinds = {kind.registered_name: kind for kind in TRAINERS.values()}
         if cfg["trainer"] not in kinds:
             raise ValueError(f"unknown trainer {cfg['trainer']!r}: use one of {sorted(kinds)}")
-        return cls(scheme=cfg["scheme"], n_buckets=cfg["n_buckets"], features=cfg["features"], trainer=kinds[cfg["trainer"]](),
+        return cls(scheme=cfg["scheme"], transitions=cfg["transitions"], n_buckets=cfg["n_buckets"], features=cfg["features"], trainer=kinds[cfg["trainer"]](),
                    gazetteer=GazetteerSettings(case_sensitive=cfg["case_sensitive"]))
 
     @classmethod
@@ -257,6 +275,7 @@ for _block in (PerceptronTrainer, CRFTrainer, HMMTrainer, Confidence, Rules, Gaz
 
 DEFAULT_CONFIG = {
     "scheme": "BILOU",
+    "transitions": "auto",
     "n_buckets": 2**19,
     "features": list(DEFAULT_FAMILIES),
     "seed": 0,

@@ -67,7 +67,6 @@ def test_issue2385():
     assert iob_to_biluo(tags4) == ["B-MULTI-PERSON", "L-MULTI-PERSON", "U-MULTI-PERSON"]
 
 
-@pytest.mark.xfail(run=False, reason="known gap: 1,000 labels (add_label is cubic in the labels, the weights dense), issue 28")
 def test_issue2800():
     """Test issue that arises when too many labels are added to NER model."""
     nlp = English()

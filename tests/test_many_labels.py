@@ -1,0 +1,118 @@
+"""Many labels: sparse emission weights, factored transitions, and a component with 1,000 labels."""
+import numpy
+import pytest
+import spacy
+from spacy.tokens import Doc, Span
+from spacy.training import Example
+
+from spacy_bioner.core.perceptron import AveragedPerceptron
+from spacy_bioner.core.schemes import TagScheme
+from spacy_bioner.core.sparse_perceptron import SparsePerceptron
+
+
+def trained_pair(factored: bool):
+    """The same updates on dense and on sparse weights."""
+    rng = numpy.random.default_rng(0)
+    scheme = TagScheme("BILOU", ["A", "B", "C"])
+    dense, sparse = AveragedPerceptron(50, scheme.n_tags), SparsePerceptron(50, scheme.n_tags)
+    if factored:
+        dense.factor(scheme.continuing())
+        sparse.factor(scheme.continuing())
+    for _ in range(30):
+        features = rng.integers(0, 50, size=(6, 4)).astype(numpy.uint32)
+        gold = scheme.from_spans([(0, 2, 0), (3, 4, 2)], 6)
+        guess = scheme.from_spans([(1, 2, 1)], 6)
+        for model in (dense, sparse):
+            model.update(features, gold, guess)
+    return dense, sparse, features
+
+
+@pytest.mark.parametrize("factored", [False, True])
+def test_sparse_weights_score_as_dense_ones(factored):
+    dense, sparse, features = trained_pair(factored)
+    for averaged in (False, True):
+        numpy.testing.assert_allclose(sparse.scores(features, averaged=averaged), dense.scores(features, averaged=averaged), atol=1e-5)
+        numpy.testing.assert_allclose(sparse.transitions(averaged=averaged), dense.transitions(averaged=averaged), atol=1e-5)
+    converted = SparsePerceptron.from_dense(dense)
+    numpy.testing.assert_allclose(converted.scores(features), dense.scores(features), atol=1e-5)
+    loaded = SparsePerceptron(50, sparse.n_tags)
+    loaded.load_arrays(sparse.to_arrays())
+    numpy.testing.assert_allclose(loaded.scores(features), sparse.scores(features), atol=1e-6)
+
+
+def test_factored_transitions_add_up_and_refuse_learned_pairwise_weights():
+    dense, _, _ = trained_pair(factored=True)
+    exits, entries = dense.decoding_weights(averaged=True)[1]
+    full = dense.transitions(averaged=True)
+    scheme = TagScheme("BILOU", ["A", "B", "C"])
+    begin_b = scheme.tag_id("B", 1)
+    assert full[0, begin_b] == pytest.approx(exits[0] + entries[begin_b])
+    pairwise, _, _ = trained_pair(factored=False)
+    with pytest.raises(ValueError, match="before training"):
+        pairwise.factor(scheme.continuing())
+
+
+def labelled_docs(nlp, n_labels: int, n_docs: int):
+    """Each label's name after a cue word: "see cue7 N7 today ."."""
+    rng = numpy.random.default_rng(0)
+    docs = []
+    for _ in range(n_docs):
+        label = int(rng.integers(n_labels))
+        doc = Doc(nlp.vocab, words=["see", f"cue{label}", f"N{label}", "today", "."])
+        doc.ents = [Span(doc, 2, 3, label=f"TYPE{label}")]
+        docs.append(doc)
+    return docs
+
+
+def test_a_thousand_labels_train_tag_and_survive_a_round_trip(tmp_path):
+    nlp = spacy.blank("en")
+    ner = nlp.add_pipe("bioner", config={"n_buckets": 2**16})
+    for i in range(1000):
+        ner.add_label(f"TYPE{i}")
+    docs = labelled_docs(nlp, 1000, 3000)
+    examples = [Example(Doc(nlp.vocab, words=[t.text for t in doc]), doc) for doc in docs]
+    nlp.initialize(lambda: examples)
+    assert ner.settings.transitions == "auto" and ner.model.factored and not ner.model.dense
+    for _ in range(3):
+        nlp.update(examples)
+    tagged = nlp(Doc(nlp.vocab, words=["see", "cue123", "N123", "today", "."]))
+    assert [(ent.text, ent.label_) for ent in tagged.ents] == [("N123", "TYPE123")]
+    nlp.to_disk(tmp_path)
+    loaded = spacy.load(tmp_path)
+    again = loaded(Doc(loaded.vocab, words=["see", "cue123", "N123", "today", "."]))
+    assert [(ent.text, ent.label_) for ent in again.ents] == [("N123", "TYPE123")]
+    assert loaded.get_pipe("bioner").settings.transitions == "factored"
+
+
+def test_labels_added_after_training_move_dense_weights_to_sparse_ones_with_the_same_scores():
+    nlp = spacy.blank("en")
+    ner = nlp.add_pipe("bioner", config={"n_buckets": 2**14, "transitions": "factored"})
+    docs = labelled_docs(nlp, 4, 200)
+    examples = [Example(Doc(nlp.vocab, words=[t.text for t in doc]), doc) for doc in docs]
+    nlp.initialize(lambda: examples)
+    nlp.update(examples)
+    assert ner.model.dense
+    probe = Doc(nlp.vocab, words=["see", "cue2", "N2", "today", "."])
+    before = [(ent.text, ent.label_) for ent in ner(Doc(nlp.vocab, words=[t.text for t in probe])).ents]
+    for i in range(4, 2000):
+        ner.add_label(f"TYPE{i}")
+    assert not ner.model.dense
+    assert [(ent.text, ent.label_) for ent in ner(probe).ents] == before == [("N2", "TYPE2")]
+
+
+def test_factored_transitions_with_the_crf_are_refused():
+    nlp = spacy.blank("en")
+    with pytest.raises(Exception, match="pairwise"):
+        nlp.add_pipe("bioner", config={"transitions": "factored", "trainer": {"@misc": "bioner.crf.v1"}})
+
+
+def test_a_config_that_asks_for_other_transitions_than_training_used_is_refused(tmp_path):
+    nlp = spacy.blank("en")
+    ner = nlp.add_pipe("bioner", config={"n_buckets": 2**12, "transitions": "factored"})
+    docs = labelled_docs(nlp, 3, 30)
+    nlp.initialize(lambda: [Example(Doc(nlp.vocab, words=[t.text for t in doc]), doc) for doc in docs])
+    nlp.to_disk(tmp_path)
+    assert ner.model.factored
+    with pytest.raises(ValueError, match="transitions"):
+        spacy.load(tmp_path, config={"components": {"bioner": {"transitions": "pairwise"}}})
+    assert spacy.load(tmp_path, config={"components": {"bioner": {"transitions": "auto"}}}).get_pipe("bioner").model.factored
