@@ -130,9 +130,8 @@ def main() -> None:
     parser.add_argument("--probabilities", action="store_true")
     parser.add_argument("--repeats", type=int, default=0)
     args = parser.parse_args()
-    nlp = spacy.load(args.model)
-    if args.probabilities:
-        nlp.get_pipe("bioner").cfg.update(confidence=True, alternatives=3)
+    confidence = {"components": {"bioner": {"confidence": {"probabilities": True, "alternatives": 3}}}}
+    nlp = spacy.load(args.model, config=confidence if args.probabilities else {})
     refs = list(DocBin().from_disk(args.dev).get_docs(nlp.vocab))
     if args.sentences_as_docs:
         refs = [sentence.as_doc() for ref in refs for sentence in ref.sents]
@@ -146,7 +145,9 @@ def main() -> None:
         print(f"rate {rate}: {result['whitespace_tokens']:,} whitespace tokens; {speed}"
               + ", ".join(f"{key} {100 * value:.2f}" for key, value in result.items() if key not in ("rate", "whitespace_tokens", "words_per_s")), flush=True)
     print(json.dumps(results))
-    print(f"written to {write_results('whitespace', results)}")
+    figures = {"model": str(args.model), "dev": args.dev.name, "outside_entities": args.outside_entities,
+               "sentences_as_docs": args.sentences_as_docs, "rates": results}
+    print(f"written to {write_results('whitespace', figures)}")
 
 
 if __name__ == "__main__":

@@ -189,6 +189,45 @@ def _layout(results: dict) -> list:
     return lines
 
 
+def _whitespace(results: dict) -> list:
+    if "whitespace" not in results:
+        return []
+    record = results["whitespace"]
+    f = record["figures"]
+    base = f["rates"][0]
+    lines = ["## Wrapped prose", "",
+             "The same dev docs with a newline token after each word with probability R, and after each sentence's",
+             "last word (raw text's hard-wrapped lines: a single line break, which may join an entity); entities",
+             f"scored on the original words. Model: {f['model']}; dev: {f['dev']}.", "",
+             "| R | whitespace tokens | entity F1 | against R = 0 |", "|---|---|---|---|"]
+    for rate in f["rates"]:
+        lines.append(f"| {rate['rate']} | {rate['whitespace_tokens']:,} | {100 * rate['ents_f']:.2f} | "
+                     f"{100 * (rate['ents_f'] - base['ents_f']):+.2f} |")
+    lines += ["", f"Measured by {_provenance(record)}.", ""]
+    return lines
+
+
+def _labels(results: dict) -> list:
+    lines = []
+    for name, title in (("labels", "Many labels"), ("labels_transitions", "Pairwise against factored transitions")):
+        if name not in results:
+            continue
+        record = results[name]
+        f = record["figures"]
+        lines += [f"## {title}", "",
+                  f"Corpus: {f['corpus']}, {f['epochs']} epochs. Each row runs in a process of its own (peak RSS is",
+                  "its own); tagging is paired with spaCy's `ner` initialized with the same labels, on the same docs,",
+                  "in the same process.", "",
+                  "| labels | transitions | weights | add_label | initialize | train | tag | spaCy ner | ratio | dev F1 | peak RSS |",
+                  "|---|---|---|---|---|---|---|---|---|---|---|"]
+        for row in f["rows"]:
+            lines.append(f"| {row['labels']:,} | {row['transitions']} | {row['weights']} | {row['add_label_s']:.3f} s | "
+                         f"{row['initialize_s']:.1f} s | {row['train_s']:.0f} s | {row['tag_tokens_per_s']:,} tokens/s | "
+                         f"{row['spacy_ner_tokens_per_s']:,} | **{row['ratio']:.1f}x** | {row['dev_f1']:.2f} | {row['peak_rss_mb']:,} MB |")
+        lines += ["", f"Measured by {_provenance(record)}.", ""]
+    return lines
+
+
 def benchmarks() -> str:
     results = _load_results()
     lines = ["# Benchmarks", "",
@@ -197,8 +236,9 @@ def benchmarks() -> str:
              "date, machine and command that produced it (listed under each table). The corpora are described in",
              "[Getting a model](models.md). Speed is always measured against a peer in the same run, and the",
              "machine is a shared 2-core one: compare the ratios, not the absolute figures.", ""]
-    lines += _accuracy(results) + _speed(results) + _layout(results)
-    others = [name for name in results if not name.startswith("accuracy_") and name not in ("speed", "layout")]
+    lines += _accuracy(results) + _speed(results) + _layout(results) + _whitespace(results) + _labels(results)
+    shown = ("speed", "layout", "whitespace", "labels", "labels_transitions")
+    others = [name for name in results if not name.startswith("accuracy_") and name not in shown]
     for name in others:
         lines += [f"## {name}", "", "```json", json.dumps(results[name]["figures"], indent=1), "```", "",
                   f"Measured by {_provenance(results[name])}.", ""]

@@ -88,7 +88,8 @@ def save_as_version_0_1(nlp, path, drop=()) -> None:
     confidence = {key: value for key, value in cfg["confidence"].items() if key != "@misc"}
     flat["confidence"] = confidence.pop("probabilities")
     flat.update(confidence)
-    flat.update({key: value for key, value in cfg["rules"].items() if key not in ("@misc", "line_breaks")})
+    # The rules 0.1 had: the others came later.
+    flat.update({key: cfg["rules"][key] for key in ("short_form_labels", "acronym_labels", "person_labels")})
     flat["gazetteer"] = {key: value for key, value in cfg["gazetteer"].items() if key != "@misc"}
     for key in drop:
         del flat[key]

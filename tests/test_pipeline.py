@@ -358,12 +358,12 @@ def test_crf_l2_keeps_weights_smaller():
 
 
 def test_whitespace_tokens_change_no_word_window_or_entity(trained_nlp):
-    """A word's context features and scores read past whitespace tokens (raw text's line breaks),
+    """A word's context features and scores read past whitespace tokens (wrapped prose's line breaks),
     so they are those it has without them, and decoding runs over the words, so a
     line break inside an entity leaves it whole."""
     ner = trained_nlp.get_pipe("bioner")
     words = "Bob works at Acme Corp in Berlin".split()
-    spaced_words = ["\n", "Bob", "works", "\n", "at", "Acme", "\n", "Corp", "  ", "in", "Berlin", "\n\n"]
+    spaced_words = ["\n", "Bob", "works", "\n", "at", "Acme", "\n", "Corp", "  ", "in", "Berlin", "\n"]
     positions = [1, 2, 4, 5, 7, 9, 10]
     plain = Doc(trained_nlp.vocab, words=words)
     spaced = Doc(trained_nlp.vocab, words=spaced_words, spaces=[False] * len(spaced_words))
@@ -375,6 +375,23 @@ def test_whitespace_tokens_change_no_word_window_or_entity(trained_nlp):
     expected = [(positions[e.start], positions[e.end - 1] + 1, e.label_) for e in trained_nlp(plain).ents]
     assert (5, 8, "ORG") in expected
     assert [(e.start, e.end, e.label_) for e in trained_nlp(spaced).ents] == expected
+
+
+def test_a_line_end_stops_the_windows_of_the_words_around_it(trained_nlp):
+    """A blank line (or a break before an indent) ends entities and the feature windows: the
+    words before it read the same features whatever comes after it, and the same on the other side."""
+    ner = trained_nlp.get_pipe("bioner")
+
+    def features(words):
+        doc = Doc(trained_nlp.vocab, words=words, spaces=[False] * len(words))
+        return features_of(ner, lay_out(ner, [doc]), [ner.gazetteer.match(doc)])
+
+    one, other = features(["City", ":", "Berlin", "\n\n", "Name", ":"]), features(["City", ":", "Berlin", "\n\n", "Acme", "Corp"])
+    assert (one[:3] == other[:3]).all()
+    one, other = features(["Bob", "works", "\n  ", "at", "Acme"]), features(["Alice", "\n  ", "at", "Acme"])
+    assert (one[3:] == other[2:]).all()
+    # a single line break (wrapped prose) is read past: what follows it is in the window
+    assert not (features(["City", ":", "Berlin", "\n", "Name", ":"])[2] == features(["City", ":", "Berlin", "\n", "Acme", "Corp"])[2]).all()
 
 
 def test_decoding_runs_over_the_words(trained_nlp):

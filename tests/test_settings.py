@@ -21,8 +21,8 @@ def saved(tmp_path_factory):
 
 def test_the_component_files_hold_only_what_training_fixed(saved):
     cfg = json.loads((saved / "bioner" / "cfg").read_text(encoding="utf8"))
-    assert set(cfg) == {"scheme", "transitions", "n_buckets", "features", "trainer", "case_sensitive", "labels", "templates_version",
-                        "format_version"}
+    assert set(cfg) == {"scheme", "transitions", "n_buckets", "features", "trainer", "case_sensitive", "labels", "longest_entity",
+                        "templates_version", "format_version"}
     assert cfg["transitions"] == "pairwise"  # "auto", with four labels
 
 

@@ -144,6 +144,8 @@ CLUSTERS_FAMILY = "clusters"
 # vectors (vector_clusters.py): it needs vectors, so it is off by default.
 VECTORS_FAMILY = "vectors"
 FAMILIES[VECTORS_FAMILY] = FAMILIES[CLUSTERS_FAMILY]
+# How far any template reads from its token, either way.
+WINDOW = max(abs(offset) for family in FAMILIES.values() for parts in family.values() for _, offset in parts)
 # Matches of the training data's entities, jackknifed in training (see ner/memory.py).
 MEMORY_FAMILY = "memory"
 ALL_FAMILIES = [*FAMILIES, DOCUMENT_FAMILY, HISTORY_FAMILY, ABBREVIATION_FAMILY, MEMORY_FAMILY]

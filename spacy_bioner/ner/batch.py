@@ -12,7 +12,7 @@ from spacy.tokens import Doc, Span
 
 from ..core.features import batch_layout, words_of
 from ..core.schemes import words_within
-from ..core.templates import ABBREVIATION_FAMILY, MEMORY_FAMILY
+from ..core.templates import ABBREVIATION_FAMILY, MEMORY_FAMILY, WINDOW
 from ..gazetteer.matcher import filter_matches, match_codes
 from .abbreviations import Words, definitions, mentions, undefined_acronyms
 from .dropout import match_dropout
@@ -141,17 +141,33 @@ def _line_ends(docs: List[Doc], offsets: numpy.ndarray, is_space: numpy.ndarray,
 
 def over_words(layout: Layout, features: Callable[[Layout], numpy.ndarray], fill) -> numpy.ndarray:
     """Context features (or the scores of window templates) of each token, a word's read as if
-    the doc had no whitespace tokens: a line break in raw text then changes no word's window.
-    Whitespace tokens get `fill`: decoding, training and probabilities read the words alone."""
+    the doc had no whitespace tokens: a line break in wrapped prose then changes no word's window.
+    A line end (`layout.line_ends`: a blank line, or a break before an indent) fills the window
+    slots on either side of it, as WINDOW tokens whose features training never saw: the words
+    around it read no context across it ("City:\nManchester\n\nName:" reads no "Name" after
+    "Manchester"), yet no sentence edge either, which reads as a clue of its own. Whitespace
+    tokens get `fill`: decoding, training and probabilities read the words alone."""
     if not layout.is_space.any():
         return features(layout)
     words, word_offsets = words_of(layout.is_space, layout.offsets)
+    if layout.line_ends is not None:
+        words, word_offsets = _with_line_ends(words, word_offsets, layout.offsets, numpy.flatnonzero(layout.line_ends))
     view = layout._replace(offsets=word_offsets, rows=layout.rows[words],
                            mentions=layout.mentions[words], sentence=layout.sentence[words])
     of_words = features(view)
     out = numpy.full((len(layout.rows),) + of_words.shape[1:], fill, dtype=of_words.dtype)
     out[words] = of_words
+    out[layout.is_space] = fill  # line ends included
     return out
+
+
+def _with_line_ends(words: numpy.ndarray, word_offsets: numpy.ndarray, offsets: numpy.ndarray,
+                    line_ends: numpy.ndarray) -> Tuple[numpy.ndarray, numpy.ndarray]:
+    """The words with each line end among them WINDOW times over, so that no window reaches across it,
+    and where each doc (token `offsets`) begins among them."""
+    at = numpy.searchsorted(words, line_ends)
+    merged = numpy.insert(words, numpy.repeat(at, WINDOW), numpy.repeat(line_ends, WINDOW))
+    return merged, word_offsets + WINDOW * numpy.searchsorted(line_ends, offsets)
 
 
 def laid_end_to_end_mentions(found: List[Tuple[numpy.ndarray, numpy.ndarray]], words: numpy.ndarray, word_offsets: numpy.ndarray,

@@ -202,13 +202,15 @@ class BioNER(PerceptronPipe):
         remember = MEMORY_FAMILY in self.settings.features
         found = list(dict.fromkeys([*self.labels, *(labels or [])]))
         references = []  # kept for the memory only: a corpus is read once
+        longest = 0
         for example in get_examples():
             if remember:
                 references.append(example.reference)
             for ent in example.reference.ents:
                 if ent.label_ not in found:
                     found.append(ent.label_)
-        self.cfg["labels"] = []
+                longest = max(longest, sum(not token.is_space for token in ent))
+        self.cfg = {"labels": [], **({"longest_entity": longest} if longest else {})}
         self.clusters = fit_clusters(self.vocab, self.settings.seed) if VECTORS_FAMILY in self.settings.features else None
         self._build()
         for label in found:
@@ -253,7 +255,8 @@ class BioNER(PerceptronPipe):
     # Serialization (see PerceptronPipe), with the gazetteer and the memory beside the weights.
 
     def _saved_cfg(self) -> Dict[str, object]:
-        return {**self.settings.trained_cfg(), "transitions": saved_transitions(self.model), "labels": list(self.labels),
+        learned = {key: self.cfg[key] for key in ("longest_entity",) if key in self.cfg}
+        return {**self.settings.trained_cfg(), "transitions": saved_transitions(self.model), "labels": list(self.labels), **learned,
                 "templates_version": TEMPLATES_VERSION, "format_version": FORMAT_VERSION}
 
     def _arrays(self) -> Dict[str, numpy.ndarray]:
@@ -266,12 +269,12 @@ class BioNER(PerceptronPipe):
 
     def from_bytes(self, bytes_data: bytes, *, exclude=tuple()) -> "BioNER":
         cfg, arrays, (gazetteer, memory) = serialize.unpack(bytes_data, "bytes", parts=("gazetteer",), optional=("memory",))
-        settings, labels = _read_cfg(cfg, "bytes")
+        settings, labels, learned = _read_cfg(cfg, "bytes")
         if MEMORY_FAMILY not in settings.features:
             memory = None
         elif memory is None:
             raise serialize.ModelFileError("Corrupted component data in bytes: the memory family's 'memory' part is missing.")
-        return self._load(settings, labels, arrays, gazetteer, where="bytes", memory=memory)
+        return self._load(settings, labels, learned, arrays, gazetteer, where="bytes", memory=memory)
 
     def to_disk(self, path, *, exclude=tuple()) -> None:
         path = Path(path)
@@ -283,13 +286,13 @@ class BioNER(PerceptronPipe):
     def from_disk(self, path, *, exclude=tuple()) -> "BioNER":
         path = Path(path)
         cfg, arrays = serialize.read_model(path)
-        settings, labels = _read_cfg(cfg, str(path / "cfg"))
+        settings, labels, learned = _read_cfg(cfg, str(path / "cfg"))
         gazetteer = serialize.read_bytes(path / "gazetteer")
         memory = serialize.read_bytes(path / "memory") if MEMORY_FAMILY in settings.features else None
-        return self._load(settings, labels, arrays, gazetteer, where=str(path / "weights.npz"), gazetteer_where=str(path / "gazetteer"),
+        return self._load(settings, labels, learned, arrays, gazetteer, where=str(path / "weights.npz"), gazetteer_where=str(path / "gazetteer"),
                           memory=memory, memory_where=str(path / "memory"))
 
-    def _load(self, settings: Settings, labels: List[str], arrays, gazetteer: bytes, where: str, gazetteer_where: str = "bytes",
+    def _load(self, settings: Settings, labels: List[str], learned: Dict[str, int], arrays, gazetteer: bytes, where: str, gazetteer_where: str = "bytes",
               memory: Optional[bytes] = None, memory_where: str = "bytes") -> "BioNER":
         trained_transitions = settings.transitions
         if self._settings_given:
@@ -297,7 +300,7 @@ class BioNER(PerceptronPipe):
             settings = self.settings.replace(transitions=trained_transitions)  # "auto" was decided in training
         _check_weights(arrays, settings.n_buckets, TagScheme(settings.scheme, labels), trained_transitions, where)
         self.clusters = VectorClusters.from_arrays(arrays, where) if VECTORS_FAMILY in settings.features else None
-        self.settings, self.cfg = settings, {"labels": list(labels)}
+        self.settings, self.cfg = settings, {"labels": list(labels), **learned}
         for label in labels:
             self.vocab.strings.add(label)
         self._build()
@@ -314,8 +317,9 @@ class BioNER(PerceptronPipe):
         return (_unpickle_bioner, (self.vocab, self.name, self.gazetteer.tokenizer, self.scorer, settings, self.to_bytes()))
 
 
-def _read_cfg(cfg, where: str) -> Tuple[Settings, List[str]]:
-    """A saved component's settings and labels, checked; a model saved by 0.1 is read in this version's form."""
+def _read_cfg(cfg, where: str) -> Tuple[Settings, List[str], Dict[str, int]]:
+    """A saved component's settings, labels and what else training learned (the longest entity), checked;
+    a model saved by 0.1 is read in this version's form."""
     if not isinstance(cfg, dict):
         raise serialize.ModelFileError(f"Bad config in {where}: expected a JSON object, got {type(cfg).__name__}.")
     if cfg.get("templates_version") != TEMPLATES_VERSION:
@@ -329,11 +333,15 @@ def _read_cfg(cfg, where: str) -> Tuple[Settings, List[str]]:
     labels = cfg.get("labels")
     if not isinstance(labels, list) or not all(isinstance(label, str) and label for label in labels):
         raise serialize.ModelFileError(f"Bad config in {where}: 'labels' must be a list of non-empty strings, got {labels!r}.")
+    longest = cfg.get("longest_entity")
+    if longest is not None and not (isinstance(longest, int) and not isinstance(longest, bool) and longest >= 1):
+        raise serialize.ModelFileError(f"Bad config in {where}: 'longest_entity' must be a positive integer, got {longest!r}.")
+    learned = {} if longest is None else {"longest_entity": longest}
     try:
         if version == 1:
             saved = from_version_0_1(cfg)
-            return Settings.from_cfg({key: saved[key] for key in ("scheme", "n_buckets", "features", "seed", "trainer", "confidence", "rules", "gazetteer")}), labels
-        return Settings.from_trained_cfg({"transitions": "pairwise", **{key: cfg[key] for key in TRAINED_KEYS if key in cfg}}), labels
+            return Settings.from_cfg({key: saved[key] for key in ("scheme", "n_buckets", "features", "seed", "trainer", "confidence", "rules", "gazetteer")}), labels, learned
+        return Settings.from_trained_cfg({"transitions": "pairwise", **{key: cfg[key] for key in TRAINED_KEYS if key in cfg}}), labels, learned
     except (ValueError, KeyError, TypeError) as err:
         detail = f"no {err}" if isinstance(err, KeyError) else " ".join(str(err).split())
         raise serialize.ModelFileError(f"Bad config in {where}: {detail}") from None

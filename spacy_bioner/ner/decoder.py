@@ -11,6 +11,7 @@ from spacy.tokens import Doc, Span
 from ..core.decode import viterbi
 from ..core.templates import HISTORY_FAMILY
 from .batch import Layout, Trellis, allowed_tags, lay_out, presets_of, trellis_of
+from .bounds import within_bound
 from .confidence import alternatives, entity_probabilities
 from .featurizer import features, history
 from .rules import apply_rules
@@ -48,8 +49,13 @@ def best_tags(ner, scores: numpy.ndarray, allowed: numpy.ndarray, offsets: numpy
 
 
 def best_tags_over(ner, trellis: Trellis, scores: numpy.ndarray, averaged: bool = True) -> numpy.ndarray:
-    """Every token's tag, from the best tags of the trellis's rows (`scores`: one row per token)."""
-    return trellis.with_spaces(best_tags(ner, trellis.rows(scores), trellis.allowed, trellis.offsets, averaged=averaged))
+    """Every token's tag, from the best tags of the trellis's rows (`scores`: one row per token).
+    With the averaged weights (tagging), no entity is longer than the bound (bounds.py)."""
+    rows = trellis.rows(scores)
+    tags = best_tags(ner, rows, trellis.allowed, trellis.offsets, averaged=averaged)
+    if averaged:
+        tags = within_bound(ner, rows, trellis.allowed, trellis.offsets, tags)
+    return trellis.with_spaces(tags)
 
 
 def decode(ner, docs: List[Doc]) -> Decoded:
@@ -74,7 +80,7 @@ def decode(ner, docs: List[Doc]) -> Decoded:
         # scores are the first's plus the weights of those alone.
         scores += ner.model.scores(history(ner, layout, first_pass), averaged=True)
         tags = best_tags_over(ner, trellis, scores)
-    final, retagged = apply_rules(ner, docs, layout, tags, allowed)
+    final, retagged = apply_rules(ner, docs, layout, tags, allowed, matches)
     return Decoded(matches, presets, layout, trellis, trellis.rows(scores), allowed, final, first_pass, tags, retagged)
 
 

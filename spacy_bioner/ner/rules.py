@@ -11,9 +11,11 @@ from spacy.tokens import Doc
 
 from .abbreviations import label_short_forms
 from .batch import Layout
+from .name_lists import split_name_lists
 from .surnames import label_surnames
 
-Retag = Callable[[object, List[Doc], Layout, numpy.ndarray, numpy.ndarray], numpy.ndarray]
+# (ner, docs, layout, tags, allowed, each doc's gazetteer matches) -> new tags
+Retag = Callable[[object, List[Doc], Layout, numpy.ndarray, numpy.ndarray, List[numpy.ndarray]], numpy.ndarray]
 
 
 class Rule(NamedTuple):
@@ -23,7 +25,7 @@ class Rule(NamedTuple):
     name_of: Callable[[Layout, numpy.ndarray], List[str]]  # (layout, changed token positions) -> a rule name per token
 
 
-def _short_forms(ner, docs: List[Doc], layout: Layout, tags: numpy.ndarray, allowed: numpy.ndarray) -> numpy.ndarray:
+def _short_forms(ner, docs: List[Doc], layout: Layout, tags: numpy.ndarray, allowed: numpy.ndarray, matches) -> numpy.ndarray:
     """short_form_labels and acronym_labels: an untagged short form takes its long form's type."""
     if layout.short_form_heads is None:
         return tags
@@ -35,23 +37,25 @@ def _short_form_names(layout: Layout, changed: numpy.ndarray) -> List[str]:
     return ["short_form_labels" if defined and layout.abbreviation_heads[i] >= 0 else "acronym_labels" for i in changed.tolist()]
 
 
-def _surnames(ner, docs: List[Doc], layout: Layout, tags: numpy.ndarray, allowed: numpy.ndarray) -> numpy.ndarray:
+def _surnames(ner, docs: List[Doc], layout: Layout, tags: numpy.ndarray, allowed: numpy.ndarray, matches) -> numpy.ndarray:
     """person_labels: a lone surname takes the label of the full name it ends."""
     person_ids = [i for i, label in enumerate(ner.labels) if label in ner.settings.rules.person_labels]
     return label_surnames(docs, tags, layout.offsets, layout.rows, ner.scheme, person_ids, allowed)
 
 
 RULES = [
+    Rule(split_name_lists, lambda layout, changed: ["split_name_lists"] * len(changed)),
     Rule(_short_forms, _short_form_names),
     Rule(_surnames, lambda layout, changed: ["person_labels"] * len(changed)),
 ]
 
 
-def apply_rules(ner, docs: List[Doc], layout: Layout, tags: numpy.ndarray, allowed: numpy.ndarray) -> Tuple[numpy.ndarray, Dict[int, str]]:
+def apply_rules(ner, docs: List[Doc], layout: Layout, tags: numpy.ndarray, allowed: numpy.ndarray,
+                matches: List[numpy.ndarray]) -> Tuple[numpy.ndarray, Dict[int, str]]:
     """The tags after every rule, and the rule that last retagged each token it changed (batch positions)."""
     retagged: Dict[int, str] = {}
     for rule in RULES:
-        new_tags = rule.retag(ner, docs, layout, tags, allowed)
+        new_tags = rule.retag(ner, docs, layout, tags, allowed, matches)
         changed = numpy.flatnonzero(new_tags != tags)
         retagged.update(zip(changed.tolist(), rule.name_of(layout, changed)))
         tags = new_tags

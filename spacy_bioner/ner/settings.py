@@ -114,6 +114,13 @@ class Rules(Block):
     acronym_labels: StrictBool = Field(True, description=(
         'The same for an acronym used without a definition ("IDDM") whose letters are the initials of a run of '
         "words elsewhere in the doc on which an entity ends."))
+    split_name_lists: StrictBool = Field(True, description=(
+        'A multi-word entity made wholly of names known with other labels, none with its own ("London London" or '
+        '"Paris Berlin Madrid" as one ORG), is split into those names. Known: from the training data\'s entity memory '
+        "(the `memory` family) and the term lists, each name with one label only."))
+    max_entity_length: Optional[StrictInt] = Field(None, ge=1, description=(
+        "The most words an entity may have when tagging; null: the longest entity training saw. A first-order "
+        'tagger cannot count, and would tag "London London London ..." as one entity however long.'))
     person_labels: List[str] = Field(["PER", "PERSON", "person"], description=(
         'The labels that name people: the last word of a full name ("MaliVai Washington") takes the label where the '
         'same doc uses it alone ("Washington won"). `[]` turns the rule off.'))
@@ -264,7 +271,7 @@ def from_version_0_1(cfg: Dict[str, object]) -> Dict[str, object]:
     flat["trainer"] = block
     flat["confidence"] = {"@misc": Confidence.registered_name, "probabilities": flat.pop("confidence", False), **{
         key: flat.pop(key) for key in ("temperature", "alternatives", "alternatives_threshold", "entity_bias") if key in flat}}
-    flat["rules"] = {"@misc": Rules.registered_name, **{
+    flat["rules"] = {"@misc": Rules.registered_name, "split_name_lists": False, **{
         key: flat.pop(key, default) for key, default in (("short_form_labels", False), ("acronym_labels", False), ("person_labels", []))}}
     flat["gazetteer"] = {"@misc": GazetteerSettings.registered_name, **flat.get("gazetteer", {})}
     return flat

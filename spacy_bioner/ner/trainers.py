@@ -11,6 +11,7 @@ from ..core.marginals import expected_counts
 from ..core.perceptron_pipe import with_cost
 from ..core.templates import HISTORY_FAMILY
 from .batch import lay_out, presets_of, trellis_of
+from .bounds import longest_entity
 from .decoder import best_tags
 from .dropout import match_dropout, word_dropout
 from .featurizer import features as features_of, history
@@ -35,6 +36,10 @@ def train_example(ner, example: Example) -> float:
     known = gold_tags(example, ner.scheme)
     if (known < 0).all():
         return 0.0
+    longest = longest_entity([(start, end) for start, end, _ in ner.scheme.to_spans(numpy.maximum(known, 0))],
+                             numpy.array([token.is_space for token in doc]))
+    if longest > ner.cfg.get("longest_entity", 0):
+        ner.cfg["longest_entity"] = longest
     negatives = _negative_spans(ner, example)
     matches = match_dropout(ner, ner.gazetteer.match(doc))
     layout = lay_out(ner, [doc], folds=[fold(example.reference)])

@@ -1,0 +1,104 @@
+"""Lists of names that Viterbi fused into one entity of a type none of them has.
+
+Names in a row with no punctuation ("London London", "Paris Berlin Madrid Rome")
+look to a first-order tagger like one long organisation name. An entity of two or
+more words that is made up wholly of known names (the training data's entities, in
+the entity memory, and the term lists' terms) is checked: each name is tagged on its
+own, out of the context that misled the tagger, and if none of them comes out with
+the entity's label, the entity is split into them, each with the label it came out
+with. An entity with a part of its own label ("John Smith": two known PER names), or
+with a word that is no known name ("Real Madrid"), is left as it is.
+"""
+from collections import defaultdict
+from typing import Dict, List, Optional, Tuple
+
+import numpy
+from spacy.tokens import Doc
+
+from ..core.templates import MEMORY_FAMILY
+from .batch import Layout, laid_end_to_end
+
+
+def split_name_lists(ner, docs: List[Doc], layout: Layout, tags: numpy.ndarray, allowed: numpy.ndarray,
+                     matches: Optional[List[numpy.ndarray]]) -> numpy.ndarray:
+    """The tags with each fused list of names split into its names (`[rules] split_name_lists`).
+
+    matches: each doc's gazetteer matches, as decoding found them.
+    """
+    if not ner.settings.rules.split_name_lists:
+        return tags
+    entities = [(start, end, label) for start, end, label in ner.scheme.to_spans(tags) if end - start > 1]
+    if not entities:
+        return tags
+    known = _known_names(ner, docs, layout, matches)
+    covered = [(entity, parts) for entity in entities for parts in [_parts(*entity[:2], known)] if parts is not None]
+    if not covered:
+        return tags
+    doc_of = numpy.searchsorted(layout.offsets, [start for (start, _, _), _ in covered], side="right") - 1
+    pieces = []
+    for ((start, end, label), parts), d in zip(covered, doc_of.tolist()):
+        offset = int(layout.offsets[d])
+        pieces.extend(docs[d][s - offset : e - offset].as_doc() for s, e in parts)
+    alone = iter(_label_alone(ner, pieces))
+    tags = tags.copy()
+    for (start, end, label), parts in covered:
+        part_labels = [next(alone) for _ in parts]
+        if any(part_label is None or part_label == label for part_label in part_labels):
+            continue
+        spans = [(s - start, e - start, part_label) for (s, e), part_label in zip(parts, part_labels)]
+        retagged = ner.scheme.from_spans(spans, end - start)
+        if allowed[numpy.arange(start, end), retagged].all():
+            tags[start:end] = retagged
+    return tags
+
+
+def _label_alone(ner, pieces: List[Doc]) -> List[Optional[int]]:
+    """The label each piece takes when tagged on its own, if it comes out as one entity, else None."""
+    if not pieces:
+        return []
+    tags = ner.decode(pieces).tags
+    labels, at = [], 0
+    for piece in pieces:
+        spans = ner.scheme.to_spans(tags[at : at + len(piece)])
+        labels.append(spans[0][2] if len(spans) == 1 and spans[0][:2] == (0, len(piece)) else None)
+        at += len(piece)
+    return labels
+
+
+def _known_names(ner, docs: List[Doc], layout: Layout, matches: Optional[List[numpy.ndarray]]) -> Dict[int, List[int]]:
+    """Where each known name (a training entity, or a term of one of the tagger's labels) ends, by where it
+    starts, in batch positions."""
+    found = []
+    if MEMORY_FAMILY in ner.settings.features and len(ner.memory):
+        found.append(laid_end_to_end(ner.memory.match(docs, ner.labels), layout.offsets.tolist()))
+    if matches is not None and ner.gazetteer.labels:
+        to_labels = numpy.array([ner.labels.index(label) if label in ner.labels else -1 for label in ner.gazetteer.labels])
+        rows = laid_end_to_end(matches, layout.offsets.tolist())
+        found.append(rows[to_labels[rows[:, 2]] >= 0] if len(rows) else rows)
+    known: Dict[int, List[int]] = defaultdict(list)
+    for rows in found:
+        for start, end in rows[:, :2].tolist():
+            known[start].append(end)
+    return known
+
+
+def _parts(start: int, end: int, known: Dict[int, List[int]]) -> Optional[List[Tuple[int, int]]]:
+    """The fewest known names, two or more, that make up [start, end); None if there are none such."""
+    ends_at: Dict[int, List[int]] = defaultdict(list)
+    for s in range(start, end):
+        for e in known.get(s, ()):
+            if e <= end and (s, e) != (start, end):
+                ends_at[e].append(s)
+    fewest: Dict[int, Tuple[int, int]] = {start: (0, -1)}  # position -> (names so far, where the last one starts)
+    for i in range(start + 1, end + 1):
+        options = [(fewest[s][0] + 1, s) for s in ends_at[i] if s in fewest]
+        if options:
+            fewest[i] = min(options)
+    if end not in fewest:
+        return None
+    parts, i = [], end
+    while i > start:
+        s = fewest[i][1]
+        parts.append((s, i))
+        i = s
+    return parts[::-1]
