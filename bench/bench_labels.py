@@ -7,7 +7,9 @@ its own. Tagging speed is paired with spaCy's ner, initialized with the same lab
 on the same docs in the same process (its speed does not depend on training).
 
     python bench/bench_labels.py                      # 4, 18, 100 and 1,000 labels
-    python bench/bench_labels.py --labels 4 18 --transitions pairwise factored
+    python bench/bench_labels.py --labels 4 18 --transitions pairwise factored --conll
+With --conll, the pairwise and factored runs also train configs/bioner.cfg on CoNLL-2003
+(4 labels) each way and score dev.
 """
 import argparse
 import json
@@ -16,13 +18,15 @@ import resource
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
+from pathlib import Path
 
 import spacy
 from spacy.tokens import Doc, Span
 from spacy.training import Example
 
-from common import write_results
+from common import ROOT, converted, entity_texts, score, train, write_results
 
 N_TRAIN, N_DEV, EPOCHS, BATCH = 10_000, 1_000, 3, 64
 
@@ -107,10 +111,23 @@ def one(n_labels: int, transitions: str) -> dict:
     }
 
 
+def conll(transitions: str, data: Path) -> dict:
+    """configs/bioner.cfg trained on CoNLL-2003 with these transitions: dev scores and training time."""
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        train_path, dev_path = converted(data, "conll2003", work)
+        seconds = train(train_path, dev_path, work / "model", ["--components.bioner.transitions", transitions])
+        nlp = spacy.load(work / "model" / "model-best")
+        found = score(nlp, dev_path, entity_texts(nlp, train_path))
+    return {"transitions": transitions, "train_s": round(seconds), "dev": found["overall"], "unseen": found["unseen"]}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--labels", type=int, nargs="+", default=[4, 18, 100, 1000])
     parser.add_argument("--transitions", nargs="+", default=["auto"], choices=["auto", "pairwise", "factored"])
+    parser.add_argument("--conll", action="store_true")
+    parser.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data")
     parser.add_argument("--one", nargs=2, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.one:
@@ -123,8 +140,11 @@ def main() -> None:
                                  check=True, capture_output=True, text=True).stdout
             rows.append(json.loads(out.strip().splitlines()[-1]))
             print(json.dumps(rows[-1]), flush=True)
-    figures = {"corpus": f"synthetic: {N_TRAIN} training and {N_DEV} dev sentences (bench_labels.synthetic, seed 0)",
+    figures = {"corpus": f"synthetic: {N_TRAIN:,} training and {N_DEV:,} dev sentences (bench_labels.synthetic, seed 0)",
                "epochs": EPOCHS, "rows": rows}
+    if args.conll:
+        figures["conll2003"] = [conll(transitions, args.data) for transitions in args.transitions if transitions != "auto"]
+        print(json.dumps(figures["conll2003"]), flush=True)
     print(write_results("labels" if args.transitions == ["auto"] else "labels_transitions", figures))
 
 

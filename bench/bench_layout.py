@@ -10,7 +10,7 @@ each dev doc's gold entities this writes two texts of the same entities:
 A pipeline (raw text through its tokenizer) is scored on the inserted entities alone: P/R/F1 with
 exact character offsets and label, every other entity it finds (a field name, say) a false positive.
 
-Usage: python bench/bench_layout.py [MODEL] [--data DATA] [--line-breaks blank_or_indented every none]
+Usage: python bench/bench_layout.py [MODEL [--describe TEXT]] [--data DATA] [--line-breaks blank_or_indented every none]
 Without MODEL it trains configs/bioner.cfg on CoNLL-2003 first.
 """
 import argparse
@@ -56,6 +56,7 @@ def main() -> None:
     parser.add_argument("model", nargs="?", default=None)
     parser.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data")
     parser.add_argument("--line-breaks", nargs="+", default=["blank_or_indented", "every", "none"])
+    parser.add_argument("--describe", default=None, help="What MODEL is, for the results (default: its path)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
@@ -68,7 +69,7 @@ def main() -> None:
         vocab = spacy.blank("en").vocab
         docs = [[(e.text, e.label_) for e in doc.ents] for doc in DocBin().from_disk(dev_path).get_docs(vocab)]
         docs = [entities for entities in docs if entities]
-        figures = {"model": "configs/bioner.cfg trained on CoNLL-2003" if args.model is None else str(args.model),
+        figures = {"model": "configs/bioner.cfg trained on CoNLL-2003" if args.model is None else args.describe or str(args.model),
                    "docs": len(docs)}
         for line_breaks in args.line_breaks:
             nlp = spacy.load(model, config={"components": {"bioner": {"rules": {"line_breaks": line_breaks}}}})

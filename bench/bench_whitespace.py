@@ -17,7 +17,7 @@ rate's). With --repeats N, each rate also times the pipeline over its docs
 words only, so that rates compare. Figures are percentages (probability
 shifts in points), and printed as JSON too.
 
-Usage: python bench/bench_whitespace.py MODEL DEV.spacy [--rates 0 0.05 0.2] [--outside-entities] [--sentences-as-docs] [--probabilities] [--repeats N]
+Usage: python bench/bench_whitespace.py MODEL DEV.spacy [--rates 0 0.05 0.2] [--outside-entities] [--sentences-as-docs] [--probabilities] [--repeats N] [--describe TEXT]
 """
 import argparse
 import json
@@ -129,6 +129,7 @@ def main() -> None:
     parser.add_argument("--sentences-as-docs", action="store_true")
     parser.add_argument("--probabilities", action="store_true")
     parser.add_argument("--repeats", type=int, default=0)
+    parser.add_argument("--describe", default=None, help="What the model is, for the results (default: its path)")
     args = parser.parse_args()
     confidence = {"components": {"bioner": {"confidence": {"probabilities": True, "alternatives": 3}}}}
     nlp = spacy.load(args.model, config=confidence if args.probabilities else {})
@@ -145,7 +146,7 @@ def main() -> None:
         print(f"rate {rate}: {result['whitespace_tokens']:,} whitespace tokens; {speed}"
               + ", ".join(f"{key} {100 * value:.2f}" for key, value in result.items() if key not in ("rate", "whitespace_tokens", "words_per_s")), flush=True)
     print(json.dumps(results))
-    figures = {"model": str(args.model), "dev": args.dev.name, "outside_entities": args.outside_entities,
+    figures = {"model": args.describe or str(args.model), "dev": args.dev.name, "outside_entities": args.outside_entities,
                "sentences_as_docs": args.sentences_as_docs, "rates": results}
     print(f"written to {write_results('whitespace', figures)}")
 

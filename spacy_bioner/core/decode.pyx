@@ -171,7 +171,9 @@ def viterbi(
     cdef Pool mem = Pool()
     cdef double* delta = <double*>mem.alloc(n_tags, sizeof(double))
     cdef double* next_delta = <double*>mem.alloc(n_tags, sizeof(double))
-    cdef int32_t* backpointers = <int32_t*>mem.alloc(n * n_tags, sizeof(int32_t))
+    # Each sequence is traced back before the next starts: room for the longest one will do.
+    cdef Py_ssize_t longest = int(numpy.diff(offsets).max())
+    cdef int32_t* backpointers = <int32_t*>mem.alloc(longest * n_tags, sizeof(int32_t))
     cdef int status = 0
     cdef Py_ssize_t s, start, length
     with nogil:

@@ -38,6 +38,8 @@ class Layout(NamedTuple):
     short_form_starts: Optional[numpy.ndarray] = None
     # bool per token: whitespace after which no entity continues ([rules] line_breaks); None: none such
     line_ends: Optional[numpy.ndarray] = None
+    # the entity memory's matches, rows of (start, end, label, 0) in batch positions; None without the family
+    memory_matches: Optional[numpy.ndarray] = None
 
 
 class Trellis(NamedTuple):
@@ -110,15 +112,16 @@ def lay_out(ner, docs: List[Doc], folds: Optional[List[int]] = None) -> Layout:
             for w, doc_defined, doc_placed, (a, b) in zip(doc_words, defined, placed, bounds)
         ]
         short_form_heads, short_form_starts = laid_end_to_end_mentions(labelled_mentions, words, word_offsets, len(rows))
-    memory = None
+    memory = memory_matches = None
     if MEMORY_FAMILY in features:
         found = ner.memory.match(docs, ner.labels, folds)
         if folds is not None:
             found = [match_dropout(ner, doc_found) for doc_found in found]
-        memory = match_codes(laid_end_to_end(found, offsets.tolist()), len(rows), len(ner.labels))
+        memory_matches = laid_end_to_end(found, offsets.tolist())
+        memory = match_codes(memory_matches, len(rows), len(ner.labels))
     line_ends = _line_ends(docs, offsets, is_space, rules.line_breaks) if is_space.any() else None
     return Layout(offsets, rows, lexicon.mention_ids[rows], sentence, sent_starts, is_space, heads, starts, memory,
-                  short_form_heads, short_form_starts, line_ends)
+                  short_form_heads, short_form_starts, line_ends, memory_matches)
 
 
 def _line_ends(docs: List[Doc], offsets: numpy.ndarray, is_space: numpy.ndarray, line_breaks: str) -> Optional[numpy.ndarray]:

@@ -4,10 +4,11 @@ Names in a row with no punctuation ("London London", "Paris Berlin Madrid Rome")
 look to a first-order tagger like one long organisation name. An entity of two or
 more words that is made up wholly of known names (the training data's entities, in
 the entity memory, and the term lists' terms) is checked: each name is tagged on its
-own, out of the context that misled the tagger, and if none of them comes out with
-the entity's label, the entity is split into them, each with the label it came out
-with. An entity with a part of its own label ("John Smith": two known PER names), or
-with a word that is no known name ("Real Madrid"), is left as it is.
+own, out of the context that misled the tagger, and if they all come out with one
+label, not the entity's, the entity is split into them. An entity that is itself a
+known name, whose parts come out with its own label ("John
+Smith": two known PER names) or with mixed labels ("Cleveland Indians": LOC and MISC,
+a team's name), or with a word that is no known name ("Real Madrid"), is left whole.
 """
 from collections import defaultdict
 from typing import Dict, List, Optional, Tuple
@@ -15,7 +16,6 @@ from typing import Dict, List, Optional, Tuple
 import numpy
 from spacy.tokens import Doc
 
-from ..core.templates import MEMORY_FAMILY
 from .batch import Layout, laid_end_to_end
 
 
@@ -30,7 +30,7 @@ def split_name_lists(ner, docs: List[Doc], layout: Layout, tags: numpy.ndarray, 
     entities = [(start, end, label) for start, end, label in ner.scheme.to_spans(tags) if end - start > 1]
     if not entities:
         return tags
-    known = _known_names(ner, docs, layout, matches)
+    known = _known_names(ner, layout, matches)
     covered = [(entity, parts) for entity in entities for parts in [_parts(*entity[:2], known)] if parts is not None]
     if not covered:
         return tags
@@ -43,8 +43,8 @@ def split_name_lists(ner, docs: List[Doc], layout: Layout, tags: numpy.ndarray, 
     tags = tags.copy()
     for (start, end, label), parts in covered:
         part_labels = [next(alone) for _ in parts]
-        if any(part_label is None or part_label == label for part_label in part_labels):
-            continue
+        if part_labels[0] in (None, label) or len(set(part_labels)) > 1:
+            continue  # a name of its own type, or names of mixed types ("Cleveland Indians"): a name, not a list
         spans = [(s - start, e - start, part_label) for (s, e), part_label in zip(parts, part_labels)]
         retagged = ner.scheme.from_spans(spans, end - start)
         if allowed[numpy.arange(start, end), retagged].all():
@@ -65,12 +65,10 @@ def _label_alone(ner, pieces: List[Doc]) -> List[Optional[int]]:
     return labels
 
 
-def _known_names(ner, docs: List[Doc], layout: Layout, matches: Optional[List[numpy.ndarray]]) -> Dict[int, List[int]]:
+def _known_names(ner, layout: Layout, matches: Optional[List[numpy.ndarray]]) -> Dict[int, List[int]]:
     """Where each known name (a training entity, or a term of one of the tagger's labels) ends, by where it
     starts, in batch positions."""
-    found = []
-    if MEMORY_FAMILY in ner.settings.features and len(ner.memory):
-        found.append(laid_end_to_end(ner.memory.match(docs, ner.labels), layout.offsets.tolist()))
+    found = [] if layout.memory_matches is None else [layout.memory_matches]
     if matches is not None and ner.gazetteer.labels:
         to_labels = numpy.array([ner.labels.index(label) if label in ner.labels else -1 for label in ner.gazetteer.labels])
         rows = laid_end_to_end(matches, layout.offsets.tolist())
@@ -83,11 +81,14 @@ def _known_names(ner, docs: List[Doc], layout: Layout, matches: Optional[List[nu
 
 
 def _parts(start: int, end: int, known: Dict[int, List[int]]) -> Optional[List[Tuple[int, int]]]:
-    """The fewest known names, two or more, that make up [start, end); None if there are none such."""
+    """The fewest known names, two or more, that make up [start, end); None if there are none such,
+    or if [start, end) is itself a known name."""
     ends_at: Dict[int, List[int]] = defaultdict(list)
+    if end in known.get(start, ()):
+        return None  # known as a whole
     for s in range(start, end):
         for e in known.get(s, ()):
-            if e <= end and (s, e) != (start, end):
+            if e <= end:
                 ends_at[e].append(s)
     fewest: Dict[int, Tuple[int, int]] = {start: (0, -1)}  # position -> (names so far, where the last one starts)
     for i in range(start + 1, end + 1):

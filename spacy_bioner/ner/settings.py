@@ -115,9 +115,9 @@ class Rules(Block):
         'The same for an acronym used without a definition ("IDDM") whose letters are the initials of a run of '
         "words elsewhere in the doc on which an entity ends."))
     split_name_lists: StrictBool = Field(True, description=(
-        'A multi-word entity made wholly of names known with other labels, none with its own ("London London" or '
-        '"Paris Berlin Madrid" as one ORG), is split into those names. Known: from the training data\'s entity memory '
-        "(the `memory` family) and the term lists, each name with one label only."))
+        'A multi-word entity made wholly of known names (the training data\'s entities, kept by the `memory` family, '
+        "and the term lists' terms) that each take one same other label when tagged alone (\"London London\" or "
+        '"Paris Berlin Madrid" as one ORG: LOC names) is split into those names.'))
     max_entity_length: Optional[StrictInt] = Field(None, ge=1, description=(
         "The most words an entity may have when tagging; null: the longest entity training saw. A first-order "
         'tagger cannot count, and would tag "London London London ..." as one entity however long.'))
