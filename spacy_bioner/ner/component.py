@@ -7,6 +7,8 @@
     writer.py      spans -> Doc.ents
     trainers.py    perceptron, CRF and HMM steps
     settings.py    the validated config blocks
+    weights.py     dense or sparse weights, grown as labels are added
+    saved.py       what the component's files hold, checked on loading
 """
 import copy
 import threading
@@ -34,15 +36,10 @@ from .batch import groups
 from .decoder import Decoded, Prediction, decode, predict_group
 from .featurizer import Featurizer, check_vectors, fit_clusters, word_clusters
 from .memory import EntityMemory
-from .settings import (
-    DEFAULT_CONFIG, TRAINED_KEYS, Confidence, GazetteerSettings, Rules, Settings, Trainer, from_version_0_1,
-)
+from .saved import FORMAT_VERSION, check_trained, check_weights, read_cfg
+from .settings import DEFAULT_CONFIG, Confidence, GazetteerSettings, Rules, Settings, Trainer
 from .weights import grown_weights, loaded_weights, new_weights, saved_transitions
 
-# 2: the component's files hold what training fixed (the settings that shape the weights, the labels);
-# the other settings come from the pipeline's config. 0.1 saved every setting as a flat key, without this field.
-# 3: transitions may be factored and emission weights sparse (weights.py); 2 is read as pairwise and dense.
-FORMAT_VERSION = 3
 
 
 @Language.factory(
@@ -157,7 +154,7 @@ class BioNER(PerceptronPipe):
         """A copy that shares these weights, term lists and memory, with some settings changed
         (`with_settings(confidence={"entity_bias": 1.0})`); only settings read when tagging may change."""
         changed = self.settings.replace(**changes)
-        _check_trained(self.name, changed, self.settings, "this pipeline")
+        check_trained(self.name, changed, self.settings, "this pipeline")
         variant = copy.copy(self)
         variant.settings = changed
         return variant
@@ -269,7 +266,7 @@ class BioNER(PerceptronPipe):
 
     def from_bytes(self, bytes_data: bytes, *, exclude=tuple()) -> "BioNER":
         cfg, arrays, (gazetteer, memory) = serialize.unpack(bytes_data, "bytes", parts=("gazetteer",), optional=("memory",))
-        settings, labels, learned = _read_cfg(cfg, "bytes")
+        settings, labels, learned = read_cfg(cfg, "bytes")
         if MEMORY_FAMILY not in settings.features:
             memory = None
         elif memory is None:
@@ -286,7 +283,7 @@ class BioNER(PerceptronPipe):
     def from_disk(self, path, *, exclude=tuple()) -> "BioNER":
         path = Path(path)
         cfg, arrays = serialize.read_model(path)
-        settings, labels, learned = _read_cfg(cfg, str(path / "cfg"))
+        settings, labels, learned = read_cfg(cfg, str(path / "cfg"))
         gazetteer = serialize.read_bytes(path / "gazetteer")
         memory = serialize.read_bytes(path / "memory") if MEMORY_FAMILY in settings.features else None
         return self._load(settings, labels, learned, arrays, gazetteer, where=str(path / "weights.npz"), gazetteer_where=str(path / "gazetteer"),
@@ -296,9 +293,9 @@ class BioNER(PerceptronPipe):
               memory: Optional[bytes] = None, memory_where: str = "bytes") -> "BioNER":
         trained_transitions = settings.transitions
         if self._settings_given:
-            _check_trained(self.name, self.settings, settings, where)
+            check_trained(self.name, self.settings, settings, where)
             settings = self.settings.replace(transitions=trained_transitions)  # "auto" was decided in training
-        _check_weights(arrays, settings.n_buckets, TagScheme(settings.scheme, labels), trained_transitions, where)
+        check_weights(arrays, settings.n_buckets, TagScheme(settings.scheme, labels), trained_transitions, where)
         self.clusters = VectorClusters.from_arrays(arrays, where) if VECTORS_FAMILY in settings.features else None
         self.settings, self.cfg = settings, {"labels": list(labels), **learned}
         for label in labels:
@@ -315,71 +312,6 @@ class BioNER(PerceptronPipe):
     def __reduce__(self):
         settings = self.settings.to_cfg() if self._settings_given else None
         return (_unpickle_bioner, (self.vocab, self.name, self.gazetteer.tokenizer, self.scorer, settings, self.to_bytes()))
-
-
-def _read_cfg(cfg, where: str) -> Tuple[Settings, List[str], Dict[str, int]]:
-    """A saved component's settings, labels and what else training learned (the longest entity), checked;
-    a model saved by 0.1 is read in this version's form."""
-    if not isinstance(cfg, dict):
-        raise serialize.ModelFileError(f"Bad config in {where}: expected a JSON object, got {type(cfg).__name__}.")
-    if cfg.get("templates_version") != TEMPLATES_VERSION:
-        raise serialize.ModelFileError(
-            f"Model in {where} was trained with feature templates version {cfg.get('templates_version', 1)}; "
-            f"this spacy-bioner uses version {TEMPLATES_VERSION}: retrain it (or use the version that trained it)."
-        )
-    version = cfg.get("format_version", 1)
-    if version not in (1, 2, FORMAT_VERSION):
-        raise serialize.ModelFileError(f"Model in {where} has format version {version!r}, newer than this spacy-bioner reads: upgrade it.")
-    labels = cfg.get("labels")
-    if not isinstance(labels, list) or not all(isinstance(label, str) and label for label in labels):
-        raise serialize.ModelFileError(f"Bad config in {where}: 'labels' must be a list of non-empty strings, got {labels!r}.")
-    longest = cfg.get("longest_entity")
-    if longest is not None and not (isinstance(longest, int) and not isinstance(longest, bool) and longest >= 1):
-        raise serialize.ModelFileError(f"Bad config in {where}: 'longest_entity' must be a positive integer, got {longest!r}.")
-    learned = {} if longest is None else {"longest_entity": longest}
-    try:
-        if version == 1:
-            saved = from_version_0_1(cfg)
-            return Settings.from_cfg({key: saved[key] for key in ("scheme", "n_buckets", "features", "seed", "trainer", "confidence", "rules", "gazetteer")}), labels, learned
-        return Settings.from_trained_cfg({"transitions": "pairwise", **{key: cfg[key] for key in TRAINED_KEYS if key in cfg}}), labels, learned
-    except (ValueError, KeyError, TypeError) as err:
-        detail = f"no {err}" if isinstance(err, KeyError) else " ".join(str(err).split())
-        raise serialize.ModelFileError(f"Bad config in {where}: {detail}") from None
-
-
-def _check_trained(name: str, settings: Settings, trained: Settings, where: str) -> None:
-    """The config may change any setting but those that shaped the trained weights."""
-    for key, wanted in settings.trained_cfg().items():
-        was = trained.trained_cfg()[key]
-        if wanted != was and not (key == "transitions" and wanted == "auto"):
-            raise ValueError(
-                f"{name}: the config sets {key} = {wanted!r}, but the model in {where} was trained with {was!r}, "
-                f"and {key} cannot change after training: set it back, or train a new model."
-            )
-
-
-def _check_weights(arrays, n_buckets: int, scheme: TagScheme, transitions: str, where: str) -> None:
-    """The saved weights have the shapes that the saved settings and labels give."""
-    n_tags = scheme.n_tags
-    serialize.check_array(arrays, "transition", (n_tags + 1, n_tags), where)
-    if "emission_rows" in arrays:
-        serialize.check_array(arrays, "emission_rows", (n_buckets + 1,), where, numpy.int64)
-        n_cells = int(arrays["emission_rows"][-1])
-        serialize.check_array(arrays, "emission_tags", (n_cells,), where, numpy.int32)
-        serialize.check_array(arrays, "emission_weights", (n_cells,), where)
-        tags = arrays["emission_tags"]
-        if (numpy.diff(arrays["emission_rows"]) < 0).any() or (len(tags) and (tags.min() < 0 or tags.max() >= n_tags)):
-            raise serialize.ModelFileError(f"Corrupted weights in {where}: the sparse emission rows do not fit {n_tags} tags.")
-    else:
-        serialize.check_array(arrays, "emission", (n_buckets, n_tags), where)
-    if transitions == "factored":
-        serialize.check_array(arrays, "exits", (n_tags + 1,), where)
-        serialize.check_array(arrays, "entries", (n_tags,), where)
-        serialize.check_array(arrays, "continuing", (n_tags,), where, numpy.uint8)
-        if not numpy.array_equal(arrays["continuing"].astype(bool), scheme.continuing()):
-            raise serialize.ModelFileError(f"Corrupted weights in {where}: 'continuing' does not match the {scheme.name} tags.")
-    elif "continuing" in arrays:
-        raise serialize.ModelFileError(f"Corrupted weights in {where}: factored transitions, but the config says pairwise.")
 
 
 def _unpickle_bioner(vocab, name, tokenizer, scorer, settings, data):
