@@ -2,7 +2,7 @@
 import pytest
 import spacy
 from spacy.language import Language
-from spacy.tokens import Span
+from spacy.tokens import Doc, Span
 from spacy.training import Example
 
 from conftest import TRAIN_DATA, make_examples, train_nlp
@@ -128,3 +128,18 @@ def test_negative_spans_steer_the_completion_of_missing_gold():
     example.reference.spans["not_entities"] = [Span(example.reference, 2, 3, label="LOC")]
     with pytest.raises(ValueError, match="E868"):
         nlp.update([example])
+
+
+def test_a_label_met_on_a_preset_is_added_kept_and_never_predicted_until_taught(tmp_path):
+    nlp = train_nlp()
+    ner = nlp.get_pipe("bioner")
+    preset = Doc(nlp.vocab, words=["Zed", "met", "Bob", "in", "Paris", "."], ents=["B-GADGET", "O", "O", "O", "O", "O"])
+    tagged = nlp(preset)
+    assert "GADGET" in ner.labels and ner.cfg["labels_from_presets"] == ["GADGET"]
+    assert ("Zed", "GADGET") in [(e.text, e.label_) for e in tagged.ents]
+    texts = ["Alice Smith lives in Paris .", "Zed Zorp met Bob", "the GADGET thing", "Nothing happened today ."] * 5
+    assert not any(e.label_ == "GADGET" for doc in nlp.pipe(texts) for e in doc.ents)
+    nlp.to_disk(tmp_path)
+    assert spacy.load(tmp_path).get_pipe("bioner").cfg["labels_from_presets"] == ["GADGET"]
+    nlp.update([Example.from_dict(nlp.make_doc("Zed is new"), {"entities": [(0, 3, "GADGET")]})])
+    assert ner.cfg["labels_from_presets"] == []

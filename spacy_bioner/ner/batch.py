@@ -213,7 +213,7 @@ def presets_of(ner, doc: Doc, matches: numpy.ndarray) -> List[Span]:
 def allowed_tags(ner, layout: Layout, presets: List[List[Span]]) -> numpy.ndarray:
     """Which tag each token of the batch may take (sentence and doc edges, whitespace, presets)."""
     forced, ends = presets_forced(ner, layout, presets)
-    return ner.scheme.allowed(layout.sent_starts, layout.is_space, forced, closed_before=ends)
+    return _untaught_kept_out(ner, ner.scheme.allowed(layout.sent_starts, layout.is_space, forced, closed_before=ends), forced)
 
 
 def presets_forced(ner, layout: Layout, presets: List[List[Span]]) -> Tuple[numpy.ndarray, numpy.ndarray]:
@@ -258,7 +258,17 @@ def _words_allowed(ner, layout: Layout, presets: List[List[Span]], words: numpy.
     word_starts, word_ends = numpy.zeros(len(words) + 1, dtype=numpy.bool_), numpy.zeros(len(words) + 1, dtype=numpy.bool_)
     word_starts[next_word[layout.sent_starts]] = True
     word_ends[next_word[ends]] = True
-    return ner.scheme.allowed(word_starts[:-1], numpy.zeros(len(words), dtype=numpy.bool_), forced[words], closed_before=word_ends[:-1])
+    allowed = ner.scheme.allowed(word_starts[:-1], numpy.zeros(len(words), dtype=numpy.bool_), forced[words], closed_before=word_ends[:-1])
+    return _untaught_kept_out(ner, allowed, forced[words])
+
+
+def _untaught_kept_out(ner, allowed: numpy.ndarray, forced: numpy.ndarray) -> numpy.ndarray:
+    """No tag of a label met only on preset entities (cfg "labels_from_presets") where no preset forces it."""
+    untaught = ner.cfg["labels_from_presets"]
+    if untaught:
+        columns = [ner.scheme.tag_id(move, ner.labels.index(label)) for label in untaught for move in ner.scheme.moves]
+        allowed[numpy.ix_(forced < 0, columns)] = 0
+    return allowed
 
 
 def _with_spaces(scheme, is_space: numpy.ndarray, words: numpy.ndarray) -> Callable[[numpy.ndarray], numpy.ndarray]:

@@ -94,7 +94,7 @@ class BioNER(PerceptronPipe):
         # on what training fixed. Not given (BioNER(vocab).from_disk(...)): the model's are taken.
         self._settings_given = settings is not None
         self.is_initialized = False  # by initialize, from_disk/from_bytes or a first update
-        self.cfg = {"labels": []}
+        self.cfg = self._fresh_cfg()
         self.clusters: Optional[VectorClusters] = None  # fitted at initialize for the vectors family
         self.warned_no_vectors = False
         self._predict_lock = threading.Lock()
@@ -111,6 +111,13 @@ class BioNER(PerceptronPipe):
         self._model = None
         self._learned = False  # whether the weights have been trained or loaded, so must be kept
         self._labels_seen = -1  # how many labels the scheme, masks and weights were made for
+
+    def _fresh_cfg(self, labels: Sequence[str] = (), **learned) -> Dict[str, object]:
+        """`cfg` as spaCy's ner has it (labels, incorrect_spans_key), with what training learned beside.
+        "labels_from_presets": labels first met on preset entities when tagging (as spaCy's ner, bioner adds
+        them), which no training has taught: their entities are kept, never predicted."""
+        return {"labels": list(labels), "incorrect_spans_key": self.settings.incorrect_spans_key, "labels_from_presets": [],
+                **learned}
 
     def _sync(self) -> None:
         """The scheme, its masks and the weights for the labels as they are now. Done on first use after
@@ -157,6 +164,7 @@ class BioNER(PerceptronPipe):
         check_trained(self.name, changed, self.settings, "this pipeline")
         variant = copy.copy(self)
         variant.settings = changed
+        variant.cfg = {**self.cfg, "incorrect_spans_key": changed.incorrect_spans_key}
         return variant
 
     def add_patterns(self, patterns: Iterable[dict]) -> None:
@@ -207,7 +215,7 @@ class BioNER(PerceptronPipe):
                 if ent.label_ not in found:
                     found.append(ent.label_)
                 longest = max(longest, sum(not token.is_space for token in ent))
-        self.cfg = {"labels": [], **({"longest_entity": longest} if longest else {})}
+        self.cfg = self._fresh_cfg(**({"longest_entity": longest} if longest else {}))
         self.clusters = fit_clusters(self.vocab, self.settings.seed) if VECTORS_FAMILY in self.settings.features else None
         self._build()
         for label in found:
@@ -228,7 +236,11 @@ class BioNER(PerceptronPipe):
             raise ValueError(Errors.E109.format(name=self.name))
         if self.clusters is not None:
             check_vectors(self)
+        docs = list(docs)
         with self._predict_lock:
+            for label in {ent.label_ for doc in docs for ent in doc.ents} - set(self.labels):
+                self.add_label(label)
+                self.cfg["labels_from_presets"].append(label)
             return [prediction for group in groups(docs) for prediction in predict_group(self, group)]
 
     def decode(self, docs: List[Doc]) -> Decoded:
@@ -252,7 +264,7 @@ class BioNER(PerceptronPipe):
     # Serialization (see PerceptronPipe), with the gazetteer and the memory beside the weights.
 
     def _saved_cfg(self) -> Dict[str, object]:
-        learned = {key: self.cfg[key] for key in ("longest_entity",) if key in self.cfg}
+        learned = {key: self.cfg[key] for key in ("longest_entity", "labels_from_presets") if self.cfg.get(key)}
         return {**self.settings.trained_cfg(), "transitions": saved_transitions(self.model), "labels": list(self.labels), **learned,
                 "templates_version": TEMPLATES_VERSION, "format_version": FORMAT_VERSION}
 
@@ -297,7 +309,8 @@ class BioNER(PerceptronPipe):
             settings = self.settings.replace(transitions=trained_transitions)  # "auto" was decided in training
         check_weights(arrays, settings.n_buckets, TagScheme(settings.scheme, labels), trained_transitions, where)
         self.clusters = VectorClusters.from_arrays(arrays, where) if VECTORS_FAMILY in settings.features else None
-        self.settings, self.cfg = settings, {"labels": list(labels), **learned}
+        self.settings = settings
+        self.cfg = self._fresh_cfg(labels, **learned)
         for label in labels:
             self.vocab.strings.add(label)
         self._build()

@@ -17,7 +17,7 @@ FORMAT_VERSION = 3
 
 
 def read_cfg(cfg, where: str) -> Tuple[Settings, List[str], Dict[str, int]]:
-    """A saved component's settings, labels and what else training learned (the longest entity), checked;
+    """A saved component's settings, labels and what else it learned (the longest entity, labels met on presets), checked;
     a model saved by 0.1 is read in this version's form."""
     if not isinstance(cfg, dict):
         raise serialize.ModelFileError(f"Bad config in {where}: expected a JSON object, got {type(cfg).__name__}.")
@@ -36,6 +36,11 @@ def read_cfg(cfg, where: str) -> Tuple[Settings, List[str], Dict[str, int]]:
     if longest is not None and not (isinstance(longest, int) and not isinstance(longest, bool) and longest >= 1):
         raise serialize.ModelFileError(f"Bad config in {where}: 'longest_entity' must be a positive integer, got {longest!r}.")
     learned = {} if longest is None else {"longest_entity": longest}
+    from_presets = cfg.get("labels_from_presets", [])
+    if not isinstance(from_presets, list) or not set(from_presets) <= set(labels):
+        raise serialize.ModelFileError(f"Bad config in {where}: 'labels_from_presets' must be a list of some of the labels, got {from_presets!r}.")
+    if from_presets:
+        learned["labels_from_presets"] = list(from_presets)
     try:
         if version == 1:
             saved = from_version_0_1(cfg)

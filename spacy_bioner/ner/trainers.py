@@ -33,6 +33,8 @@ def train_example(ner, example: Example) -> float:
             raise ValueError(Errors.E869.format(label=ent.label_))
         if ent.label_ not in ner.labels:
             ner.add_label(ent.label_)
+        if ent.label_ in ner.cfg["labels_from_presets"]:  # taught now
+            ner.cfg["labels_from_presets"].remove(ent.label_)
     known = gold_tags(example, ner.scheme)
     if (known < 0).all():
         return 0.0

@@ -54,8 +54,6 @@ def test_add_label_get_label():
     assert pipe_labels == labels
 
 
-@pytest.mark.xfail(strict=True, reason="a deliberate difference: bioner keeps a preset entity of a label it does not know, "
-                                       "without adding the label (its zero weights would then compete with trained ones)")
 def test_ner_labels_added_implicitly_on_predict():
     nlp = Language()
     ner = nlp.add_pipe("bioner")

@@ -26,7 +26,6 @@ TRAIN_DATA = [
 ]
 INTERNALS = "reads spaCy's transition system (moves, BiluoPushDown), which bioner does not have"
 BEAM = "tests spaCy's beam_ner and its beam internals"
-CFG_KEY = "a difference of form: bioner keeps incorrect_spans_key in ner.settings, validated, not in ner.cfg"
 BEAM_SETTINGS = "passes spaCy's beam_width and beam_density, settings bioner's component does not have"
 
 
@@ -140,7 +139,6 @@ def test_negative_samples_U_entity():
     pass
 
 
-@pytest.mark.xfail(reason=CFG_KEY, strict=True)
 def test_negative_sample_key_is_in_config(neg_key):
     nlp = English()
     ner = nlp.add_pipe("bioner", config={"incorrect_spans_key": neg_key})
@@ -333,14 +331,16 @@ def test_beam_overfitting_IO():
     pass
 
 
-@pytest.mark.xfail(reason=BEAM_SETTINGS, strict=True)
-def test_neg_annotation(neg_key):
+@pytest.mark.skip(reason=f"not applicable: {BEAM_SETTINGS}; test_neg_annotation_without_beam_settings runs the rest")
+def test_neg_annotation_with_beam_settings():
+    pass
+
+
+def test_neg_annotation_without_beam_settings(neg_key):
     """Check that the NER update works with a negative annotation that is a different label of the correct one,
     or partly overlapping, etc"""
     nlp = English()
-    beam_width = 16
-    beam_density = 0.0001
-    config = {"incorrect_spans_key": neg_key, "beam_width": beam_width, "beam_density": beam_density}
+    config = {"incorrect_spans_key": neg_key}
     ner = nlp.add_pipe("bioner", config=config)
     train_text = "Who is Shaka Khan?"
     neg_doc = nlp.make_doc(train_text)
@@ -348,9 +348,9 @@ def test_neg_annotation(neg_key):
     ner.add_label("ORG")
     example = Example.from_dict(neg_doc, {"entities": [(7, 17, "PERSON")]})
     example.reference.spans[neg_key] = [
-        Span(neg_doc, 2, 4, "ORG"),
-        Span(neg_doc, 2, 3, "PERSON"),
-        Span(neg_doc, 1, 4, "PERSON"),
+        Span(example.reference, 2, 4, "ORG"),
+        Span(example.reference, 2, 3, "PERSON"),
+        Span(example.reference, 1, 4, "PERSON"),
     ]
     optimizer = nlp.initialize()
     for i in range(2):
