@@ -17,7 +17,7 @@ from spacy.attrs import ENT_IOB
 from spacy.lang.en import English
 from spacy.lang.it import Italian
 from spacy.language import Language
-from spacy.tokens import Doc, Span
+from spacy.tokens import Span
 from spacy.training import Example, iob_to_biluo
 
 TRAIN_DATA = [

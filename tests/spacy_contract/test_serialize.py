@@ -5,7 +5,6 @@ import random
 import tempfile
 from pathlib import Path
 
-import pytest
 import spacy
 from spacy.lang.en import English
 from spacy.lang.it import Italian
