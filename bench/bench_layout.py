@@ -21,7 +21,7 @@ from pathlib import Path
 import spacy
 from spacy.tokens import DocBin
 
-from common import ROOT, convert, train, write_results
+from common import ROOT, conll_model, convert, write_results
 from spacy_bioner.evaluate import prf
 
 FIELDS = {"PER": "Name", "ORG": "Employer", "LOC": "City", "MISC": "Other"}
@@ -60,12 +60,10 @@ def main() -> None:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
-        dev_path = convert(args.data / "conll2003" / "eng.testa", work)
-        model = args.model
-        if model is None:
-            train_path = convert(args.data / "conll2003" / "eng.train", work)
-            train(train_path, dev_path, work / "model", ["--training.eval_frequency", "204"])
-            model = work / "model" / "model-best"
+        if args.model is None:
+            model, dev_path = conll_model(args.data, work)
+        else:
+            model, dev_path = args.model, convert(args.data / "conll2003" / "eng.testa", work)
         vocab = spacy.blank("en").vocab
         docs = [[(e.text, e.label_) for e in doc.ents] for doc in DocBin().from_disk(dev_path).get_docs(vocab)]
         docs = [entities for entities in docs if entities]

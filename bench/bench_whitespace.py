@@ -17,12 +17,15 @@ rate's). With --repeats N, each rate also times the pipeline over its docs
 words only, so that rates compare. Figures are percentages (probability
 shifts in points), and printed as JSON too.
 
-Usage: python bench/bench_whitespace.py MODEL DEV.spacy [--rates 0 0.05 0.2] [--outside-entities] [--sentences-as-docs] [--probabilities] [--repeats N] [--describe TEXT]
+Without MODEL and DEV, it trains configs/bioner.cfg on CoNLL-2003 and scores its dev set (--data).
+
+Usage: python bench/bench_whitespace.py [MODEL DEV.spacy] [--rates 0 0.05 0.2] [--outside-entities] [--sentences-as-docs] [--probabilities] [--repeats N] [--describe TEXT]
 """
 import argparse
 import json
 import random
 import statistics
+import tempfile
 import time
 from pathlib import Path
 
@@ -31,7 +34,7 @@ from spacy.scorer import Scorer
 from spacy.tokens import Doc, DocBin, Span
 from spacy.training import Example
 
-from common import write_results
+from common import ROOT, conll_model, write_results
 
 
 def with_newlines(nlp, ref: Doc, rate: float, rng: random.Random, outside_entities: bool):
@@ -122,8 +125,9 @@ def scores(nlp, refs, rate: float, outside_entities: bool, probabilities: bool =
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("model", type=Path)
-    parser.add_argument("dev", type=Path)
+    parser.add_argument("model", type=Path, nargs="?", default=None)
+    parser.add_argument("dev", type=Path, nargs="?", default=None)
+    parser.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data")
     parser.add_argument("--rates", type=float, nargs="+", default=[0.0, 0.05, 0.2])
     parser.add_argument("--outside-entities", action="store_true")
     parser.add_argument("--sentences-as-docs", action="store_true")
@@ -131,6 +135,14 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=0)
     parser.add_argument("--describe", default=None, help="What the model is, for the results (default: its path)")
     args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        if args.model is None:
+            args.model, args.dev = conll_model(args.data, Path(tmp))
+            args.describe = "configs/bioner.cfg trained on CoNLL-2003 train"
+        run(args)
+
+
+def run(args) -> None:
     confidence = {"components": {"bioner": {"confidence": {"probabilities": True, "alternatives": 3}}}}
     nlp = spacy.load(args.model, config=confidence if args.probabilities else {})
     refs = list(DocBin().from_disk(args.dev).get_docs(nlp.vocab))

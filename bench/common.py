@@ -12,6 +12,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Tuple
 
 import spacy
 from spacy.tokens import Doc, DocBin
@@ -43,6 +44,14 @@ def train(train_path: Path, dev_path: Path, out_dir: Path, extra=(), config: str
         check=True, capture_output=True,
     )
     return time.perf_counter() - start
+
+
+def conll_model(data: Path, work: Path) -> Tuple[Path, Path]:
+    """configs/bioner.cfg trained on CoNLL-2003 train under work: (model-best, the converted dev set)."""
+    dev_path = convert(data / "conll2003" / "eng.testa", work)
+    train_path = convert(data / "conll2003" / "eng.train", work)
+    train(train_path, dev_path, work / "model", ["--training.eval_frequency", "204"])
+    return work / "model" / "model-best", dev_path
 
 
 def spacy_evaluate_examples(nlp, path: Path):
@@ -215,13 +224,19 @@ def _source_state() -> str:
 SOURCE_STATE = _source_state()  # taken when the benchmark starts, not when it ends
 
 
+def _from_root(script: str) -> str:
+    """The script's path from the repository root, however it was started."""
+    path = Path(script).resolve()
+    return str(path.relative_to(ROOT)) if path.is_relative_to(ROOT) else script
+
+
 def write_results(name: str, figures: dict) -> Path:
     """bench/results/<name>.json: the figures with the commit, date, machine and command that produced them."""
     record = {
         "commit": SOURCE_STATE,
         "date": datetime.date.today().isoformat(),
         "machine": machine(),
-        "command": " ".join(["python", *sys.argv]),
+        "command": " ".join(["python", _from_root(sys.argv[0]), *sys.argv[1:]]),
         "figures": figures,
     }
     path = ROOT / "bench" / "results" / f"{name}.json"
