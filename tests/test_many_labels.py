@@ -116,3 +116,25 @@ def test_a_config_that_asks_for_other_transitions_than_training_used_is_refused(
     with pytest.raises(ValueError, match="transitions"):
         spacy.load(tmp_path, config={"components": {"bioner": {"transitions": "pairwise"}}})
     assert spacy.load(tmp_path, config={"components": {"bioner": {"transitions": "auto"}}}).get_pipe("bioner").model.factored
+
+
+def test_sparse_weights_round_trip_through_bytes_and_damaged_rows_are_named(tmp_path):
+    nlp = spacy.blank("en")
+    ner = nlp.add_pipe("bioner", config={"n_buckets": 2**17})
+    for i in range(200):
+        ner.add_label(f"TYPE{i}")
+    docs = labelled_docs(nlp, 200, 400)
+    nlp.initialize(lambda: [Example(Doc(nlp.vocab, words=[t.text for t in doc]), doc) for doc in docs])
+    nlp.update([Example(Doc(nlp.vocab, words=[t.text for t in doc]), doc) for doc in docs])
+    assert not ner.model.dense
+    probe = ["see", "cue7", "N7", "today", "."]
+    copy = spacy.blank("en").add_pipe("bioner", config={"n_buckets": 2**17})
+    copy.from_bytes(ner.to_bytes())
+    assert [(e.text, e.label_) for e in copy(Doc(copy.vocab, words=probe)).ents] == [(e.text, e.label_) for e in ner(Doc(nlp.vocab, words=probe)).ents]
+    nlp.to_disk(tmp_path)
+    weights = tmp_path / "bioner" / "weights.npz"
+    arrays = dict(numpy.load(weights))
+    arrays["emission_tags"][:1] = 10**6  # a tag beyond the labels'
+    numpy.savez_compressed(weights, **arrays)
+    with pytest.raises(Exception, match="weights.npz.*sparse emission rows"):
+        spacy.load(tmp_path)
