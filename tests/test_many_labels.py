@@ -64,17 +64,22 @@ def labelled_docs(nlp, n_labels: int, n_docs: int):
     return docs
 
 
-def test_a_thousand_labels_train_tag_and_survive_a_round_trip(tmp_path):
+def labelled_nlp(n_labels: int, n_docs: int, n_buckets: int, epochs: int):
+    """A blank pipeline whose bioner has these labels, added one by one, trained on labelled_docs."""
     nlp = spacy.blank("en")
-    ner = nlp.add_pipe("bioner", config={"n_buckets": 2**16})
-    for i in range(1000):
+    ner = nlp.add_pipe("bioner", config={"n_buckets": n_buckets})
+    for i in range(n_labels):
         ner.add_label(f"TYPE{i}")
-    docs = labelled_docs(nlp, 1000, 3000)
-    examples = [Example(Doc(nlp.vocab, words=[t.text for t in doc]), doc) for doc in docs]
+    examples = [Example(Doc(nlp.vocab, words=[t.text for t in doc]), doc) for doc in labelled_docs(nlp, n_labels, n_docs)]
     nlp.initialize(lambda: examples)
-    assert ner.settings.transitions == "auto" and ner.model.factored and not ner.model.dense
-    for _ in range(3):
+    for _ in range(epochs):
         nlp.update(examples)
+    return nlp, ner
+
+
+def test_a_thousand_labels_train_tag_and_survive_a_round_trip(tmp_path):
+    nlp, ner = labelled_nlp(1000, 3000, 2**16, epochs=3)
+    assert ner.settings.transitions == "auto" and ner.model.factored and not ner.model.dense
     tagged = nlp(Doc(nlp.vocab, words=["see", "cue123", "N123", "today", "."]))
     assert [(ent.text, ent.label_) for ent in tagged.ents] == [("N123", "TYPE123")]
     nlp.to_disk(tmp_path)
@@ -119,13 +124,7 @@ def test_a_config_that_asks_for_other_transitions_than_training_used_is_refused(
 
 
 def test_sparse_weights_round_trip_through_bytes_and_damaged_rows_are_named(tmp_path):
-    nlp = spacy.blank("en")
-    ner = nlp.add_pipe("bioner", config={"n_buckets": 2**17})
-    for i in range(200):
-        ner.add_label(f"TYPE{i}")
-    docs = labelled_docs(nlp, 200, 400)
-    nlp.initialize(lambda: [Example(Doc(nlp.vocab, words=[t.text for t in doc]), doc) for doc in docs])
-    nlp.update([Example(Doc(nlp.vocab, words=[t.text for t in doc]), doc) for doc in docs])
+    nlp, ner = labelled_nlp(200, 400, 2**17, epochs=1)
     assert not ner.model.dense
     probe = ["see", "cue7", "N7", "today", "."]
     copy = spacy.blank("en").add_pipe("bioner", config={"n_buckets": 2**17})
