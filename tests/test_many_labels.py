@@ -137,3 +137,12 @@ def test_sparse_weights_round_trip_through_bytes_and_damaged_rows_are_named(tmp_
     numpy.savez_compressed(weights, **arrays)
     with pytest.raises(Exception, match="weights.npz.*sparse emission rows"):
         spacy.load(tmp_path)
+
+
+def test_the_crf_refuses_labels_whose_dense_weights_would_not_fit():
+    nlp = spacy.blank("en")
+    ner = nlp.add_pipe("bioner", config={"trainer": {"@misc": "bioner.crf.v1"}})
+    for i in range(100):
+        ner.add_label(f"TYPE{i}")
+    with pytest.raises(ValueError, match="crf trainer keeps dense weights"):
+        nlp.initialize()

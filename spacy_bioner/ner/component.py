@@ -223,6 +223,7 @@ class BioNER(PerceptronPipe):
         self.memory = EntityMemory(self.gazetteer.tokenizer)
         if remember:
             self.memory.fill(references)
+        self._sync()  # the weights for these labels now, so that a label set they cannot hold is refused here
         self.is_initialized = True
 
     def predict(self, docs: Iterable[Doc]) -> List[Prediction]:
