@@ -36,7 +36,7 @@ from .batch import groups
 from .decoder import Decoded, Prediction, decode, predict_group
 from .featurizer import Featurizer, check_vectors, fit_clusters, word_clusters
 from .memory import EntityMemory
-from .saved import FORMAT_VERSION, check_trained, check_weights, read_cfg
+from .saved import FORMAT_VERSION, check_trained, check_weights, component_cfg, read_cfg
 from .settings import DEFAULT_CONFIG, Confidence, GazetteerSettings, Rules, Settings, Trainer
 from .weights import grown_weights, loaded_weights, new_weights, saved_transitions
 
@@ -94,7 +94,7 @@ class BioNER(PerceptronPipe):
         # on what training fixed. Not given (BioNER(vocab).from_disk(...)): the model's are taken.
         self._settings_given = settings is not None
         self.is_initialized = False  # by initialize, from_disk/from_bytes or a first update
-        self.cfg = self._fresh_cfg()
+        self.cfg = component_cfg(self.settings)
         self.clusters: Optional[VectorClusters] = None  # fitted at initialize for the vectors family
         self.warned_no_vectors = False
         self._predict_lock = threading.Lock()
@@ -111,13 +111,6 @@ class BioNER(PerceptronPipe):
         self._model = None
         self._learned = False  # whether the weights have been trained or loaded, so must be kept
         self._labels_seen = -1  # how many labels the scheme, masks and weights were made for
-
-    def _fresh_cfg(self, labels: Sequence[str] = (), **learned) -> Dict[str, object]:
-        """`cfg` as spaCy's ner has it (labels, incorrect_spans_key), with what training learned beside.
-        "labels_from_presets": labels first met on preset entities when tagging (as spaCy's ner, bioner adds
-        them), which no training has taught: their entities are kept, never predicted."""
-        return {"labels": list(labels), "incorrect_spans_key": self.settings.incorrect_spans_key, "labels_from_presets": [],
-                **learned}
 
     def _sync(self) -> None:
         """The scheme, its masks and the weights for the labels as they are now. Done on first use after
@@ -215,7 +208,7 @@ class BioNER(PerceptronPipe):
                 if ent.label_ not in found:
                     found.append(ent.label_)
                 longest = max(longest, sum(not token.is_space for token in ent))
-        self.cfg = self._fresh_cfg(**({"longest_entity": longest} if longest else {}))
+        self.cfg = component_cfg(self.settings, **({"longest_entity": longest} if longest else {}))
         self.clusters = fit_clusters(self.vocab, self.settings.seed) if VECTORS_FAMILY in self.settings.features else None
         self._build()
         for label in found:
@@ -311,7 +304,7 @@ class BioNER(PerceptronPipe):
         check_weights(arrays, settings.n_buckets, TagScheme(settings.scheme, labels), trained_transitions, where)
         self.clusters = VectorClusters.from_arrays(arrays, where) if VECTORS_FAMILY in settings.features else None
         self.settings = settings
-        self.cfg = self._fresh_cfg(labels, **learned)
+        self.cfg = component_cfg(self.settings, labels, **learned)
         for label in labels:
             self.vocab.strings.add(label)
         self._build()

@@ -1,7 +1,7 @@
 """What a bioner component's files hold, read back and checked: the config of what training
 fixed, and weights of the shapes that config gives. A damaged or foreign file is named with
 its problem (serialize.ModelFileError), never loaded as it is."""
-from typing import Dict, List, Tuple
+from typing import Dict, List, Sequence, Tuple
 
 import numpy
 
@@ -14,6 +14,13 @@ from .settings import TRAINED_KEYS, Settings, from_version_0_1
 # the other settings come from the pipeline's config. 0.1 saved every setting as a flat key, without this field.
 # 3: transitions may be factored and emission weights sparse (weights.py); 2 is read as pairwise and dense.
 FORMAT_VERSION = 3
+
+
+def component_cfg(settings: Settings, labels: Sequence[str] = (), **learned) -> Dict[str, object]:
+    """A component's `cfg`: what spaCy's ner has there (labels, incorrect_spans_key), and what it learned
+    beside. "labels_from_presets": labels first met on preset entities when tagging (as spaCy's ner, bioner
+    adds them), which no training has taught: their entities are kept, never predicted."""
+    return {"labels": list(labels), "incorrect_spans_key": settings.incorrect_spans_key, "labels_from_presets": [], **learned}
 
 
 def read_cfg(cfg, where: str) -> Tuple[Settings, List[str], Dict[str, int]]:
