@@ -22,8 +22,8 @@ def within_bound(ner, scores: numpy.ndarray, allowed: numpy.ndarray, offsets: nu
     scores, allowed, offsets: the trellis's rows, as Viterbi read them; tags: what it gave.
     """
     bound = entity_bound(ner)
-    if bound is None:
-        return tags
+    if bound is None or _longest_run(ner.scheme.continuing()[tags]) < bound:
+        return tags  # an entity is its first tag and a run of continuing ones: none is too long
     too_long = [(start, end) for start, end, _ in ner.scheme.to_spans(tags) if end - start > bound]
     if not too_long:
         return tags
@@ -101,6 +101,12 @@ def bounded_viterbi(scheme, emissions: numpy.ndarray, allowed: numpy.ndarray, le
         out[i] = tag
         tag, length = back_tag[i, length, tag], back_length[i, length, tag]
     return out
+
+
+def _longest_run(mask: numpy.ndarray) -> int:
+    """The length of the longest run of True."""
+    edges = numpy.flatnonzero(numpy.diff(numpy.concatenate([[0], mask.astype(numpy.int8), [0]])))
+    return int((edges[1::2] - edges[::2]).max()) if len(edges) else 0
 
 
 def _moves_from(tag: int, transitions: numpy.ndarray, factors, opening: numpy.ndarray) -> numpy.ndarray:

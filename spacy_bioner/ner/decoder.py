@@ -49,13 +49,16 @@ def best_tags(ner, scores: numpy.ndarray, allowed: numpy.ndarray, offsets: numpy
 
 
 def best_tags_over(ner, trellis: Trellis, scores: numpy.ndarray, averaged: bool = True) -> numpy.ndarray:
-    """Every token's tag, from the best tags of the trellis's rows (`scores`: one row per token).
-    With the averaged weights (tagging), no entity is longer than the bound (bounds.py)."""
-    rows = trellis.rows(scores)
-    tags = best_tags(ner, rows, trellis.allowed, trellis.offsets, averaged=averaged)
-    if averaged:
-        tags = within_bound(ner, rows, trellis.allowed, trellis.offsets, tags)
-    return trellis.with_spaces(tags)
+    """Every token's tag, from the best tags of the trellis's rows (`scores`: one row per token)."""
+    return trellis.with_spaces(best_tags(ner, trellis.rows(scores), trellis.allowed, trellis.offsets, averaged=averaged))
+
+
+def bounded_over(ner, trellis: Trellis, scores: numpy.ndarray, tags: numpy.ndarray) -> numpy.ndarray:
+    """The tags with no entity longer than the bound (bounds.py): the final pass's only, as in training
+    the first pass that history features are made from is not bounded either."""
+    row_tags = trellis.rows(tags)
+    bounded = within_bound(ner, trellis.rows(scores), trellis.allowed, trellis.offsets, row_tags)
+    return tags if bounded is row_tags else trellis.with_spaces(bounded)
 
 
 def decode(ner, docs: List[Doc]) -> Decoded:
@@ -80,6 +83,7 @@ def decode(ner, docs: List[Doc]) -> Decoded:
         # scores are the first's plus the weights of those alone.
         scores += ner.model.scores(history(ner, layout, first_pass), averaged=True)
         tags = best_tags_over(ner, trellis, scores)
+    tags = bounded_over(ner, trellis, scores, tags)
     final, retagged = apply_rules(ner, docs, layout, tags, allowed, matches)
     return Decoded(matches, presets, layout, trellis, trellis.rows(scores), allowed, final, first_pass, tags, retagged)
 

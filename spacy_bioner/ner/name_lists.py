@@ -25,8 +25,8 @@ def split_name_lists(ner, docs: List[Doc], layout: Layout, tags: numpy.ndarray, 
 
     matches: each doc's gazetteer matches, as decoding found them.
     """
-    if not ner.settings.rules.split_name_lists:
-        return tags
+    if not ner.settings.rules.split_name_lists or not ner.scheme.continuing()[tags].any():
+        return tags  # off, or no entity of more than one token
     entities = [(start, end, label) for start, end, label in ner.scheme.to_spans(tags) if end - start > 1]
     if not entities:
         return tags
