@@ -5,9 +5,10 @@ import spacy
 from spacy.tokens import Doc, Span
 from spacy.training import Example
 
-from spacy_bioner.core.perceptron import AveragedPerceptron
+from spacy_bioner.core.perceptron import DROPPED, AveragedPerceptron
 from spacy_bioner.core.schemes import TagScheme
 from spacy_bioner.core.sparse_perceptron import SparsePerceptron
+from spacy_bioner.ner.featurizer import match_columns
 
 
 def trained_pair(factored: bool):
@@ -38,6 +39,35 @@ def test_sparse_weights_score_as_dense_ones(factored):
     loaded = SparsePerceptron(50, sparse.n_tags)
     loaded.load_arrays(sparse.to_arrays())
     numpy.testing.assert_allclose(loaded.scores(features), sparse.scores(features), atol=1e-6)
+
+
+def test_long_sparse_rows_are_scored_dense_with_the_same_scores_until_the_next_update():
+    rng = numpy.random.default_rng(1)
+    scheme = TagScheme("BILOU", [f"L{i}" for i in range(20)])
+    dense, sparse = AveragedPerceptron(40, scheme.n_tags), SparsePerceptron(40, scheme.n_tags)
+    for round in range(2):
+        for _ in range(40):
+            # feature 0 is on every token (a long row, as a bias's), the others rare (short rows)
+            features = numpy.column_stack([numpy.zeros(5), rng.integers(1, 40, size=5)]).astype(numpy.uint32)
+            gold, guess = rng.integers(0, scheme.n_tags, size=(2, 5)).astype(numpy.int32)
+            for model in (dense, sparse):
+                model.update(features, gold, guess)
+        every = numpy.arange(40, dtype=numpy.uint32)[:, None]
+        numpy.testing.assert_allclose(sparse.scores(every), dense.scores(every), atol=1e-6)
+    kept = sparse._averaged("emission")
+    assert kept["dense_of"][0] >= 0 and (kept["dense_of"][1:] < 0).sum() > 0
+
+
+def test_match_columns_packed_keep_each_tokens_matches_in_label_order():
+    ids = numpy.arange(4 * 5, dtype=numpy.uint32).reshape(4, 5)  # 4 labels, codes 0-4
+    ids[:, 0] = DROPPED  # code 0: no match
+    codes = numpy.array([[0, 0, 0, 0], [0, 2, 0, 3], [1, 0, 0, 0]], dtype=numpy.uint8)
+    packed = match_columns(ids, codes, packed=True)
+    assert packed.tolist() == [[DROPPED, DROPPED], [ids[1, 2], ids[3, 3]], [ids[0, 1], DROPPED]]
+    full = match_columns(ids, codes, packed=False)
+    assert full.shape == (3, 4) and [sorted(set(row) - {DROPPED}) for row in full.tolist()] == [
+        sorted(set(row) - {DROPPED}) for row in packed.tolist()]
+    assert match_columns(ids, codes[:1], packed=True).shape == (1, 0)
 
 
 def test_factored_transitions_add_up_and_refuse_learned_pairwise_weights():

@@ -39,10 +39,13 @@ cdef struct Trellis:
     const uint8_t* legal  # (T + 1, T)
     const int32_t* starts  # predecessor_lists
     const int32_t* predecessors
+    const float* moves  # the transition weight of each predecessor in `predecessors`
     const float* exits  # factored: (T + 1,), else NULL
     const float* entries  # factored: (T,)
     const int32_t* closing  # factored: the tags after which an opener may come
     int n_closing
+    const int32_t* openers  # factored: the tags scored from the best exit
+    int n_openers
     int n_tags
 
 
@@ -51,8 +54,12 @@ cdef int _viterbi(
     double* delta, double* next_delta, int32_t* backpointers,
 ) noexcept nogil:
     cdef int i, tag, prev, best_prev, exit_prev, k, n_tags = t.n_tags
+    cdef bint better
     cdef double best, score, best_exit
     cdef double* swap
+    cdef int32_t* pointers
+    cdef const float* scores
+    cdef const uint8_t* allowed_here
     cdef const float* start_scores = t.transitions + n_tags * n_tags
     cdef const uint8_t* start_legal = t.legal + n_tags * n_tags
     for tag in range(n_tags):
@@ -62,32 +69,34 @@ cdef int _viterbi(
         else:
             delta[tag] = -INFINITY
     for i in range(1, n):
-        best_exit, exit_prev = -INFINITY, -1
-        if t.exits != NULL:
+        pointers = backpointers + i * n_tags
+        # Moves scored pair by pair, each tag from its predecessor lists
+        # (ties go to the lowest predecessor; an unreachable one is -inf and never wins).
+        for tag in range(n_tags):
+            best, best_prev = -INFINITY, -1
+            for k in range(t.starts[tag], t.starts[tag + 1]):
+                # conditional moves, not a branch: which predecessor wins is a coin toss to the CPU
+                score = delta[t.predecessors[k]] + t.moves[k]
+                better = score > best
+                best_prev = t.predecessors[k] if better else best_prev
+                best = score if better else best
+            next_delta[tag] = best
+            pointers[tag] = best_prev
+        if t.exits != NULL:  # the openers, all from the one best exit
+            best_exit, exit_prev = -INFINITY, -1
             for k in range(t.n_closing):
                 score = delta[t.closing[k]] + t.exits[t.closing[k]]
                 if score > best_exit:
                     best_exit, exit_prev = score, t.closing[k]
+            for k in range(t.n_openers):
+                next_delta[t.openers[k]] = best_exit + t.entries[t.openers[k]]
+                pointers[t.openers[k]] = exit_prev
+        scores, allowed_here = emissions + i * n_tags, allowed + i * n_tags
         for tag in range(n_tags):
-            best = -INFINITY
-            best_prev = -1
-            if allowed[i * n_tags + tag]:
-                if t.exits != NULL and start_legal[tag]:
-                    best, best_prev = best_exit + t.entries[tag], exit_prev
-                else:
-                    for k in range(t.starts[tag], t.starts[tag + 1]):
-                        # An unreachable prev has delta -inf and never wins.
-                        prev = t.predecessors[k]
-                        score = delta[prev] + t.transitions[prev * n_tags + tag]
-                        if score > best:  # strict: ties go to the lowest tag id
-                            best = score
-                            best_prev = prev
-                if best_prev >= 0:
-                    best += emissions[i * n_tags + tag]
-                else:
-                    best = -INFINITY
-            next_delta[tag] = best
-            backpointers[i * n_tags + tag] = best_prev
+            if allowed_here[tag] and pointers[tag] >= 0:
+                next_delta[tag] += scores[tag]
+            else:
+                next_delta[tag], pointers[tag] = -INFINITY, -1
         swap = delta
         delta = next_delta
         next_delta = swap
@@ -150,23 +159,28 @@ def viterbi(
     cdef Trellis t
     t.transitions, t.legal, t.n_tags = &transitions[0, 0], &legal[0, 0], n_tags
     t.starts = &starts[0]
-    t.predecessors = NULL
+    t.predecessors = t.moves = NULL
+    # each listed move's weight, read in order instead of from the (T + 1, T) matrix
+    tag_of_move = numpy.repeat(numpy.arange(n_tags), numpy.diff(numpy.asarray(starts)))
+    cdef const float[::1] moves = numpy.asarray(transitions)[numpy.asarray(predecessor_ids), tag_of_move]
     if predecessor_ids.shape[0]:
-        t.predecessors = &predecessor_ids[0]
-    t.exits = NULL
-    t.entries = NULL
-    t.closing = NULL
-    t.n_closing = 0
+        t.predecessors, t.moves = &predecessor_ids[0], &moves[0]
+    t.exits = t.entries = NULL
+    t.closing = t.openers = NULL
+    t.n_closing = t.n_openers = 0
     cdef const float[::1] exits, entries
-    cdef const int32_t[::1] closing
+    cdef const int32_t[::1] closing, openers
     if factors is not None:
         exits, entries = factors
         if exits.shape[0] != n_tags + 1 or entries.shape[0] != n_tags:
             raise ValueError(f"factors have shapes {(exits.shape[0], entries.shape[0])}, expected {(n_tags + 1, n_tags)}")
         closing = numpy.flatnonzero(numpy.asarray(legal[:n_tags, 0])).astype(numpy.int32)
-        t.exits, t.entries, t.n_closing = &exits[0], &entries[0], closing.shape[0]
+        openers = numpy.flatnonzero(numpy.asarray(legal[n_tags])).astype(numpy.int32)
+        t.exits, t.entries, t.n_closing, t.n_openers = &exits[0], &entries[0], closing.shape[0], openers.shape[0]
         if closing.shape[0]:
             t.closing = &closing[0]
+        if openers.shape[0]:
+            t.openers = &openers[0]
     cdef int32_t[::1] out_ints = out
     cdef Pool mem = Pool()
     cdef double* delta = <double*>mem.alloc(n_tags, sizeof(double))

@@ -16,6 +16,8 @@ from .perceptron cimport AveragedPerceptron
 from .perceptron import DROPPED
 
 cdef uint32_t _DROPPED = DROPPED
+# A row with weights for more than 1/DENSE_SHARE of the tags is also kept dense for scoring.
+DENSE_SHARE = 8
 
 
 cdef struct Cell:
@@ -94,15 +96,13 @@ cdef class SparsePerceptron(AveragedPerceptron):
     def _resize_emission(self, int n_tags):
         pass  # new tags have no weights yet
 
-    def _averaged_emission(self):
-        return None  # read through `scores` and `weights_of`
-
     def scores(self, const uint32_t[:, ::1] features, bint averaged=True):
         """Emission scores float32[n, n_tags] of hashed features uint32[n, F]."""
+        if averaged:
+            return self._averaged_scores(features)
         cdef int n = features.shape[0], n_features = features.shape[1], n_tags = self.n_tags
         out = numpy.zeros((n, n_tags), dtype=numpy.float32)
         cdef float[:, ::1] out_view = out
-        cdef double scale = 1.0 / self.step if averaged else 0.0
         cdef int i, j
         cdef size_t k
         cdef uint32_t feature
@@ -113,9 +113,56 @@ cdef class SparsePerceptron(AveragedPerceptron):
                     if feature == _DROPPED:
                         continue
                     for k in range(self._rows[feature].size()):
-                        out_view[i, self._rows[feature][k].tag] += <float>(
-                            self._rows[feature][k].weight - self._rows[feature][k].total * scale)
+                        out_view[i, self._rows[feature][k].tag] += self._rows[feature][k].weight
         return out
+
+    def _averaged_scores(self, const uint32_t[:, ::1] features):
+        # The same sums as adding each cell's average, in the same order: a long row's
+        # tags without a cell add 0.
+        scoring = self._averaged("emission")
+        cdef const int64_t[::1] starts = scoring["emission_rows"]
+        cdef const int32_t[::1] tags = scoring["emission_tags"]
+        cdef const float[::1] weights = scoring["emission_weights"]
+        cdef const int32_t[::1] dense_of = scoring["dense_of"]
+        cdef const float[:, ::1] dense = scoring["dense"]
+        cdef int n = features.shape[0], n_features = features.shape[1], n_tags = self.n_tags
+        out = numpy.zeros((n, n_tags), dtype=numpy.float32)
+        cdef float[:, ::1] out_view = out
+        cdef int i, j, tag
+        cdef int64_t k
+        cdef uint32_t feature
+        cdef float* row_out
+        cdef const float* row
+        with nogil:
+            for i in range(n):
+                row_out = &out_view[i, 0]
+                for j in range(n_features):
+                    feature = features[i, j]
+                    if feature == _DROPPED:
+                        continue
+                    if dense_of[feature] >= 0:
+                        row = &dense[dense_of[feature], 0]
+                        for tag in range(n_tags):
+                            row_out[tag] += row[tag]
+                    else:
+                        for k in range(starts[feature], starts[feature + 1]):
+                            row_out[tags[k]] += weights[k]
+        return out
+
+    def _averaged_emission(self):
+        """For scoring: the averaged cells as compressed rows (`_emission_arrays`), and the
+        rows with weights for more than 1/DENSE_SHARE of the tags also as dense rows, as
+        adding a whole row vectorizes where scattered adds do not. Kept until the next update."""
+        arrays = self._emission_arrays()
+        starts, tags, weights = arrays["emission_rows"], arrays["emission_tags"], arrays["emission_weights"]
+        lengths = numpy.diff(starts)
+        long_rows = numpy.flatnonzero(lengths * DENSE_SHARE > self.n_tags)
+        dense_of = numpy.full(len(lengths), -1, dtype=numpy.int32)
+        dense_of[long_rows] = numpy.arange(len(long_rows), dtype=numpy.int32)
+        dense = numpy.zeros((len(long_rows), self.n_tags), dtype=numpy.float32)
+        for at, row in enumerate(long_rows.tolist()):
+            dense[at, tags[starts[row]:starts[row + 1]]] = weights[starts[row]:starts[row + 1]]
+        return dict(arrays, dense_of=dense_of, dense=dense)
 
     def weights_of(self, features, int tag):
         """The averaged emission weights of some feature ids for one tag (for explanations)."""

@@ -66,7 +66,7 @@ def explain(ner: BioNER, doc: Doc, top: int = 5) -> Dict[str, list]:
     """
     decoded = ner.decode([doc])
     layout, tags = decoded.layout, decoded.tags
-    features = features_of(ner, layout, decoded.matches)
+    features = features_of(ner, layout, decoded.matches, packed=False)
     n_history = ner.featurizer.n_history
     if n_history:
         features[:, -n_history:] = history(ner, layout, decoded.first_pass)

@@ -55,11 +55,14 @@ class Featurizer:
             view.rows, self.lexicon.table, view.sentence, emission, self.lexicon.generation), 0.0)
 
 
-def features(ner, layout: Layout, matches: List[numpy.ndarray], predicting: bool = False) -> numpy.ndarray:
+def features(ner, layout: Layout, matches: List[numpy.ndarray], predicting: bool = False, packed: bool = True) -> numpy.ndarray:
     """Feature ids per token of the batch; in training, history columns (if any) come last and empty (DROPPED).
 
     predicting: leave out the single-word templates (scored by `Featurizer.scores`)
         and the history columns (scored apart in the second pass).
+    packed: the match columns (a column per label) with the matches of each token
+        first and the columns no token matches left out; False keeps a column per
+        label, in label order (for explanations, which name each column).
     """
     featurizer = ner.featurizer
     rows, offsets, n_buckets, lexicon = layout.rows, layout.offsets, featurizer.n_buckets, featurizer.lexicon
@@ -70,9 +73,9 @@ def features(ner, layout: Layout, matches: List[numpy.ndarray], predicting: bool
             view.rows, lexicon.table, view.mentions, view.sentence, n_buckets, view.offsets), DROPPED))
     if ner.settings.gazetteer.mode != "ents" and ner.gazetteer.labels:
         codes = match_codes(laid_end_to_end(matches, offsets.tolist()), len(rows), len(ner.gazetteer.labels))
-        columns.append(match_ids("gazetteer", ner.gazetteer.labels, n_buckets)[numpy.arange(codes.shape[1]), codes])
+        columns.append(match_columns(match_ids("gazetteer", ner.gazetteer.labels, n_buckets), codes, packed))
     if layout.memory_codes is not None:
-        columns.append(match_ids("memory", ner.labels, n_buckets)[numpy.arange(len(ner.labels)), layout.memory_codes])
+        columns.append(match_columns(match_ids("memory", ner.labels, n_buckets), layout.memory_codes, packed))
     if layout.abbreviation_heads is not None:
         columns.append(abbreviation_features(rows, lexicon.table, layout.abbreviation_heads, n_buckets))
     if featurizer.n_history and not predicting:
@@ -97,6 +100,21 @@ def _match_feature_ids(source: str, labels: Tuple[str, ...], n_buckets: int) -> 
         for code, move in enumerate("BILU", 1):
             table[i, code] = get_string_id(f"{source}={label}:{move}") % n_buckets
     return table
+
+
+def match_columns(ids: numpy.ndarray, codes: numpy.ndarray, packed: bool) -> numpy.ndarray:
+    """The feature ids of match codes (n_tokens, n_labels), a column per label; packed, each
+    token's matches in label order and then DROPPED, as wide as the most matches of a token.
+    Scores add the same weights in the same order either way; packed, with many labels,
+    scoring and training skip hundreds of empty columns per token."""
+    if not packed:
+        return ids[numpy.arange(codes.shape[1]), codes]
+    tokens, labels = numpy.nonzero(codes)
+    per_token = numpy.bincount(tokens, minlength=len(codes))
+    found = numpy.full((len(codes), int(per_token.max(initial=0))), DROPPED, dtype=numpy.uint32)
+    place = numpy.arange(len(tokens)) - (numpy.cumsum(per_token) - per_token)[tokens]
+    found[tokens, place] = ids[labels, codes[tokens, labels]]
+    return found
 
 
 def match_ids(source: str, labels: Sequence[str], n_buckets: int) -> numpy.ndarray:
