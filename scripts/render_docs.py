@@ -234,6 +234,29 @@ def _labels(results: dict) -> list:
     return lines
 
 
+def _latency(results: dict) -> list:
+    if "latency" not in results:
+        return []
+    record = results["latency"]
+    f = record["figures"]
+    s, b, t = f["single_call"], f["bulk"], f["threads"]
+    lines = ["## One doc at a time", "",
+             f"CoNLL-2003 eng.testa, one sentence per doc ({f['sentences']:,} sentences, {f['tokens_per_sentence']:.1f} tokens",
+             f"on average), pre-tokenized. Model: {f['model']}. Single calls alternate bioner's component and spaCy's",
+             "tok2vec + ner sentence by sentence; medians.", "",
+             "| | bioner | peer | ratio |", "|---|---|---|---|",
+             f"| one call per sentence | {s['bioner_us']:,.0f} µs | spaCy ner {s['spacy_ner_us']:,.0f} µs | **{s['ratio']:.1f}x** |",
+             f"| `nlp(text)`, tokenizer included | {f['raw_text_us']:,.0f} µs | | |",
+             f"| `pipe`, a sentence per doc | {b['one_sentence_per_doc']:,.0f} tokens/s | whole documents {b['whole_documents']:,.0f} | "
+             f"{b['ratio']:.2f}x |",
+             f"| single calls from two threads | {t['two_threads']:,.0f} tokens/s | one thread {t['one_thread']:,.0f} | "
+             f"{t['ratio']:.2f}x |", "",
+             "Where a single call's time goes (each stage's cumulative share under cProfile, which slows Python",
+             "more than the kernels):", "", "| stage | share |", "|---|---|"]
+    lines += [f"| {stage} | {share:.0f}% |" for stage, share in f["profile_percent"].items()]
+    return lines + ["", f"Measured by {_provenance(record)}.", ""]
+
+
 def benchmarks() -> str:
     results = _load_results()
     lines = ["# Benchmarks", "",
@@ -242,8 +265,8 @@ def benchmarks() -> str:
              "date, machine and command that produced it (listed under each table). The corpora are described in",
              "[Getting a model](models.md). Speed is always measured against a peer in the same run, and the",
              "machine is a shared 2-core one: compare the ratios, not the absolute figures.", ""]
-    lines += _accuracy(results) + _speed(results) + _layout(results) + _whitespace(results) + _labels(results)
-    shown = ("speed", "layout", "whitespace", "labels", "labels_transitions")
+    lines += _accuracy(results) + _speed(results) + _layout(results) + _whitespace(results) + _labels(results) + _latency(results)
+    shown = ("speed", "layout", "whitespace", "labels", "labels_transitions", "latency")
     others = [name for name in results if not name.startswith("accuracy_") and name not in shown]
     for name in others:
         lines += [f"## {name}", "", "```json", json.dumps(results[name]["figures"], indent=1), "```", "",

@@ -1,0 +1,184 @@
+"""One doc at a time: single calls, short docs in bulk and two threads, each paired with its peer in the same run.
+
+Over CoNLL-2003 eng.testa as pre-tokenized Docs, one sentence per doc (the corpus's
+sentences), with a CoNLL model of configs/bioner.cfg (trained here unless --model is given)
+and spaCy's CNN ner (`spacy init config -p ner -o efficiency`, trained here for a few
+hundred steps unless --spacy-model is given: its speed does not depend on its accuracy):
+
+- single calls: `ner(doc)` for bioner, `nlp(doc)` for spaCy (tok2vec + ner), the two
+  interleaved sentence by sentence; medians in microseconds and their ratio. Also
+  bioner's `nlp(text)` from raw text (blank English tokenizer + bioner);
+- short docs in bulk: `pipe` over one sentence per doc against the whole documents;
+- two threads: each calling `ner(doc)` on half of the sentences, against one thread;
+- where a single call's time goes: the cumulative time of each stage under cProfile
+  (which slows Python more than the kernels: shares, not timings).
+
+    python bench/bench_latency.py [--model DIR] [--spacy-model DIR] [--rounds 5]
+"""
+import argparse
+import cProfile
+import pstats
+import statistics
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import spacy
+from spacy.tokens import Doc, DocBin
+
+from common import ROOT, conll_model, convert, train_spacy_pipeline, write_results
+
+# Where a single call's time goes: the functions whose cumulative time is each stage's.
+STAGES = {
+    "lay out (word rows, sentences, abbreviations, memory matches)": ("batch.py", "lay_out"),
+    "allowed tags and trellis": ("batch.py", "allowed_tags"),
+    "features": ("featurizer.py", "features"),
+    "word-cache scores": ("featurizer.py", "scores"),
+    "history features": ("featurizer.py", "history"),
+    "Viterbi (both passes)": ("decoder.py", "best_tags"),
+    "rules after decoding": ("rules.py", "apply_rules"),
+    "writing Doc.ents": ("writer.py", "write"),
+}
+
+
+def sentence_docs(vocab, docs):
+    """Each sentence of the docs as a Doc of its own, words only."""
+    return [Doc(vocab, words=[t.text for t in sent]) for doc in docs for sent in doc.sents]
+
+
+def fresh(vocab, docs):
+    return [Doc(vocab, words=[t.text for t in doc]) for doc in docs]
+
+
+def single_calls(ner, spacy_nlp, sentences, rounds: int) -> dict:
+    """Median microseconds of one call, bioner's component and spaCy's ner pipeline in turns."""
+    ours, theirs = [], []
+    for _ in range(rounds):
+        ours_docs, their_docs = fresh(ner.vocab, sentences), fresh(spacy_nlp.vocab, sentences)
+        for mine, other in zip(ours_docs, their_docs):
+            start = time.perf_counter()
+            ner(mine)
+            ours.append(time.perf_counter() - start)
+            start = time.perf_counter()
+            spacy_nlp(other)
+            theirs.append(time.perf_counter() - start)
+    bioner_us, spacy_us = 1e6 * statistics.median(ours), 1e6 * statistics.median(theirs)
+    return {"bioner_us": bioner_us, "spacy_ner_us": spacy_us, "ratio": spacy_us / bioner_us}
+
+
+def raw_text_calls(nlp, texts, rounds: int) -> float:
+    """Median microseconds of nlp(text): tokenizer and bioner."""
+    times = []
+    for _ in range(rounds):
+        for text in texts:
+            start = time.perf_counter()
+            nlp(text)
+            times.append(time.perf_counter() - start)
+    return 1e6 * statistics.median(times)
+
+
+def pipe_speed(ner, docs, rounds: int) -> float:
+    """Median tokens/s of ner.pipe over fresh copies of docs."""
+    n_tokens = sum(len(doc) for doc in docs)
+    speeds = []
+    for _ in range(rounds):
+        copies = fresh(ner.vocab, docs)
+        start = time.perf_counter()
+        for _ in ner.pipe(copies, batch_size=1000):
+            pass
+        speeds.append(n_tokens / (time.perf_counter() - start))
+    return statistics.median(speeds)
+
+
+def threads(ner, sentences, rounds: int) -> dict:
+    """Tokens/s of single calls from two threads at once, against one thread."""
+    n_tokens = sum(len(doc) for doc in sentences)
+
+    def tag(docs):
+        for doc in docs:
+            ner(doc)
+
+    one, two = [], []
+    for _ in range(rounds):
+        docs = fresh(ner.vocab, sentences)
+        start = time.perf_counter()
+        tag(docs)
+        one.append(n_tokens / (time.perf_counter() - start))
+        docs = fresh(ner.vocab, sentences)
+        start = time.perf_counter()
+        with ThreadPoolExecutor(2) as pool:
+            list(pool.map(tag, [docs[0::2], docs[1::2]]))
+        two.append(n_tokens / (time.perf_counter() - start))
+    return {"one_thread": statistics.median(one), "two_threads": statistics.median(two),
+            "ratio": statistics.median(two) / statistics.median(one)}
+
+
+def profile(ner, sentences) -> dict:
+    """Each stage's share of the time of single calls under cProfile, in percent."""
+    docs = fresh(ner.vocab, sentences)
+    profiler = cProfile.Profile()
+    profiler.enable()
+    for doc in docs:
+        ner(doc)
+    profiler.disable()
+    stats = pstats.Stats(profiler).stats
+    total = sum(t for (_, _, name), (_, _, t, _, _) in stats.items())  # tottime of everything
+    shares = {}
+    for stage, (file, function) in STAGES.items():
+        seconds = sum(cumulative for (path, _, name), (_, _, _, cumulative, _) in stats.items()
+                      if path.endswith(file) and name == function)
+        shares[stage] = 100 * seconds / total
+    shares["everything else (Python and numpy around the kernels)"] = max(0.0, 100 - sum(shares.values()))
+    return shares
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data")
+    parser.add_argument("--model", type=Path, help="a trained bioner pipeline (default: train configs/bioner.cfg on CoNLL)")
+    parser.add_argument("--spacy-model", type=Path, help="a spaCy ner pipeline (default: train one for --spacy-steps)")
+    parser.add_argument("--spacy-steps", type=int, default=300)
+    parser.add_argument("--rounds", type=int, default=5)
+    args = parser.parse_args()
+    if not (args.data / "conll2003" / "eng.testa").exists():
+        sys.exit(f"No CoNLL-2003 data under {args.data}: pass --data.")
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        dev_path = convert(args.data / "conll2003" / "eng.testa", work)
+        model = args.model or conll_model(args.data, work)[0]
+        spacy_model = args.spacy_model or train_spacy_pipeline(
+            convert(args.data / "conll2003" / "eng.train", work), dev_path, work, args.spacy_steps)
+        nlp, spacy_nlp = spacy.load(model), spacy.load(spacy_model)
+        ner = nlp.get_pipe("bioner")
+        documents = list(DocBin().from_disk(dev_path).get_docs(nlp.vocab))
+    sentences = sentence_docs(nlp.vocab, documents)
+    texts = [sent.text for doc in documents for sent in doc.sents]
+    tokenizer_and_ner = spacy.blank("en", vocab=nlp.vocab)
+    tokenizer_and_ner.add_pipe("bioner", source=nlp)
+    pipe_speed(ner, sentences, 1)  # the word caches filled, as in a running service
+    single = single_calls(ner, spacy_nlp, sentences, args.rounds)
+    whole, short = pipe_speed(ner, documents, args.rounds), pipe_speed(ner, sentences, args.rounds)
+    figures = {
+        "model": str(args.model) if args.model else "configs/bioner.cfg trained here on CoNLL-2003 eng.train",
+        "sentences": len(sentences),
+        "tokens_per_sentence": sum(len(doc) for doc in sentences) / len(sentences),
+        "single_call": single,
+        "raw_text_us": raw_text_calls(tokenizer_and_ner, texts, args.rounds),
+        "bulk": {"whole_documents": whole, "one_sentence_per_doc": short, "ratio": short / whole},
+        "threads": threads(ner, sentences, args.rounds),
+        "profile_percent": profile(ner, sentences),
+    }
+    s, b, t = figures["single_call"], figures["bulk"], figures["threads"]
+    print(f"single calls, {len(sentences):,} sentences of {figures['tokens_per_sentence']:.1f} tokens: bioner "
+          f"{s['bioner_us']:.0f} us, spaCy ner {s['spacy_ner_us']:.0f} us, {s['ratio']:.1f}x; nlp(text) {figures['raw_text_us']:.0f} us")
+    print(f"pipe: whole documents {b['whole_documents']:,.0f} tokens/s, a sentence per doc {b['one_sentence_per_doc']:,.0f} ({b['ratio']:.2f}x)")
+    print(f"two threads {t['two_threads']:,.0f} tokens/s against one {t['one_thread']:,.0f}: {t['ratio']:.2f}x")
+    for stage, share in figures["profile_percent"].items():
+        print(f"  {share:5.1f}%  {stage}")
+    print(f"written to {write_results('latency', figures)}")
+
+
+if __name__ == "__main__":
+    main()
