@@ -4,7 +4,7 @@ import numpy
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from spacy_bioner.core.decode import viterbi
+from spacy_bioner.core.decode import predecessor_lists, viterbi
 from spacy_bioner.core.schemes import TagScheme
 
 
@@ -138,3 +138,18 @@ def test_factored_viterbi_equals_brute_force_over_the_transitions_it_adds_up_to(
     tags = viterbi(emissions, pairs, allowed, scheme.transitions().astype(numpy.uint8), factors=(exits, entries)).tolist()
     assert scheme.is_valid(tags, sent_starts)
     assert path_score(emissions, full, tags) == pytest.approx(best, abs=1e-4)
+
+
+def test_factored_transitions_need_factored_predecessor_lists():
+    scheme = TagScheme("BILOU", ["A", "B"])
+    n_tags, legal = scheme.n_tags, scheme.transitions().astype(numpy.uint8)
+    emissions = numpy.zeros((2, n_tags), dtype=numpy.float32)
+    transitions = numpy.zeros((n_tags + 1, n_tags), dtype=numpy.float32)
+    factors = (numpy.zeros(n_tags + 1, dtype=numpy.float32), numpy.zeros(n_tags, dtype=numpy.float32))
+    allowed = numpy.ones((2, n_tags), dtype=numpy.uint8)
+    with pytest.raises(ValueError, match="factored=True"):
+        viterbi(emissions, transitions, allowed, legal, None, factors, predecessor_lists(legal))
+    starts, _, closing, openers = predecessor_lists(legal, factored=True)
+    assert [scheme.tags[t] for t in openers] == ["O", "B-A", "U-A", "B-B", "U-B"]
+    assert [scheme.tags[t] for t in closing] == ["O", "L-A", "U-A", "L-B", "U-B"]
+    assert all(starts[t] == starts[t + 1] for t in openers)  # scored from the best exit, not listed

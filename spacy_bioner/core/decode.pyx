@@ -21,17 +21,22 @@ import numpy
 def predecessor_lists(const uint8_t[:, ::1] legal, bint factored=False):
     """Each tag's legal predecessors in ascending order, as compressed rows: tag t's are
     predecessors[starts[t]:starts[t + 1]]. The scheme leaves most tags a few, so decoding
-    skips the rest. Factored, the tags that may open a sequence get none: one max over
-    the closing tags serves them all. RETURNS (starts int32[n_tags + 1], predecessors int32[n])."""
+    skips the rest. Factored, the tags that may open a sequence (the openers) get none:
+    one max over the closing tags serves them all. Made once per scheme, not per call.
+    RETURNS (starts int32[n_tags + 1], predecessors int32[n], closing int32[c], openers int32[o]);
+        closing and openers are empty unless factored."""
     n_tags = legal.shape[1]
     matrix = numpy.asarray(legal, dtype=numpy.bool_)
+    closing = openers = numpy.zeros(0, dtype=numpy.int32)
     if factored:
+        openers = numpy.flatnonzero(matrix[n_tags]).astype(numpy.int32)  # those the start row may reach
+        closing = numpy.flatnonzero(matrix[:n_tags, openers[0]] if len(openers) else []).astype(numpy.int32)
         matrix = matrix.copy()
-        matrix[:, matrix[n_tags]] = False  # openers: those the start row may reach
+        matrix[:, openers] = False
     tags, predecessors = numpy.nonzero(matrix[:n_tags].T)  # the start row is read at the first token
     starts = numpy.zeros(n_tags + 1, dtype=numpy.int32)
     numpy.cumsum(numpy.bincount(tags, minlength=n_tags), out=starts[1:])
-    return starts, predecessors.astype(numpy.int32)
+    return starts, predecessors.astype(numpy.int32), closing, openers
 
 
 cdef struct Trellis:
@@ -147,8 +152,14 @@ def viterbi(
         raise ValueError(f"legal has shape {(legal.shape[0], legal.shape[1])}, expected {(n_tags + 1, n_tags)}")
     if offsets is None:
         offsets = numpy.array([0, n], dtype=numpy.int64)
-    if offsets.shape[0] < 1 or offsets[0] != 0 or offsets[offsets.shape[0] - 1] != n or (numpy.diff(offsets) < 0).any():
+    # checked in a loop, not with numpy: for a sentence, numpy's calls cost more than decoding
+    cdef Py_ssize_t s, longest = 0, n_offsets = offsets.shape[0]
+    if n_offsets < 1 or offsets[0] != 0 or offsets[n_offsets - 1] != n:
         raise ValueError(f"offsets must rise from 0 to {n}")
+    for s in range(n_offsets - 1):
+        if offsets[s + 1] < offsets[s]:
+            raise ValueError(f"offsets must rise from 0 to {n}")
+        longest = max(longest, offsets[s + 1] - offsets[s])
     out = numpy.zeros(n, dtype=numpy.int32)
     if n == 0:
         return out
@@ -156,40 +167,41 @@ def viterbi(
         predecessors = predecessor_lists(legal, factors is not None)
     cdef const int32_t[::1] starts = predecessors[0]
     cdef const int32_t[::1] predecessor_ids = predecessors[1]
+    cdef const int32_t[::1] closing = predecessors[2]
+    cdef const int32_t[::1] openers = predecessors[3]
     cdef Trellis t
     t.transitions, t.legal, t.n_tags = &transitions[0, 0], &legal[0, 0], n_tags
     t.starts = &starts[0]
-    t.predecessors = t.moves = NULL
-    # each listed move's weight, read in order instead of from the (T + 1, T) matrix
-    tag_of_move = numpy.repeat(numpy.arange(n_tags), numpy.diff(numpy.asarray(starts)))
-    cdef const float[::1] moves = numpy.asarray(transitions)[numpy.asarray(predecessor_ids), tag_of_move]
-    if predecessor_ids.shape[0]:
-        t.predecessors, t.moves = &predecessor_ids[0], &moves[0]
+    t.predecessors = &predecessor_ids[0] if predecessor_ids.shape[0] else NULL
     t.exits = t.entries = NULL
     t.closing = t.openers = NULL
     t.n_closing = t.n_openers = 0
     cdef const float[::1] exits, entries
-    cdef const int32_t[::1] closing, openers
     if factors is not None:
         exits, entries = factors
         if exits.shape[0] != n_tags + 1 or entries.shape[0] != n_tags:
             raise ValueError(f"factors have shapes {(exits.shape[0], entries.shape[0])}, expected {(n_tags + 1, n_tags)}")
-        closing = numpy.flatnonzero(numpy.asarray(legal[:n_tags, 0])).astype(numpy.int32)
-        openers = numpy.flatnonzero(numpy.asarray(legal[n_tags])).astype(numpy.int32)
+        if openers.shape[0] == 0:
+            raise ValueError("factored transitions need predecessor_lists(legal, factored=True)")
         t.exits, t.entries, t.n_closing, t.n_openers = &exits[0], &entries[0], closing.shape[0], openers.shape[0]
+        t.openers = &openers[0]
         if closing.shape[0]:
             t.closing = &closing[0]
-        if openers.shape[0]:
-            t.openers = &openers[0]
     cdef int32_t[::1] out_ints = out
     cdef Pool mem = Pool()
+    # Each listed move's weight, read in order in the loop, not gathered from the (T + 1, T) matrix.
+    cdef float* moves = <float*>mem.alloc(max(1, predecessor_ids.shape[0]), sizeof(float))
+    cdef int tag, k
+    for tag in range(n_tags):
+        for k in range(starts[tag], starts[tag + 1]):
+            moves[k] = transitions[predecessor_ids[k], tag]
+    t.moves = moves
     cdef double* delta = <double*>mem.alloc(n_tags, sizeof(double))
     cdef double* next_delta = <double*>mem.alloc(n_tags, sizeof(double))
     # Each sequence is traced back before the next starts: room for the longest one will do.
-    cdef Py_ssize_t longest = int(numpy.diff(offsets).max())
     cdef int32_t* backpointers = <int32_t*>mem.alloc(longest * n_tags, sizeof(int32_t))
     cdef int status = 0
-    cdef Py_ssize_t s, start, length
+    cdef Py_ssize_t start, length
     with nogil:
         for s in range(offsets.shape[0] - 1):
             start, length = offsets[s], offsets[s + 1] - offsets[s]
