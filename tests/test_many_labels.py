@@ -8,7 +8,7 @@ from spacy.training import Example
 from spacy_bioner.core.perceptron import DROPPED, AveragedPerceptron
 from spacy_bioner.core.schemes import TagScheme
 from spacy_bioner.core.sparse_perceptron import SparsePerceptron
-from spacy_bioner.ner.featurizer import match_columns
+from spacy_bioner.ner.featurizer import PACKED_ABOVE, match_columns
 
 
 def trained_pair(factored: bool):
@@ -59,15 +59,18 @@ def test_long_sparse_rows_are_scored_dense_with_the_same_scores_until_the_next_u
 
 
 def test_match_columns_packed_keep_each_tokens_matches_in_label_order():
-    ids = numpy.arange(4 * 5, dtype=numpy.uint32).reshape(4, 5)  # 4 labels, codes 0-4
+    n_labels = PACKED_ABOVE + 2
+    ids = numpy.arange(n_labels * 5, dtype=numpy.uint32).reshape(n_labels, 5)  # codes 0-4
     ids[:, 0] = DROPPED  # code 0: no match
-    codes = numpy.array([[0, 0, 0, 0], [0, 2, 0, 3], [1, 0, 0, 0]], dtype=numpy.uint8)
+    codes = numpy.zeros((3, n_labels), dtype=numpy.uint8)
+    codes[1, 1], codes[1, 3], codes[2, 0] = 2, 3, 1
     packed = match_columns(ids, codes, packed=True)
     assert packed.tolist() == [[DROPPED, DROPPED], [ids[1, 2], ids[3, 3]], [ids[0, 1], DROPPED]]
     full = match_columns(ids, codes, packed=False)
-    assert full.shape == (3, 4) and [sorted(set(row) - {DROPPED}) for row in full.tolist()] == [
+    assert full.shape == (3, n_labels) and [sorted(set(row) - {DROPPED}) for row in full.tolist()] == [
         sorted(set(row) - {DROPPED}) for row in packed.tolist()]
     assert match_columns(ids, codes[:1], packed=True).shape == (1, 0)
+    assert match_columns(ids[:4], codes[:, :4], packed=True).shape == (3, 4)  # few labels: a column each
 
 
 def test_factored_transitions_add_up_and_refuse_learned_pairwise_weights():

@@ -179,10 +179,12 @@ def laid_end_to_end_mentions(found: List[Tuple[numpy.ndarray, numpy.ndarray]], w
 
     words, word_offsets: the batch's words and where each doc's begin among them (features.words_of).
     """
+    heads, starts = numpy.full(n_tokens, -1, dtype=numpy.int64), numpy.zeros(n_tokens, dtype=numpy.bool_)
+    if not any(doc_starts.any() for _, doc_starts in found):
+        return heads, starts  # no short form is mentioned, as in most docs
     word_heads = numpy.concatenate([numpy.zeros(0, dtype=numpy.int64)] + [
         numpy.where(doc_heads >= 0, doc_heads + offset, -1) for (doc_heads, _), offset in zip(found, word_offsets.tolist())
     ])
-    heads, starts = numpy.full(n_tokens, -1, dtype=numpy.int64), numpy.zeros(n_tokens, dtype=numpy.bool_)
     heads[words] = numpy.where(word_heads >= 0, words[numpy.maximum(word_heads, 0)], -1)
     starts[words] = numpy.concatenate([numpy.zeros(0, dtype=numpy.bool_)] + [doc_starts for _, doc_starts in found])
     return heads, starts

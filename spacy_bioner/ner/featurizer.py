@@ -102,12 +102,16 @@ def _match_feature_ids(source: str, labels: Tuple[str, ...], n_buckets: int) -> 
     return table
 
 
+PACKED_ABOVE = 16
+
+
 def match_columns(ids: numpy.ndarray, codes: numpy.ndarray, packed: bool) -> numpy.ndarray:
     """The feature ids of match codes (n_tokens, n_labels), a column per label; packed, each
     token's matches in label order and then DROPPED, as wide as the most matches of a token.
     Scores add the same weights in the same order either way; packed, with many labels,
-    scoring and training skip hundreds of empty columns per token."""
-    if not packed:
+    scoring and training skip hundreds of empty columns per token. Up to PACKED_ABOVE
+    labels, packing costs a call more than it saves, and the columns stay a label each."""
+    if not packed or codes.shape[1] <= PACKED_ABOVE:
         return ids[numpy.arange(codes.shape[1]), codes]
     tokens, labels = numpy.nonzero(codes)
     per_token = numpy.bincount(tokens, minlength=len(codes))

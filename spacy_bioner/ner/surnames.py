@@ -30,7 +30,7 @@ def label_surnames(docs: List[Doc], tags: numpy.ndarray, offsets: numpy.ndarray,
     if not len(tags) or not len(person_ids):
         return tags
     continuing = scheme.continuing()
-    tag_labels = numpy.array([-1] + [scheme.label_of(tag) for tag in range(1, len(scheme.tags))])
+    tag_labels = numpy.append(-1, numpy.arange(len(scheme.tags) - 1) // len(scheme.moves))  # scheme.label_of, O's -1
     is_person = numpy.isin(tag_labels, person_ids)[tags]
     ends = (tags > 0) & ~continuing[numpy.append(tags[1:], 0)]
     full_name_ends = numpy.flatnonzero(ends & continuing[tags] & is_person)
