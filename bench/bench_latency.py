@@ -5,8 +5,8 @@ sentences), with a CoNLL model of configs/bioner.cfg (trained here unless --mode
 and spaCy's CNN ner (`spacy init config -p ner -o efficiency`, trained here for a few
 hundred steps unless --spacy-model is given: its speed does not depend on its accuracy):
 
-- single calls: `ner(doc)` for bioner, `nlp(doc)` for spaCy (tok2vec + ner), the two
-  interleaved sentence by sentence; medians in microseconds and their ratio. Also
+- single calls: `ner(doc)` for bioner, `nlp(doc)` for spaCy (tok2vec + ner), taking
+  turns a round at a time; medians in microseconds and their ratio. Also
   bioner's `nlp(text)` from raw text (blank English tokenizer + bioner);
 - short docs in bulk: `pipe` over one sentence per doc against the whole documents;
 - two threads: each calling `ner(doc)` on half of the sentences, against one thread;
@@ -53,17 +53,16 @@ def fresh(vocab, docs):
 
 
 def single_calls(ner, spacy_nlp, sentences, rounds: int) -> dict:
-    """Median microseconds of one call, bioner's component and spaCy's ner pipeline in turns."""
+    """Median microseconds of one call, bioner's component and spaCy's ner pipeline in turns:
+    all sentences through one, then through the other, each round (call by call, each would
+    evict the other's tables from the caches between calls)."""
     ours, theirs = [], []
     for _ in range(rounds):
-        ours_docs, their_docs = fresh(ner.vocab, sentences), fresh(spacy_nlp.vocab, sentences)
-        for mine, other in zip(ours_docs, their_docs):
-            start = time.perf_counter()
-            ner(mine)
-            ours.append(time.perf_counter() - start)
-            start = time.perf_counter()
-            spacy_nlp(other)
-            theirs.append(time.perf_counter() - start)
+        for call, docs, times in ((ner, fresh(ner.vocab, sentences), ours), (spacy_nlp, fresh(spacy_nlp.vocab, sentences), theirs)):
+            for doc in docs:
+                start = time.perf_counter()
+                call(doc)
+                times.append(time.perf_counter() - start)
     bioner_us, spacy_us = 1e6 * statistics.median(ours), 1e6 * statistics.median(theirs)
     return {"bioner_us": bioner_us, "spacy_ner_us": spacy_us, "ratio": spacy_us / bioner_us}
 

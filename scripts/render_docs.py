@@ -242,8 +242,8 @@ def _latency(results: dict) -> list:
     s, b, t = f["single_call"], f["bulk"], f["threads"]
     lines = ["## One doc at a time", "",
              f"CoNLL-2003 eng.testa, one sentence per doc ({f['sentences']:,} sentences, {f['tokens_per_sentence']:.1f} tokens",
-             f"on average), pre-tokenized. Model: {f['model']}. Single calls alternate bioner's component and spaCy's",
-             "tok2vec + ner sentence by sentence; medians.", "",
+             f"on average), pre-tokenized. Model: {f['model']}. Single calls: bioner's component and spaCy's",
+             "tok2vec + ner take turns, all sentences each, a round at a time; medians.", "",
              "| | bioner | peer | ratio |", "|---|---|---|---|",
              f"| one call per sentence | {s['bioner_us']:,.0f} µs | spaCy ner {s['spacy_ner_us']:,.0f} µs | **{s['ratio']:.1f}x** |",
              f"| `nlp(text)`, tokenizer included | {f['raw_text_us']:,.0f} µs | | |",

@@ -16,7 +16,7 @@ from spacy.tokens import Span
 
 from .tables import TermTables
 from .terms import TERM_SUFFIXES, TermSplitter, checked_chunks, chunk_splitter, collector_paused, read_terms
-from .token_codes import CODE_LENGTH, TokenEncoder, add_terms, collect
+from .token_codes import CODE_LENGTH, TokenEncoder, add_terms, collect, match_codes, match_rows  # noqa: F401 (match_codes: used from here)
 
 Match = Tuple[int, int, int, int]  # token start, token end, label index, kb id index
 
@@ -177,16 +177,9 @@ class Gazetteer:
             first = numpy.concatenate([first, phrase_first])
             last = numpy.concatenate([last, char_tokens[ends]])
             key_ids = numpy.concatenate([key_ids, phrase_keys])
-        # One row per (match, entry): an ambiguous term matches once per label and id.
-        counts = offsets[key_ids + 1] - offsets[key_ids]
-        entry = numpy.repeat(offsets[key_ids] - numpy.cumsum(counts) + counts, counts) + numpy.arange(counts.sum())
-        first, last = numpy.repeat(first, counts), numpy.repeat(last, counts)
-        # Sorted by start, then end; entries of one key are already sorted by label and id.
-        order = numpy.argsort(first * (1 << 24) + (last - first), kind="stable")
-        first, last, entry = first[order], last[order], entry[order]
+        rows = match_rows(first, last, key_ids, offsets, entry_labels, entry_kbs)
         doc_starts = numpy.cumsum([0] + [len(doc) for doc in docs])
-        bounds = numpy.searchsorted(first, doc_starts)
-        rows = numpy.stack([first, last + 1, entry_labels[entry], entry_kbs[entry]], axis=1)
+        bounds = numpy.searchsorted(rows[:, 0], doc_starts)
         return [rows[bounds[i] : bounds[i + 1]] - (doc_starts[i], doc_starts[i], 0, 0) for i in range(len(docs))]
 
     def to_bytes(self) -> bytes:
@@ -212,26 +205,3 @@ def filter_matches(matches, how: str = "leftmost_longest") -> List[Match]:
             kept.append(match)
             taken.update(range(match[0], match[1]))
     return sorted(kept)
-
-
-def match_codes(matches, n_tokens: int, n_labels: int) -> numpy.ndarray:
-    """Each token's place in a match of each label: int (n_tokens, n_labels).
-
-    0 none, 1 begin, 2 inside, 3 last, 4 unit (one-token match). Where matches
-    of one label overlap, the longest one speaks.
-    """
-    codes = numpy.zeros((n_tokens, n_labels), dtype=numpy.intp)
-    matches = numpy.asarray(matches, dtype=numpy.int64).reshape(-1, 4)
-    if not len(matches):
-        return codes
-    lengths = matches[:, 1] - matches[:, 0]
-    # Shortest first, so where a token gets several codes of one label the last (longest) is kept.
-    matches, lengths = matches[numpy.argsort(lengths, kind="stable")], numpy.sort(lengths, kind="stable")
-    offset = numpy.arange(lengths.sum()) - numpy.repeat(numpy.cumsum(lengths) - lengths, lengths)
-    length = numpy.repeat(lengths, lengths)
-    values = numpy.where(offset == 0, 1, numpy.where(offset == length - 1, 3, 2))
-    values[length == 1] = 4
-    cells = (numpy.repeat(matches[:, 0], lengths) + offset) * n_labels + numpy.repeat(matches[:, 2], lengths)
-    cells, last_from_end = numpy.unique(cells[::-1], return_index=True)
-    codes.flat[cells] = values[len(values) - 1 - last_from_end]
-    return codes

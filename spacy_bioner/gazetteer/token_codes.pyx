@@ -16,6 +16,7 @@ one SEPARATOR character: that halves the automaton's work and its size.
 from cpython.array cimport array
 from cython.operator cimport dereference as deref
 from libc.stdint cimport int8_t, int32_t, int64_t, uint16_t, uint64_t
+from libcpp.algorithm cimport stable_sort
 from libcpp.vector cimport vector
 from libcpp.unordered_map cimport unordered_map
 from spacy.attrs cimport IS_SPACE
@@ -232,3 +233,62 @@ cdef class TokenEncoder:
 
     def __reduce__(self):
         return (TokenEncoder, (self._word_id, self._max_size))
+
+
+def match_codes(matches, int n_tokens, int n_labels):
+    """Each token's place in a match of each label: intp (n_tokens, n_labels).
+
+    0 none, 1 begin, 2 inside, 3 last, 4 unit (one-token match). Where matches
+    of one label overlap, the longest one speaks (of equally long ones, the last).
+    A loop, not numpy: a sentence has a few matches, and numpy's calls cost more than they do.
+    """
+    codes = numpy.zeros((n_tokens, n_labels), dtype=numpy.intp)
+    rows = numpy.asarray(matches, dtype=numpy.int64).reshape(-1, 4)
+    if not len(rows):
+        return codes
+    # Shortest first, so where a token gets several codes of one label the last (longest) is kept.
+    cdef const int64_t[:, :] ordered = rows[numpy.argsort(rows[:, 1] - rows[:, 0], kind="stable")]
+    cdef Py_ssize_t[:, ::1] out = codes
+    cdef Py_ssize_t k, i, start, end, label
+    for k in range(ordered.shape[0]):
+        start, end, label = ordered[k, 0], ordered[k, 1], ordered[k, 2]
+        if end - start == 1:
+            out[start, label] = 4
+            continue
+        for i in range(start, end):
+            out[i, label] = 2
+        out[start, label], out[end - 1, label] = 1, 3
+    return codes
+
+
+cdef struct Found:
+    int64_t first, last, key
+
+
+cdef bint _before(const Found& a, const Found& b) noexcept nogil:
+    return a.first < b.first or (a.first == b.first and a.last - a.first < b.last - b.first)
+
+
+def match_rows(const int64_t[::1] first, const int64_t[::1] last, const int64_t[::1] keys,
+               const int64_t[::1] entry_offsets, const int32_t[::1] entry_labels, const int32_t[::1] entry_kbs):
+    """The matches of keys found at tokens first..last, one row per entry of each key
+    (an ambiguous term matches once per label and id): int64 (start, end, label, kb id),
+    sorted by start, then end, then the key's entry order. A loop, not numpy's dozen
+    calls: for a sentence, those cost more than matching does."""
+    cdef vector[Found] found
+    cdef Found item
+    cdef Py_ssize_t k, n = 0
+    cdef int64_t entry
+    for k in range(first.shape[0]):
+        item.first, item.last, item.key = first[k], last[k], keys[k]
+        found.push_back(item)
+        n += entry_offsets[keys[k] + 1] - entry_offsets[keys[k]]
+    stable_sort(found.begin(), found.end(), _before)
+    rows = numpy.empty((n, 4), dtype=numpy.int64)
+    cdef int64_t[:, ::1] out = rows
+    n = 0
+    for item in found:
+        for entry in range(entry_offsets[item.key], entry_offsets[item.key + 1]):
+            out[n, 0], out[n, 1], out[n, 2], out[n, 3] = item.first, item.last + 1, entry_labels[entry], entry_kbs[entry]
+            n += 1
+    return rows

@@ -30,8 +30,12 @@ def label_surnames(docs: List[Doc], tags: numpy.ndarray, offsets: numpy.ndarray,
     if not len(tags) or not len(person_ids):
         return tags
     continuing = scheme.continuing()
-    tag_labels = numpy.append(-1, numpy.arange(len(scheme.tags) - 1) // len(scheme.moves))  # scheme.label_of, O's -1
-    is_person = numpy.isin(tag_labels, person_ids)[tags]
+    person_tags = numpy.zeros(len(scheme.tags), dtype=bool)
+    for label in person_ids:  # each label's tags are a block (schemes.py)
+        person_tags[scheme.tag_id(scheme.moves[0], label) : scheme.tag_id(scheme.moves[-1], label) + 1] = True
+    if not (continuing & person_tags)[tags].any():
+        return tags  # no person named in two words or more, as in most sentences
+    is_person = person_tags[tags]
     ends = (tags > 0) & ~continuing[numpy.append(tags[1:], 0)]
     full_name_ends = numpy.flatnonzero(ends & continuing[tags] & is_person)
     if not len(full_name_ends):
@@ -47,6 +51,7 @@ def label_surnames(docs: List[Doc], tags: numpy.ndarray, offsets: numpy.ndarray,
     if not len(candidates):
         return tags
     # The label of each (doc, word) that ends a full name: the first such name's.
+    tag_labels = numpy.append(-1, numpy.arange(len(scheme.tags) - 1) // len(scheme.moves))  # scheme.label_of, O's -1
     name_labels = {}
     for i, d in zip(full_name_ends.tolist(), _doc_numbers(offsets, full_name_ends).tolist()):
         name_labels.setdefault((d, int(words[i])), int(tag_labels[tags[i]]))
