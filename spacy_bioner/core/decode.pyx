@@ -39,6 +39,40 @@ def predecessor_lists(const uint8_t[:, ::1] legal, bint factored=False):
     return starts, predecessors.astype(numpy.int32), closing, openers
 
 
+def allowed_mask(sent_starts, is_space, const int32_t[::1] forced, closed_before,
+                 continuing, closing, bounds):
+    """TagScheme.allowed's mask, uint8 (n, n_tags), in one loop: numpy's masked
+    assignments cost more than the loop for a sentence. The bool arguments are
+    per token (sent_starts, is_space, closed_before or None) or per tag (continuing,
+    closing, bounds: tags nothing may start or end on whitespace with)."""
+    cdef Py_ssize_t n = forced.shape[0], n_tags = len(continuing), i, tag
+    allowed = numpy.ones((n, n_tags), dtype=numpy.uint8)
+    if n == 0:
+        return allowed
+    cdef uint8_t[:, ::1] out = allowed
+    cdef const uint8_t[::1] starts = numpy.ascontiguousarray(sent_starts, dtype=numpy.uint8)
+    cdef const uint8_t[::1] spaces = numpy.ascontiguousarray(is_space, dtype=numpy.uint8)
+    cdef const uint8_t[::1] closed = numpy.ascontiguousarray(
+        numpy.zeros(n, dtype=numpy.uint8) if closed_before is None else closed_before, dtype=numpy.uint8)
+    cdef const uint8_t[::1] inside = numpy.ascontiguousarray(continuing, dtype=numpy.uint8)
+    cdef const uint8_t[::1] ending = numpy.ascontiguousarray(closing, dtype=numpy.uint8)
+    cdef const uint8_t[::1] edges = numpy.ascontiguousarray(bounds, dtype=numpy.uint8)
+    cdef bint first, last
+    with nogil:
+        for i in range(n):
+            if forced[i] >= 0:
+                for tag in range(n_tags):
+                    out[i, tag] = 0
+                out[i, forced[i]] = 1
+                continue
+            first = i == 0 or starts[i] or closed[i]  # a sentence start, or after a preset or line end
+            last = i == n - 1 or starts[i + 1]
+            for tag in range(n_tags):
+                if (first and inside[tag]) or (last and not ending[tag]) or (spaces[i] and edges[tag]):
+                    out[i, tag] = 0
+    return allowed
+
+
 cdef struct Trellis:
     const float* transitions  # (T + 1, T), the last row the start's
     const uint8_t* legal  # (T + 1, T)

@@ -8,6 +8,8 @@ from typing import Iterable, List, Optional, Sequence, Tuple
 
 import numpy
 
+from .decode import allowed_mask
+
 Span = Tuple[int, int, int]  # [start, end) in tokens, label index
 
 SCHEMES = ("BIO", "BILOU")
@@ -207,19 +209,5 @@ class TagScheme:
         closed_before (Optional[ndarray]): bool, True where the entity before
             must not continue (after a preset entity); only BIO needs it.
         """
-        n = len(forced)
-        allowed = numpy.ones((n, self.n_tags), dtype=numpy.uint8)
-        if n == 0:
-            return allowed
-        starts = sent_starts.copy()
-        starts[0] = True
-        allowed[starts] &= ~self.continuing()
-        ends = numpy.append(starts[1:], True)
-        allowed[ends] &= self.closing()
-        allowed[is_space] &= ~self._bounds  # nothing starts (or, in BILOU, ends) on whitespace
-        if closed_before is not None:
-            allowed[closed_before] &= ~self.continuing()
-        is_forced = forced >= 0
-        allowed[is_forced] = 0
-        allowed[numpy.nonzero(is_forced)[0], forced[is_forced]] = 1
-        return allowed
+        return allowed_mask(sent_starts, is_space, numpy.ascontiguousarray(forced, dtype=numpy.int32), closed_before,
+                            self.continuing(), self.closing(), self._bounds)
