@@ -180,7 +180,8 @@ class Gazetteer:
         rows = match_rows(first, last, key_ids, offsets, entry_labels, entry_kbs)
         doc_starts = numpy.cumsum([0] + [len(doc) for doc in docs])
         bounds = numpy.searchsorted(rows[:, 0], doc_starts)
-        return [rows[bounds[i] : bounds[i + 1]] - (doc_starts[i], doc_starts[i], 0, 0) for i in range(len(docs))]
+        rows[:, :2] -= numpy.repeat(doc_starts[:-1], numpy.diff(bounds))[:, None]  # each doc's own positions
+        return [rows[bounds[i] : bounds[i + 1]] for i in range(len(docs))]
 
     def to_bytes(self) -> bytes:
         return self.tables.to_bytes(self.case_sensitive)

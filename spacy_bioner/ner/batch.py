@@ -182,9 +182,8 @@ def laid_end_to_end_mentions(found: List[Tuple[numpy.ndarray, numpy.ndarray]], w
     heads, starts = numpy.full(n_tokens, -1, dtype=numpy.int64), numpy.zeros(n_tokens, dtype=numpy.bool_)
     if not any(doc_starts.any() for _, doc_starts in found):
         return heads, starts  # no short form is mentioned, as in most docs
-    word_heads = numpy.concatenate([numpy.zeros(0, dtype=numpy.int64)] + [
-        numpy.where(doc_heads >= 0, doc_heads + offset, -1) for (doc_heads, _), offset in zip(found, word_offsets.tolist())
-    ])
+    doc_heads = numpy.concatenate([numpy.zeros(0, dtype=numpy.int64)] + [doc_heads for doc_heads, _ in found])
+    word_heads = numpy.where(doc_heads >= 0, doc_heads + numpy.repeat(word_offsets[: len(found)], numpy.diff(word_offsets)), -1)
     heads[words] = numpy.where(word_heads >= 0, words[numpy.maximum(word_heads, 0)], -1)
     starts[words] = numpy.concatenate([numpy.zeros(0, dtype=numpy.bool_)] + [doc_starts for _, doc_starts in found])
     return heads, starts
@@ -192,14 +191,17 @@ def laid_end_to_end_mentions(found: List[Tuple[numpy.ndarray, numpy.ndarray]], w
 
 def laid_end_to_end(matches: List[numpy.ndarray], offsets: List[int]) -> numpy.ndarray:
     """Each doc's match rows in batch token positions, docs laid end to end at offsets."""
-    return numpy.concatenate([numpy.zeros((0, 4), dtype=numpy.int64)] + [m + (o, o, 0, 0) for m, o in zip(matches, offsets)])
+    rows = numpy.concatenate([numpy.zeros((0, 4), dtype=numpy.int64)] + matches)
+    rows[:, :2] += numpy.repeat(numpy.asarray(offsets[: len(matches)], dtype=numpy.int64), [len(m) for m in matches])[:, None]
+    return rows
 
 
 def presets_of(ner, doc: Doc, matches: numpy.ndarray) -> List[Span]:
     """What the tagger must keep: the doc's entities, its blocked tokens (`doc.set_ents(blocked=...)`:
     each a one-token span without a label, which no entity may take), and gazetteer matches in "ents" mode."""
-    presets = list(doc.ents)
-    if len(doc):
+    presets = []
+    if doc.has_annotation("ENT_IOB"):  # entities or blocked tokens set before us; most docs have neither
+        presets = list(doc.ents)
         iob_types = doc.to_array([ENT_IOB, ENT_TYPE])
         blocked = numpy.flatnonzero((iob_types[:, 0] == BEGIN) & (iob_types[:, 1] == 0))
         presets.extend(Span(doc, i, i + 1) for i in blocked.tolist())
