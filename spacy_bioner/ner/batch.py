@@ -4,15 +4,16 @@ and the trellis that decoding runs over (every token, or the words alone).
 Functions here take the component (`ner`) for its scheme, labels, lexicon,
 gazetteer and memory; they keep no state of their own.
 """
-from typing import Callable, Iterable, List, NamedTuple, Optional, Tuple
+from typing import Callable, Iterable, List, NamedTuple, Optional, Set, Tuple
 
 import numpy
 from spacy.attrs import ENT_IOB, ENT_TYPE, ORTH
+from spacy.strings import get_string_id
 from spacy.tokens import Doc, Span
 
 from ..core.features import batch_layout, words_of
 from ..core.schemes import words_within
-from ..core.templates import ABBREVIATION_FAMILY, MEMORY_FAMILY, WINDOW
+from ..core.templates import ABBREVIATION_FAMILY, COLUMNS, MEMORY_FAMILY, WINDOW
 from ..gazetteer.matcher import filter_matches, match_codes
 from .abbreviations import Words, definitions, mentions, undefined_acronyms
 from .dropout import match_dropout
@@ -94,22 +95,29 @@ def lay_out(ner, docs: List[Doc], folds: Optional[List[int]] = None) -> Layout:
         # Found among the words: a line break is not part of a long form, nor does it end one.
         words, word_offsets = words_of(is_space, offsets)
         bounds = list(zip(word_offsets.tolist(), word_offsets[1:].tolist()))
-        doc_words = [
-            Words(doc.vocab.strings, doc.to_array(ORTH)[words[a:b] - offset], sentence[words[a:b]])
-            for doc, (a, b), offset in zip(docs, bounds, offsets.tolist())
-        ]
-        defined = [definitions(w) for w in doc_words]
+        # Only docs with an opening parenthesis can define a short form, and only docs with
+        # an acronym use one undefined: the others, most docs, are not read word by word.
+        readable = _docs_with(lexicon.table[rows[words], COLUMNS["orth"]] == _OPENING, word_offsets)
+        if label_acronyms:
+            codes, acronyms = ner.featurizer.initials(lexicon, rows[words])
+            readable |= _docs_with(acronyms, word_offsets)
+        doc_words = {
+            d: Words(docs[d].vocab.strings, docs[d].to_array(ORTH)[words[a:b] - offsets[d]], sentence[words[a:b]])
+            for d, (a, b) in ((d, bounds[d]) for d in sorted(readable))
+        }
+        defined = [definitions(doc_words[d]) if d in doc_words else {} for d in range(len(docs))]
     if family:
-        defined_mentions = [mentions(w, doc_defined) for w, doc_defined in zip(doc_words, defined)]
+        defined_mentions = [mentions(doc_words[d], defined[d]) if d in doc_words else _no_mentions(b - a)
+                            for d, (a, b) in enumerate(bounds)]
         heads, starts = laid_end_to_end_mentions(defined_mentions, words, word_offsets, len(rows))
         if folds is None and label_defined:
             short_form_heads, short_form_starts = heads, starts
     if label_acronyms:
-        codes, acronyms = ner.featurizer.initials(lexicon, rows[words])
-        placed = defined_mentions if label_defined else [None] * len(docs)
+        placed = defined_mentions if label_defined else [_no_mentions(b - a) for a, b in bounds]
         labelled_mentions = [
-            mentions(w, undefined_acronyms(w, doc_defined, codes[a:b], acronyms[a:b]), doc_placed)
-            for w, doc_defined, doc_placed, (a, b) in zip(doc_words, defined, placed, bounds)
+            mentions(doc_words[d], undefined_acronyms(doc_words[d], defined[d], codes[a:b], acronyms[a:b]), placed[d])
+            if d in doc_words else placed[d]
+            for d, (a, b) in enumerate(bounds)
         ]
         short_form_heads, short_form_starts = laid_end_to_end_mentions(labelled_mentions, words, word_offsets, len(rows))
     memory = memory_matches = None
@@ -122,6 +130,19 @@ def lay_out(ner, docs: List[Doc], folds: Optional[List[int]] = None) -> Layout:
     line_ends = _line_ends(docs, offsets, is_space, rules.line_breaks) if is_space.any() else None
     return Layout(offsets, rows, lexicon.mention_ids[rows], sentence, sent_starts, is_space, heads, starts, memory,
                   short_form_heads, short_form_starts, line_ends, memory_matches)
+
+
+_OPENING = get_string_id("orth=(")  # the lexicon's orth column holds hashes of "orth=<form>"
+
+
+def _docs_with(flags: numpy.ndarray, word_offsets: numpy.ndarray) -> Set[int]:
+    """The docs with a flagged word (word_offsets: where each doc's words begin)."""
+    return set((numpy.searchsorted(word_offsets, numpy.flatnonzero(flags), side="right") - 1).tolist())
+
+
+def _no_mentions(n_words: int) -> Tuple[numpy.ndarray, numpy.ndarray]:
+    """abbreviations.mentions of a doc with none: no heads, no starts."""
+    return numpy.full(n_words, -1, dtype=numpy.int64), numpy.zeros(n_words, dtype=numpy.bool_)
 
 
 def _line_ends(docs: List[Doc], offsets: numpy.ndarray, is_space: numpy.ndarray, line_breaks: str) -> Optional[numpy.ndarray]:
