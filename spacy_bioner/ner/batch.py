@@ -4,7 +4,7 @@ and the trellis that decoding runs over (every token, or the words alone).
 Functions here take the component (`ner`) for its scheme, labels, lexicon,
 gazetteer and memory; they keep no state of their own.
 """
-from typing import Callable, Iterable, List, NamedTuple, Optional, Set, Tuple
+from typing import Callable, Dict, Iterable, List, NamedTuple, Optional, Set, Tuple
 
 import numpy
 from spacy.attrs import ENT_IOB, ENT_TYPE, ORTH
@@ -107,18 +107,16 @@ def lay_out(ner, docs: List[Doc], folds: Optional[List[int]] = None) -> Layout:
         }
         defined = [definitions(doc_words[d]) if d in doc_words else {} for d in range(len(docs))]
     if family:
-        defined_mentions = [mentions(doc_words[d], defined[d]) if d in doc_words else _no_mentions(b - a)
-                            for d, (a, b) in enumerate(bounds)]
+        defined_mentions = {d: mentions(doc_words[d], defined[d]) for d in doc_words}
         heads, starts = laid_end_to_end_mentions(defined_mentions, words, word_offsets, len(rows))
         if folds is None and label_defined:
             short_form_heads, short_form_starts = heads, starts
     if label_acronyms:
-        placed = defined_mentions if label_defined else [_no_mentions(b - a) for a, b in bounds]
-        labelled_mentions = [
-            mentions(doc_words[d], undefined_acronyms(doc_words[d], defined[d], codes[a:b], acronyms[a:b]), placed[d])
-            if d in doc_words else placed[d]
-            for d, (a, b) in enumerate(bounds)
-        ]
+        labelled_mentions = {
+            d: mentions(doc_words[d], undefined_acronyms(doc_words[d], defined[d], codes[a:b], acronyms[a:b]),
+                        defined_mentions[d] if label_defined else None)
+            for d, (a, b) in ((d, bounds[d]) for d in doc_words)
+        }
         short_form_heads, short_form_starts = laid_end_to_end_mentions(labelled_mentions, words, word_offsets, len(rows))
     memory = memory_matches = None
     if MEMORY_FAMILY in features:
@@ -138,11 +136,6 @@ _OPENING = get_string_id("orth=(")  # the lexicon's orth column holds hashes of 
 def _docs_with(flags: numpy.ndarray, word_offsets: numpy.ndarray) -> Set[int]:
     """The docs with a flagged word (word_offsets: where each doc's words begin)."""
     return set((numpy.searchsorted(word_offsets, numpy.flatnonzero(flags), side="right") - 1).tolist())
-
-
-def _no_mentions(n_words: int) -> Tuple[numpy.ndarray, numpy.ndarray]:
-    """abbreviations.mentions of a doc with none: no heads, no starts."""
-    return numpy.full(n_words, -1, dtype=numpy.int64), numpy.zeros(n_words, dtype=numpy.bool_)
 
 
 def _line_ends(docs: List[Doc], offsets: numpy.ndarray, is_space: numpy.ndarray, line_breaks: str) -> Optional[numpy.ndarray]:
@@ -194,19 +187,19 @@ def _with_line_ends(words: numpy.ndarray, word_offsets: numpy.ndarray, offsets: 
     return merged, word_offsets + WINDOW * numpy.searchsorted(line_ends, offsets)
 
 
-def laid_end_to_end_mentions(found: List[Tuple[numpy.ndarray, numpy.ndarray]], words: numpy.ndarray, word_offsets: numpy.ndarray,
-                             n_tokens: int) -> Tuple[numpy.ndarray, numpy.ndarray]:
-    """Each doc's abbreviations.mentions (among its words) in batch token positions.
+def laid_end_to_end_mentions(found: Dict[int, Tuple[numpy.ndarray, numpy.ndarray]], words: numpy.ndarray,
+                             word_offsets: numpy.ndarray, n_tokens: int) -> Tuple[numpy.ndarray, numpy.ndarray]:
+    """abbreviations.mentions of some docs (by doc number; the others have none) in batch token positions.
 
     words, word_offsets: the batch's words and where each doc's begin among them (features.words_of).
     """
     heads, starts = numpy.full(n_tokens, -1, dtype=numpy.int64), numpy.zeros(n_tokens, dtype=numpy.bool_)
-    if not any(doc_starts.any() for _, doc_starts in found):
-        return heads, starts  # no short form is mentioned, as in most docs
-    doc_heads = numpy.concatenate([numpy.zeros(0, dtype=numpy.int64)] + [doc_heads for doc_heads, _ in found])
-    word_heads = numpy.where(doc_heads >= 0, doc_heads + numpy.repeat(word_offsets[: len(found)], numpy.diff(word_offsets)), -1)
-    heads[words] = numpy.where(word_heads >= 0, words[numpy.maximum(word_heads, 0)], -1)
-    starts[words] = numpy.concatenate([numpy.zeros(0, dtype=numpy.bool_)] + [doc_starts for _, doc_starts in found])
+    for d, (doc_heads, doc_starts) in found.items():
+        if doc_starts.any():
+            first = int(word_offsets[d])
+            doc_words = words[first : first + len(doc_heads)]
+            heads[doc_words] = numpy.where(doc_heads >= 0, words[first + numpy.maximum(doc_heads, 0)], -1)
+            starts[doc_words] = doc_starts
     return heads, starts
 
 
