@@ -135,6 +135,8 @@ _OPENING = get_string_id("orth=(")  # the lexicon's orth column holds hashes of 
 
 def _docs_with(flags: numpy.ndarray, word_offsets: numpy.ndarray) -> Set[int]:
     """The docs with a flagged word (word_offsets: where each doc's words begin)."""
+    if len(word_offsets) == 2:  # one doc
+        return {0} if flags.any() else set()
     return set((numpy.searchsorted(word_offsets, numpy.flatnonzero(flags), side="right") - 1).tolist())
 
 
@@ -205,6 +207,8 @@ def laid_end_to_end_mentions(found: Dict[int, Tuple[numpy.ndarray, numpy.ndarray
 
 def laid_end_to_end(matches: List[numpy.ndarray], offsets: List[int]) -> numpy.ndarray:
     """Each doc's match rows in batch token positions, docs laid end to end at offsets."""
+    if len(matches) == 1:
+        return matches[0] + (offsets[0], offsets[0], 0, 0)
     rows = numpy.concatenate([numpy.zeros((0, 4), dtype=numpy.int64)] + matches)
     rows[:, :2] += numpy.repeat(numpy.asarray(offsets[: len(matches)], dtype=numpy.int64), [len(m) for m in matches])[:, None]
     return rows

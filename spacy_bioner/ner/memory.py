@@ -67,10 +67,12 @@ class EntityMemory:
         index: Dict[str, int] = {label: i for i, label in enumerate(labels)}
         to_labels = numpy.array([index.get(label, -1) for label in gazetteer.labels] or [-1], dtype=numpy.int64)
         # all docs' rows at once, then cut back into docs: a loop of numpy calls per doc costs more
-        rows = numpy.concatenate([numpy.zeros((0, 4), dtype=numpy.int64)] + list(matches))
+        rows = matches[0].copy() if len(matches) == 1 else numpy.concatenate([numpy.zeros((0, 4), dtype=numpy.int64)] + list(matches))
         rows[:, 2] = to_labels[rows[:, 2]]
         rows[:, 3] = 0
         kept = rows[:, 2] >= 0
+        if len(matches) == 1:
+            return [rows[kept]]
         doc_of = numpy.repeat(numpy.arange(len(matches)), [len(doc_rows) for doc_rows in matches])[kept]
         rows, bounds = rows[kept], numpy.searchsorted(doc_of, numpy.arange(len(matches) + 1))
         return [rows[bounds[i] : bounds[i + 1]] for i in range(len(matches))]
