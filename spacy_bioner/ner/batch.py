@@ -97,15 +97,16 @@ def lay_out(ner, docs: List[Doc], folds: Optional[List[int]] = None) -> Layout:
         bounds = list(zip(word_offsets.tolist(), word_offsets[1:].tolist()))
         # Only docs with an opening parenthesis can define a short form, and only docs with
         # an acronym use one undefined: the others, most docs, are not read word by word.
-        readable = _docs_with(lexicon.table[rows[words], COLUMNS["orth"]] == _OPENING, word_offsets)
+        defining = _docs_with(lexicon.table[rows[words], COLUMNS["orth"]] == _OPENING, word_offsets)
+        using = set()
         if label_acronyms:
             codes, acronyms = ner.featurizer.initials(lexicon, rows[words])
-            readable |= _docs_with(acronyms, word_offsets)
+            using = _docs_with(acronyms, word_offsets)
         doc_words = {
             d: Words(docs[d].vocab.strings, docs[d].to_array(ORTH)[words[a:b] - offsets[d]], sentence[words[a:b]])
-            for d, (a, b) in ((d, bounds[d]) for d in sorted(readable))
+            for d, (a, b) in ((d, bounds[d]) for d in sorted(defining | using))
         }
-        defined = [definitions(doc_words[d]) if d in doc_words else {} for d in range(len(docs))]
+        defined = [definitions(doc_words[d]) if d in defining else {} for d in range(len(docs))]
     if family:
         defined_mentions = {d: mentions(doc_words[d], defined[d]) for d in doc_words}
         heads, starts = laid_end_to_end_mentions(defined_mentions, words, word_offsets, len(rows))
@@ -113,7 +114,7 @@ def lay_out(ner, docs: List[Doc], folds: Optional[List[int]] = None) -> Layout:
             short_form_heads, short_form_starts = heads, starts
     if label_acronyms:
         labelled_mentions = {
-            d: mentions(doc_words[d], undefined_acronyms(doc_words[d], defined[d], codes[a:b], acronyms[a:b]),
+            d: mentions(doc_words[d], undefined_acronyms(doc_words[d], defined[d], codes[a:b], acronyms[a:b]) if d in using else {},
                         defined_mentions[d] if label_defined else None)
             for d, (a, b) in ((d, bounds[d]) for d in doc_words)
         }

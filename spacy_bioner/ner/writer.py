@@ -21,7 +21,12 @@ def write(ner, docs: List[Doc], predictions: list) -> None:
     all_values = entity_values(ner, numpy.concatenate([numpy.zeros(0, dtype=numpy.int32)] + [p.tags for p in predictions]))
     offsets = numpy.cumsum([0] + [len(doc) for doc in docs]).tolist()
     link(ner, all_values, [p.matches for p in predictions], offsets)
+    # Most docs need nothing more than their tags: no presets, no fallback matches, no scored spans.
+    every_doc = settings.mode == "fallback" or bool(ner.gazetteer.labels and settings.spans_key) or any(
+        p.confidences is not None or p.alternatives is not None for p in predictions)
     for i, (doc, (_, matches, presets, confidences, alternatives)) in enumerate(zip(docs, predictions)):
+        if not (presets or every_doc):
+            continue
         values = all_values[offsets[i] : offsets[i + 1]]  # a view: the edits below land in all_values
         for ent in presets:  # presets with our labels were forced in the trellis; the others were kept O
             _write_entity(values, ent.start, ent.end, ent.label, ent.kb_id)
