@@ -54,6 +54,18 @@ def test_memory_matches_whole_entities_case_insensitively():
     assert [doc[s:e].text for s, e, _, _ in rows.tolist()] == ["ann lee"]
 
 
+def test_a_batch_laid_out_matches_as_each_doc_does():
+    nlp = spacy.blank("en")
+    memory = EntityMemory(nlp.tokenizer)
+    memory.fill(reference_docs(nlp, [("Dr. Ann Lee met Zed Corp .", [(4, 11, "PER"), (16, 24, "ORG")])]))
+    docs = [nlp(text) for text in ["ann lee and ZED CORP", "nothing here", "", "Zed Corp , Ann Lee and Zed Corp"]]
+    for labels in (["ORG", "PER"], ["PER"]):
+        starts = numpy.cumsum([0] + [len(doc) for doc in docs])
+        each = [rows + (start, start, 0, 0) for rows, start in zip(memory.match(docs, labels), starts)]
+        laid_out = memory.match_laid_out(docs, labels)
+        assert laid_out.tolist() == numpy.concatenate(each).tolist() and len(laid_out) == (5 if len(labels) == 2 else 2)
+
+
 def test_trained_memory_weights_are_used_and_saved(tmp_path):
     nlp = train_nlp(data=MEMORY_DATA, epochs=10)
     ner = nlp.get_pipe("bioner")

@@ -163,13 +163,20 @@ class Gazetteer:
     def match_batch(self, docs) -> List[numpy.ndarray]:
         """`match` for many docs with one pass of the automaton over all of them."""
         docs = list(docs)
+        rows = self.match_laid_out(docs)
+        doc_starts = numpy.cumsum([0] + [len(doc) for doc in docs])
+        bounds = numpy.searchsorted(rows[:, 0], doc_starts)
+        rows[:, :2] -= numpy.repeat(doc_starts[:-1], numpy.diff(bounds))[:, None]  # each doc's own positions
+        return [rows[bounds[i] : bounds[i + 1]] for i in range(len(docs))]
+
+    def match_laid_out(self, docs: List) -> numpy.ndarray:
+        """The matches of docs laid end to end, as `match`'s rows in positions of the whole batch."""
         if not len(self) or not docs:
-            return [numpy.zeros((0, 4), dtype=numpy.int64) for _ in docs]
+            return numpy.zeros((0, 4), dtype=numpy.int64)
         offsets, entry_labels, entry_kbs = self.tables.compile()
         text, char_tokens, unit_positions, unit_keys = self._encoder.encode(
             docs, numpy.frombuffer(self.tables.unit_keys, dtype=numpy.int32), numpy.frombuffer(self.tables.in_phrases, dtype=numpy.int8)
         )
-        # Token positions run through the batch, docs end to end.
         first, last, key_ids = unit_positions, unit_positions, unit_keys
         if self.tables.automaton.kind == ahocorasick.AHOCORASICK:
             ends, phrase_keys = collect(self.tables.automaton.iter(text))
@@ -177,11 +184,7 @@ class Gazetteer:
             first = numpy.concatenate([first, phrase_first])
             last = numpy.concatenate([last, char_tokens[ends]])
             key_ids = numpy.concatenate([key_ids, phrase_keys])
-        rows = match_rows(first, last, key_ids, offsets, entry_labels, entry_kbs)
-        doc_starts = numpy.cumsum([0] + [len(doc) for doc in docs])
-        bounds = numpy.searchsorted(rows[:, 0], doc_starts)
-        rows[:, :2] -= numpy.repeat(doc_starts[:-1], numpy.diff(bounds))[:, None]  # each doc's own positions
-        return [rows[bounds[i] : bounds[i + 1]] for i in range(len(docs))]
+        return match_rows(first, last, key_ids, offsets, entry_labels, entry_kbs)
 
     def to_bytes(self) -> bytes:
         return self.tables.to_bytes(self.case_sensitive)

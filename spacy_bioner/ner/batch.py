@@ -121,10 +121,11 @@ def lay_out(ner, docs: List[Doc], folds: Optional[List[int]] = None) -> Layout:
         short_form_heads, short_form_starts = laid_end_to_end_mentions(labelled_mentions, words, word_offsets, len(rows))
     memory = memory_matches = None
     if MEMORY_FAMILY in features:
-        found = ner.memory.match(docs, ner.labels, folds)
-        if folds is not None:
-            found = [match_dropout(ner, doc_found) for doc_found in found]
-        memory_matches = laid_end_to_end(found, offsets.tolist())
+        if folds is None:
+            memory_matches = ner.memory.match_laid_out(docs, ner.labels)
+        else:
+            found = [match_dropout(ner, doc_found) for doc_found in ner.memory.match(docs, ner.labels, folds)]
+            memory_matches = laid_end_to_end(found, offsets.tolist())
         memory = match_codes(memory_matches, len(rows), len(ner.labels))
     line_ends = _line_ends(docs, offsets, is_space, rules.line_breaks) if is_space.any() else None
     return Layout(offsets, rows, lexicon.mention_ids[rows], sentence, sent_starts, is_space, heads, starts, memory,

@@ -62,20 +62,34 @@ class EntityMemory:
             return self._relabelled(self.entries, self.entries.match_batch(docs), labels)
         return [self._relabelled(self._folds[k], [self._folds[k].match(doc)], labels)[0] for doc, k in zip(docs, folds)]
 
-    @staticmethod
-    def _relabelled(gazetteer: Gazetteer, matches: List[numpy.ndarray], labels: Sequence[str]) -> List[numpy.ndarray]:
-        index: Dict[str, int] = {label: i for i, label in enumerate(labels)}
-        to_labels = numpy.array([index.get(label, -1) for label in gazetteer.labels] or [-1], dtype=numpy.int64)
+    def match_laid_out(self, docs: Sequence[Doc], labels: Sequence[str]) -> numpy.ndarray:
+        """`match` against all entities, of docs laid end to end: rows in positions of the whole batch."""
+        return self._relabel(self.entries, self.entries.match_laid_out(list(docs)), labels)
+
+    @classmethod
+    def _relabelled(cls, gazetteer: Gazetteer, matches: List[numpy.ndarray], labels: Sequence[str]) -> List[numpy.ndarray]:
         # all docs' rows at once, then cut back into docs: a loop of numpy calls per doc costs more
-        rows = matches[0].copy() if len(matches) == 1 else numpy.concatenate([numpy.zeros((0, 4), dtype=numpy.int64)] + list(matches))
-        rows[:, 2] = to_labels[rows[:, 2]]
-        rows[:, 3] = 0
-        kept = rows[:, 2] >= 0
-        if len(matches) == 1:
-            return [rows[kept]]
-        doc_of = numpy.repeat(numpy.arange(len(matches)), [len(doc_rows) for doc_rows in matches])[kept]
-        rows, bounds = rows[kept], numpy.searchsorted(doc_of, numpy.arange(len(matches) + 1))
+        doc_of = numpy.repeat(numpy.arange(len(matches)), [len(doc_rows) for doc_rows in matches])
+        rows = numpy.concatenate([numpy.zeros((0, 4), dtype=numpy.int64)] + list(matches))
+        to_labels = cls._label_map(gazetteer, labels)
+        doc_of = doc_of[to_labels[rows[:, 2]] >= 0]
+        rows = cls._relabel(gazetteer, rows, labels)
+        bounds = numpy.searchsorted(doc_of, numpy.arange(len(matches) + 1))
         return [rows[bounds[i] : bounds[i + 1]] for i in range(len(matches))]
+
+    @staticmethod
+    def _label_map(gazetteer: Gazetteer, labels: Sequence[str]) -> numpy.ndarray:
+        """The index in `labels` of each of the gazetteer's labels, -1 if not there."""
+        index: Dict[str, int] = {label: i for i, label in enumerate(labels)}
+        return numpy.array([index.get(label, -1) for label in gazetteer.labels] or [-1], dtype=numpy.int64)
+
+    @classmethod
+    def _relabel(cls, gazetteer: Gazetteer, rows: numpy.ndarray, labels: Sequence[str]) -> numpy.ndarray:
+        """Match rows with the index of their label in `labels` and no KB id; those of other labels left out."""
+        rows = rows.copy()
+        rows[:, 2] = cls._label_map(gazetteer, labels)[rows[:, 2]]
+        rows[:, 3] = 0
+        return rows[rows[:, 2] >= 0]
 
     def to_bytes(self) -> bytes:
         return self.entries.to_bytes()
