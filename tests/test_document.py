@@ -114,3 +114,26 @@ def test_mention_ids_number_lowercase_forms():
         Lexicon(word_attributes, N_ATTRIBUTES, mention_column=N_ATTRIBUTES)
     with pytest.raises(ValueError, match="mention ids"):
         document_features(rows, lexicon.table, numpy.zeros(1, dtype=numpy.int32), numpy.zeros(2, dtype=numpy.int32), 2**20)
+
+
+def test_a_long_batch_groups_mentions_as_each_short_doc_does():
+    from spacy_bioner.ner.document import SHORT_BATCH, history_features
+
+    nlp = spacy.blank("en")
+    lexicon = Lexicon(word_attributes, N_ATTRIBUTES, mention_column=COLUMNS["lower"])
+    rng = numpy.random.default_rng(0)
+    vocabulary = ["Jordan", "jordan", "Amman", "met", "left", "JORDAN", "the"]
+    docs = [[vocabulary[k] for k in rng.integers(0, len(vocabulary), size=rng.integers(1, 12))] for _ in range(20)]
+    words = [w for d in docs for w in d]
+    assert len(words) > SHORT_BATCH  # the batch reads a table of mention ids, each doc alone compares tokens
+    rows = lexicon.rows(numpy.array([nlp.vocab.strings.add(w) for w in words], dtype=numpy.uint64), nlp.vocab.strings)
+    offsets = numpy.cumsum([0] + [len(d) for d in docs]).astype(numpy.int64)
+    sentence = numpy.repeat(numpy.arange(len(docs), dtype=numpy.int32), [len(d) for d in docs])
+    types = rng.integers(0, 3, size=len(words)).astype(numpy.int64)
+    mentions = lexicon.mention_ids[rows]
+    together = document_features(rows, lexicon.table, mentions, sentence, 2**20, offsets)
+    history = history_features(rows, lexicon.table, mentions, types, 3, 2**20, offsets)
+    assert (history != DROPPED).any()
+    for a, b in zip(offsets[:-1], offsets[1:]):
+        assert (together[a:b] == document_features(rows[a:b], lexicon.table, mentions[a:b], sentence[a:b], 2**20)).all()
+        assert (history[a:b] == history_features(rows[a:b], lexicon.table, mentions[a:b], types[a:b], 3, 2**20)).all()

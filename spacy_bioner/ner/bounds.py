@@ -22,8 +22,13 @@ def within_bound(ner, scores: numpy.ndarray, allowed: numpy.ndarray, offsets: nu
     scores, allowed, offsets: the trellis's rows, as Viterbi read them; tags: what it gave.
     """
     bound = entity_bound(ner)
-    if bound is None or _longest_run(ner.scheme.continuing()[tags]) < bound:
-        return tags  # an entity is its first tag and a run of continuing ones: none is too long
+    if bound is None:
+        return tags
+    continuing = ner.scheme.continuing()[tags]
+    # An entity is its first tag and a run of continuing ones: with fewer continuing tags
+    # than the bound in all, or no run that long, none is too long.
+    if continuing.sum() < bound or _longest_run(continuing) < bound:
+        return tags
     too_long = [(start, end) for start, end, _ in ner.scheme.to_spans(tags) if end - start > bound]
     if not too_long:
         return tags

@@ -50,9 +50,21 @@ cdef int _SUFFIX3_COLUMN = COLUMNS["suffix3"]
 cdef int _mentions(const int32_t[::1] mentions, int32_t* slots, int32_t* group) noexcept:
     """A group id per token of one doc, numbered from 0 in order of first
     appearance (tokens with the same mention id share one); RETURNS the number
-    of groups. slots (one per mention id, all -1) is left as it was found."""
-    cdef Py_ssize_t i, n = mentions.shape[0]
+    of groups. slots (one per mention id, all -1) is left as it was found; NULL
+    for a short batch, whose tokens are compared with those before them instead."""
+    cdef Py_ssize_t i, j, n = mentions.shape[0]
     cdef int n_groups = 0
+    if slots == NULL:
+        for i in range(n):
+            group[i] = -1
+            for j in range(i):
+                if mentions[j] == mentions[i]:
+                    group[i] = group[j]
+                    break
+            if group[i] < 0:
+                group[i] = n_groups
+                n_groups += 1
+        return n_groups
     for i in range(n):
         if slots[mentions[i]] < 0:
             slots[mentions[i]] = n_groups
@@ -63,11 +75,22 @@ cdef int _mentions(const int32_t[::1] mentions, int32_t* slots, int32_t* group) 
     return n_groups
 
 
+# Up to this many tokens, a batch's docs group mentions by comparing tokens: a table of
+# every mention id (the whole lexicon's) costs more to fill than a sentence's comparisons.
+SHORT_BATCH = 64
+
+
 def _mention_slots(const int32_t[::1] mentions):
-    """Scratch for `_mentions`: -1 for every mention id of the batch."""
-    if mentions.shape[0] and numpy.min(mentions) < 0:
-        raise ValueError("mention ids must not be negative")
-    return numpy.full(int(numpy.max(mentions)) + 1 if mentions.shape[0] else 1, -1, dtype=numpy.int32)
+    """Scratch for `_mentions`: -1 for every mention id of the batch; None for a short batch."""
+    cdef Py_ssize_t i
+    cdef int32_t top = 0
+    for i in range(mentions.shape[0]):
+        if mentions[i] < 0:
+            raise ValueError("mention ids must not be negative")
+        top = max(top, mentions[i])
+    if mentions.shape[0] <= SHORT_BATCH:
+        return None
+    return numpy.full(top + 1, -1, dtype=numpy.int32)
 
 
 def _check_lengths(const int32_t[::1] rows, const int32_t[::1] mentions):
@@ -100,9 +123,10 @@ def document_features(const int32_t[::1] rows, const uint64_t[:, ::1] table, con
     out = numpy.full((rows.shape[0], len(DOCUMENT_FEATURES)), DROPPED, dtype=numpy.uint32)
     cdef uint32_t[:, ::1] out_view = out
     cdef int32_t[::1] slots = _mention_slots(mentions)
+    cdef int32_t* slot_table = &slots[0] if slots is not None else NULL
     for start, end in _each_doc(offsets, rows.shape[0]):
         if end > start:
-            _document_features(rows[start:end], table, mentions[start:end], &slots[0], sentence[start:end], n_buckets, out_view[start:end])
+            _document_features(rows[start:end], table, mentions[start:end], slot_table, sentence[start:end], n_buckets, out_view[start:end])
     return out
 
 
@@ -152,9 +176,10 @@ def history_features(const int32_t[::1] rows, const uint64_t[:, ::1] table, cons
     out = numpy.full((rows.shape[0], len(HISTORY_FEATURES)), DROPPED, dtype=numpy.uint32)
     cdef uint32_t[:, ::1] out_view = out
     cdef int32_t[::1] slots = _mention_slots(mentions)
+    cdef int32_t* slot_table = &slots[0] if slots is not None else NULL
     for start, end in _each_doc(offsets, rows.shape[0]):
         if end > start:
-            _history_features(rows[start:end], table, mentions[start:end], &slots[0], types[start:end], n_types, n_buckets, out_view[start:end])
+            _history_features(rows[start:end], table, mentions[start:end], slot_table, types[start:end], n_types, n_buckets, out_view[start:end])
     return out
 
 
