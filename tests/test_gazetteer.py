@@ -5,7 +5,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from spacy.tokens import Doc
 
-from spacy_bioner.gazetteer.matcher import Gazetteer, filter_matches, match_codes
+from spacy_bioner.gazetteer.matcher import Gazetteer, filter_matches
+from spacy_bioner.gazetteer.token_codes import match_codes
 from spacy_bioner.core.serialize import ModelFileError
 from spacy_bioner.ner.batch import lay_out
 from spacy_bioner.ner.featurizer import features as features_of, match_ids

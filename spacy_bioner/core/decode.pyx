@@ -92,7 +92,7 @@ cdef int _viterbi(
     const Trellis* t, const float* emissions, const uint8_t* allowed, int n, int32_t* out,
     double* delta, double* next_delta, int32_t* backpointers,
 ) noexcept nogil:
-    cdef int i, tag, prev, best_prev, exit_prev, k, n_tags = t.n_tags
+    cdef int i, tag, best_prev, exit_prev, k, n_tags = t.n_tags
     cdef bint better
     cdef double best, score, best_exit
     cdef double* swap

@@ -16,7 +16,7 @@ from spacy.tokens import Span
 
 from .tables import TermTables
 from .terms import TERM_SUFFIXES, TermSplitter, checked_chunks, chunk_splitter, collector_paused, read_terms
-from .token_codes import CODE_LENGTH, TokenEncoder, add_terms, collect, match_codes, match_rows  # noqa: F401 (match_codes: used from here)
+from .token_codes import CODE_LENGTH, TokenEncoder, add_terms, collect, match_rows
 
 Match = Tuple[int, int, int, int]  # token start, token end, label index, kb id index
 

@@ -14,7 +14,8 @@ from spacy.tokens import Doc, Span
 from ..core.features import batch_layout, words_of
 from ..core.schemes import words_within
 from ..core.templates import ABBREVIATION_FAMILY, COLUMNS, MEMORY_FAMILY, WINDOW
-from ..gazetteer.matcher import filter_matches, match_codes
+from ..gazetteer.matcher import filter_matches
+from ..gazetteer.token_codes import match_codes
 from .abbreviations import Words, definitions, mentions, undefined_acronyms
 from .dropout import match_dropout
 from .settings import TOKENS_PER_PASS
@@ -94,7 +95,7 @@ def lay_out(ner, docs: List[Doc], folds: Optional[List[int]] = None) -> Layout:
     if family or label_acronyms:
         # Found among the words: a line break is not part of a long form, nor does it end one.
         words, word_offsets = words_of(is_space, offsets)
-        bounds = list(zip(word_offsets.tolist(), word_offsets[1:].tolist()))
+        doc_span = [slice(a, b) for a, b in zip(word_offsets.tolist(), word_offsets[1:].tolist())]  # each doc's words
         # Only docs with an opening parenthesis can define a short form, and only docs with
         # an acronym use one undefined: the others, most docs, are not read word by word.
         defining = _docs_with(lexicon.table[rows[words], COLUMNS["orth"]] == _OPENING, word_offsets)
@@ -103,8 +104,8 @@ def lay_out(ner, docs: List[Doc], folds: Optional[List[int]] = None) -> Layout:
             codes, acronyms = ner.featurizer.initials(lexicon, rows[words])
             using = _docs_with(acronyms, word_offsets)
         doc_words = {
-            d: Words(docs[d].vocab.strings, docs[d].to_array(ORTH)[words[a:b] - offsets[d]], sentence[words[a:b]])
-            for d, (a, b) in ((d, bounds[d]) for d in sorted(defining | using))
+            d: Words(docs[d].vocab.strings, docs[d].to_array(ORTH)[words[doc_span[d]] - offsets[d]], sentence[words[doc_span[d]]])
+            for d in sorted(defining | using)
         }
         defined = [definitions(doc_words[d]) if d in defining else {} for d in range(len(docs))]
     if family:
@@ -114,9 +115,9 @@ def lay_out(ner, docs: List[Doc], folds: Optional[List[int]] = None) -> Layout:
             short_form_heads, short_form_starts = heads, starts
     if label_acronyms:
         labelled_mentions = {
-            d: mentions(doc_words[d], undefined_acronyms(doc_words[d], defined[d], codes[a:b], acronyms[a:b]) if d in using else {},
-                        defined_mentions[d] if label_defined else None)
-            for d, (a, b) in ((d, bounds[d]) for d in doc_words)
+            d: mentions(doc_words[d], undefined_acronyms(doc_words[d], defined[d], codes[doc_span[d]], acronyms[doc_span[d]])
+                        if d in using else {}, defined_mentions[d] if label_defined else None)
+            for d in doc_words
         }
         short_form_heads, short_form_starts = laid_end_to_end_mentions(labelled_mentions, words, word_offsets, len(rows))
     memory = memory_matches = None

@@ -20,7 +20,7 @@ from ..core.templates import (
 from ..core.vector_clusters import VectorClusters
 from ..core.word_clusters import shipped_clusters
 from ..core.word_scores import WordScores, single_word_templates
-from ..gazetteer.matcher import match_codes
+from ..gazetteer.token_codes import match_codes
 from .abbreviations import Initials
 from .batch import Layout, laid_end_to_end, over_words
 from .document import (

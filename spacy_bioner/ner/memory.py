@@ -64,32 +64,27 @@ class EntityMemory:
 
     def match_laid_out(self, docs: Sequence[Doc], labels: Sequence[str]) -> numpy.ndarray:
         """`match` against all entities, of docs laid end to end: rows in positions of the whole batch."""
-        return self._relabel(self.entries, self.entries.match_laid_out(list(docs)), labels)
+        rows = self._relabel(self.entries, self.entries.match_laid_out(list(docs)), labels)
+        return rows[rows[:, 2] >= 0]
 
     @classmethod
     def _relabelled(cls, gazetteer: Gazetteer, matches: List[numpy.ndarray], labels: Sequence[str]) -> List[numpy.ndarray]:
         # all docs' rows at once, then cut back into docs: a loop of numpy calls per doc costs more
         doc_of = numpy.repeat(numpy.arange(len(matches)), [len(doc_rows) for doc_rows in matches])
-        rows = numpy.concatenate([numpy.zeros((0, 4), dtype=numpy.int64)] + list(matches))
-        to_labels = cls._label_map(gazetteer, labels)
-        doc_of = doc_of[to_labels[rows[:, 2]] >= 0]
-        rows = cls._relabel(gazetteer, rows, labels)
-        bounds = numpy.searchsorted(doc_of, numpy.arange(len(matches) + 1))
+        rows = cls._relabel(gazetteer, numpy.concatenate([numpy.zeros((0, 4), dtype=numpy.int64)] + list(matches)), labels)
+        kept = rows[:, 2] >= 0
+        rows, bounds = rows[kept], numpy.searchsorted(doc_of[kept], numpy.arange(len(matches) + 1))
         return [rows[bounds[i] : bounds[i + 1]] for i in range(len(matches))]
 
     @staticmethod
-    def _label_map(gazetteer: Gazetteer, labels: Sequence[str]) -> numpy.ndarray:
-        """The index in `labels` of each of the gazetteer's labels, -1 if not there."""
+    def _relabel(gazetteer: Gazetteer, rows: numpy.ndarray, labels: Sequence[str]) -> numpy.ndarray:
+        """A copy of match rows with the index of their label in `labels` (-1 for a label not there) and no KB id."""
         index: Dict[str, int] = {label: i for i, label in enumerate(labels)}
-        return numpy.array([index.get(label, -1) for label in gazetteer.labels] or [-1], dtype=numpy.int64)
-
-    @classmethod
-    def _relabel(cls, gazetteer: Gazetteer, rows: numpy.ndarray, labels: Sequence[str]) -> numpy.ndarray:
-        """Match rows with the index of their label in `labels` and no KB id; those of other labels left out."""
+        to_labels = numpy.array([index.get(label, -1) for label in gazetteer.labels] or [-1], dtype=numpy.int64)
         rows = rows.copy()
-        rows[:, 2] = cls._label_map(gazetteer, labels)[rows[:, 2]]
+        rows[:, 2] = to_labels[rows[:, 2]]
         rows[:, 3] = 0
-        return rows[rows[:, 2] >= 0]
+        return rows
 
     def to_bytes(self) -> bytes:
         return self.entries.to_bytes()
