@@ -51,6 +51,7 @@ class TagScheme:
         self._opening = numpy.array([m in "BU" for m in tag_moves])
         self._continuing = numpy.array([m in "IL" for m in tag_moves])
         self._bounds = numpy.array([m in ("B" if name == "BIO" else "BUL") for m in tag_moves])
+        self._tags_of = {}  # tags_of's masks, by tuple of labels
 
     @property
     def n_tags(self) -> int:
@@ -66,6 +67,16 @@ class TagScheme:
 
     def tag_id(self, move: str, label: int) -> int:
         return 1 + label * len(self.moves) + self.moves.index(move)
+
+    def tags_of(self, labels: Tuple[int, ...]) -> numpy.ndarray:
+        """bool (n_tags,): the tags of these labels (indices into `labels`); made once per set of labels."""
+        if labels not in self._tags_of:
+            tags = numpy.zeros(self.n_tags, dtype=bool)
+            for label in labels:  # each label's tags are a block
+                tags[self.tag_id(self.moves[0], label) : self.tag_id(self.moves[-1], label) + 1] = True
+            tags.flags.writeable = False
+            self._tags_of[labels] = tags
+        return self._tags_of[labels]
 
     def one_word_tags(self) -> numpy.ndarray:
         """int32 (n_labels,): the tag of a one-word entity of each label (U-x, or B-x in BIO)."""

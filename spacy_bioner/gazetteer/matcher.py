@@ -10,13 +10,12 @@ import warnings
 from pathlib import Path
 from typing import Callable, Dict, Iterable, List, Optional, Tuple, Union
 
-import ahocorasick
 import numpy
 from spacy.tokens import Span
 
 from .tables import TermTables
 from .terms import TERM_SUFFIXES, TermSplitter, checked_chunks, chunk_splitter, collector_paused, read_terms
-from .token_codes import CODE_LENGTH, TokenEncoder, add_terms, collect, match_rows
+from .token_codes import TokenEncoder, add_terms
 
 Match = Tuple[int, int, int, int]  # token start, token end, label index, kb id index
 
@@ -163,6 +162,8 @@ class Gazetteer:
     def match_batch(self, docs) -> List[numpy.ndarray]:
         """`match` for many docs with one pass of the automaton over all of them."""
         docs = list(docs)
+        if not len(self):  # no term lists: nothing to lay out
+            return [numpy.zeros((0, 4), dtype=numpy.int64) for _ in docs]
         rows = self.match_laid_out(docs)
         doc_starts = numpy.cumsum([0] + [len(doc) for doc in docs])
         bounds = numpy.searchsorted(rows[:, 0], doc_starts)
@@ -173,18 +174,7 @@ class Gazetteer:
         """The matches of docs laid end to end, as `match`'s rows in positions of the whole batch."""
         if not len(self) or not docs:
             return numpy.zeros((0, 4), dtype=numpy.int64)
-        offsets, entry_labels, entry_kbs = self.tables.compile()
-        text, char_tokens, unit_positions, unit_keys = self._encoder.encode(
-            docs, numpy.frombuffer(self.tables.unit_keys, dtype=numpy.int32), numpy.frombuffer(self.tables.in_phrases, dtype=numpy.int8)
-        )
-        first, last, key_ids = unit_positions, unit_positions, unit_keys
-        if self.tables.automaton.kind == ahocorasick.AHOCORASICK:
-            ends, phrase_keys = collect(self.tables.automaton.iter(text))
-            phrase_first = char_tokens[ends - CODE_LENGTH * self.tables.key_token_counts()[phrase_keys] + 1]
-            first = numpy.concatenate([first, phrase_first])
-            last = numpy.concatenate([last, char_tokens[ends]])
-            key_ids = numpy.concatenate([key_ids, phrase_keys])
-        return match_rows(first, last, key_ids, offsets, entry_labels, entry_kbs)
+        return self._encoder.match(docs, self.tables)
 
     def to_bytes(self) -> bytes:
         return self.tables.to_bytes(self.case_sensitive)

@@ -23,6 +23,7 @@ from spacy.attrs cimport IS_SPACE
 from spacy.lexeme cimport Lexeme
 from spacy.tokens.doc cimport Doc
 
+import ahocorasick
 import numpy
 
 cdef extern from "Python.h":
@@ -136,23 +137,12 @@ def add_terms(tables, list terms, list term_words):
     return added, skipped, new_words
 
 
-def collect(matches):
-    """The (end, value) pairs of an automaton's iterator, as two int64 arrays."""
-    cdef Py_ssize_t n = 0
-    cdef int64_t end, value
-    cdef int64_t[::1] end_view, value_view
-    ends = numpy.empty(1024, dtype=numpy.int64)
-    values = numpy.empty(1024, dtype=numpy.int64)
-    end_view, value_view = ends, values
-    for end, value in matches:
-        if n == end_view.shape[0]:
-            ends = numpy.concatenate([ends, numpy.empty_like(ends)])
-            values = numpy.concatenate([values, numpy.empty_like(values)])
-            end_view, value_view = ends, values
-        end_view[n] = end
-        value_view[n] = value
-        n += 1
-    return ends[:n], values[:n]
+cdef struct Found:
+    int64_t first, last, key
+
+
+cdef bint _before(const Found& a, const Found& b) noexcept nogil:
+    return a.first < b.first or (a.first == b.first and a.last - a.first < b.last - b.first)
 
 
 cdef class TokenEncoder:
@@ -173,33 +163,36 @@ cdef class TokenEncoder:
         """Forget cached ids (call when the term lists gain words)."""
         self._ids.clear()
 
-    def encode(self, docs, const int32_t[::1] unit_keys, const int8_t[::1] in_phrases):
-        """The automaton's text for a batch of docs, and the one-token matches.
+    def match(self, docs, tables):
+        """Every match of the term tables (tables.TermTables, compiled) in the docs laid end to end.
 
-        Whitespace tokens are skipped, so multi-token terms match across any
-        whitespace; one SEPARATOR between docs stops matches crossing them.
-        unit_keys (int32[n_words]): The key id of each word's one-token term, or -1.
-        in_phrases (int8[n_words]): Whether each word is in a multi-token term.
-        RETURNS (Tuple[str, ndarray, ndarray, ndarray]): The text; for each
-            character the int32 position of its token in the batch (docs end to
-            end); the positions and key ids of one-token matches.
+        The docs become the automaton's text: whitespace tokens are skipped, so
+        multi-token terms match across any whitespace, and one SEPARATOR between
+        docs stops matches crossing them. One-token terms are found by word id.
+        One call from tokens to rows: for a sentence, the arrays and numpy calls
+        between separate steps cost more than matching does.
+        RETURNS (ndarray): int64 rows (start, end, label, kb id) in positions
+            of the batch, as match_rows sorts them.
         """
+        entry_offsets, entry_labels, entry_kbs = tables.compile()
+        cdef const int32_t[::1] unit_keys = tables.unit_keys
+        cdef const int8_t[::1] in_phrases = tables.in_phrases
+        cdef const int32_t[::1] key_tokens = tables.key_tokens
         cdef Doc doc
-        cdef Py_ssize_t i, n = 0, length = 0, offset = 0, n_units = 0
-        cdef int64_t word
+        cdef Py_ssize_t i, n = 0, offset = 0
+        cdef int64_t word, end, key
         cdef uint64_t orth
         cdef unordered_map[uint64_t, int64_t].iterator found
+        cdef vector[uint16_t] chars
+        cdef vector[int32_t] char_tokens  # the batch position of each character's token
+        cdef vector[Found] matches
+        cdef Found item
         for doc in docs:
             n += doc.length + 1
         if self._ids.size() + n > self._max_size:
             self._ids.clear()
-        chars = numpy.empty(4 * n, dtype=numpy.uint16)
-        tokens = numpy.empty(4 * n, dtype=numpy.int32)
-        unit_positions = numpy.empty(n, dtype=numpy.int64)
-        unit_matches = numpy.empty(n, dtype=numpy.int64)
-        cdef uint16_t[::1] char_view = chars
-        cdef int32_t[::1] token_view = tokens
-        cdef int64_t[::1] unit_position_view = unit_positions, unit_match_view = unit_matches
+        chars.reserve(4 * n)
+        char_tokens.reserve(4 * n)
         for doc in docs:
             for i in range(doc.length):
                 orth = doc.c[i].lex.orth
@@ -213,23 +206,27 @@ cdef class TokenEncoder:
                 if word == SPACE:
                     continue
                 if word >= 0 and unit_keys[word] >= 0:
-                    unit_position_view[n_units] = offset + i
-                    unit_match_view[n_units] = unit_keys[word]
-                    n_units += 1
+                    item.first = item.last = offset + i
+                    item.key = unit_keys[word]
+                    matches.push_back(item)
                 if word >= 0 and in_phrases[word]:
-                    _write_code(&char_view[length], word)
-                    token_view[length] = token_view[length + 1] = token_view[length + 2] = token_view[length + 3] = offset + i
-                    length += 4
-                elif not length or char_view[length - 1] != SEPARATOR_CHAR:  # one separator holds a run
-                    char_view[length] = SEPARATOR_CHAR
-                    token_view[length] = offset + i
-                    length += 1
+                    chars.resize(chars.size() + 4)
+                    _write_code(&chars[chars.size() - 4], word)
+                    char_tokens.insert(char_tokens.end(), 4, offset + i)
+                elif chars.empty() or chars.back() != SEPARATOR_CHAR:  # one separator holds a run
+                    chars.push_back(SEPARATOR_CHAR)
+                    char_tokens.push_back(offset + i)
             offset += doc.length
-            char_view[length] = SEPARATOR_CHAR
-            token_view[length] = offset
-            length += 1
-        text = chars[:length].tobytes().decode("utf-16-le")
-        return text, tokens[:length], unit_positions[:n_units], unit_matches[:n_units]
+            chars.push_back(SEPARATOR_CHAR)
+            char_tokens.push_back(offset)
+        if tables.automaton.kind == ahocorasick.AHOCORASICK:
+            text = PyUnicode_FromKindAndData(PyUnicode_2BYTE_KIND, chars.data(), chars.size())
+            for end, key in tables.automaton.iter(text):
+                item.first = char_tokens[end - CODE_LENGTH * key_tokens[key] + 1]
+                item.last = char_tokens[end]
+                item.key = key
+                matches.push_back(item)
+        return _match_rows(matches, entry_offsets, entry_labels, entry_kbs)
 
     def __reduce__(self):
         return (TokenEncoder, (self._word_id, self._max_size))
@@ -261,28 +258,17 @@ def match_codes(matches, int n_tokens, int n_labels):
     return codes
 
 
-cdef struct Found:
-    int64_t first, last, key
-
-
-cdef bint _before(const Found& a, const Found& b) noexcept nogil:
-    return a.first < b.first or (a.first == b.first and a.last - a.first < b.last - b.first)
-
-
-def match_rows(const int64_t[::1] first, const int64_t[::1] last, const int64_t[::1] keys,
-               const int64_t[::1] entry_offsets, const int32_t[::1] entry_labels, const int32_t[::1] entry_kbs):
+cdef _match_rows(vector[Found]& found, const int64_t[::1] entry_offsets, const int32_t[::1] entry_labels,
+                 const int32_t[::1] entry_kbs):
     """The matches of keys found at tokens first..last, one row per entry of each key
     (an ambiguous term matches once per label and id): int64 (start, end, label, kb id),
-    sorted by start, then end, then the key's entry order. A loop, not numpy's dozen
-    calls: for a sentence, those cost more than matching does."""
-    cdef vector[Found] found
-    cdef Found item
-    cdef Py_ssize_t k, n = 0
+    sorted by start, then length, then the order found (units before phrases), then the
+    key's entry order."""
+    cdef Py_ssize_t n = 0
     cdef int64_t entry
-    for k in range(first.shape[0]):
-        item.first, item.last, item.key = first[k], last[k], keys[k]
-        found.push_back(item)
-        n += entry_offsets[keys[k] + 1] - entry_offsets[keys[k]]
+    cdef Found item
+    for item in found:
+        n += entry_offsets[item.key + 1] - entry_offsets[item.key]
     stable_sort(found.begin(), found.end(), _before)
     rows = numpy.empty((n, 4), dtype=numpy.int64)
     cdef int64_t[:, ::1] out = rows

@@ -271,10 +271,10 @@ def label_short_forms(tags: numpy.ndarray, heads: numpy.ndarray, starts: numpy.n
     scheme (TagScheme): The tag ids' scheme.
     allowed (bool[n, n_tags]): The tags each token may take (presets, spaces).
     """
-    tags = tags.copy()
     first = numpy.flatnonzero(starts)
     if not len(first):
         return tags
+    tags = tags.copy()
     # A mention runs from its first token to the next start or the next token outside every mention.
     breaks = numpy.flatnonzero(starts | (heads < 0))
     position = numpy.searchsorted(breaks, first, side="right")

@@ -9,7 +9,6 @@ checked once and copied into the token structs, as `from_array` would.
 from libc.stdint cimport uint64_t
 from spacy.tokens.doc cimport Doc
 
-import numpy
 from spacy.tokens import Token
 
 _N_IOB_CODES = len(Token.iob_strings())
@@ -27,8 +26,9 @@ def write_entities(docs, const uint64_t[:, ::1] values):
         n += doc.length
     if values.shape[0] != n or values.shape[1] != 3:
         raise ValueError(f"entity values have shape {(values.shape[0], values.shape[1])}, expected {(n, 3)}")
-    if n and numpy.asarray(values[:, 0]).max() >= _N_IOB_CODES:
-        raise ValueError(f"ENT_IOB codes must lie in 0..{_N_IOB_CODES - 1}")
+    for i in range(n):  # checked before any doc is written to
+        if values[i, 0] >= _N_IOB_CODES:
+            raise ValueError(f"ENT_IOB codes must lie in 0..{_N_IOB_CODES - 1}")
     n = 0
     for doc in docs:
         for i in range(doc.length):

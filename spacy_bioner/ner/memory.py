@@ -8,6 +8,7 @@ stacking, training reads a jackknifed memory: the training docs fall into
 FOLDS folds by a hash of their text, and a training doc is matched against
 the entities of the other folds only. Prediction matches all of them.
 """
+import functools
 import zlib
 from typing import Callable, Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
@@ -79,10 +80,8 @@ class EntityMemory:
     @staticmethod
     def _relabel(gazetteer: Gazetteer, rows: numpy.ndarray, labels: Sequence[str]) -> numpy.ndarray:
         """A copy of match rows with the index of their label in `labels` (-1 for a label not there) and no KB id."""
-        index: Dict[str, int] = {label: i for i, label in enumerate(labels)}
-        to_labels = numpy.array([index.get(label, -1) for label in gazetteer.labels] or [-1], dtype=numpy.int64)
         rows = rows.copy()
-        rows[:, 2] = to_labels[rows[:, 2]]
+        rows[:, 2] = _label_map(tuple(gazetteer.labels), tuple(labels))[rows[:, 2]]
         rows[:, 3] = 0
         return rows
 
@@ -93,3 +92,12 @@ class EntityMemory:
         self.entries = Gazetteer(self.tokenizer).from_bytes(data, where=where)
         self._folds = []
         return self
+
+
+@functools.lru_cache(maxsize=16)
+def _label_map(memorized: Tuple[str, ...], labels: Tuple[str, ...]) -> numpy.ndarray:
+    """The index in `labels` of each memorized label, -1 for one not there; kept per label set, not made per call."""
+    index = {label: i for i, label in enumerate(labels)}
+    label_map = numpy.array([index.get(label, -1) for label in memorized] or [-1], dtype=numpy.int64)
+    label_map.flags.writeable = False
+    return label_map

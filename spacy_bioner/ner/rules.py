@@ -56,6 +56,8 @@ def apply_rules(ner, docs: List[Doc], layout: Layout, tags: numpy.ndarray, allow
     retagged: Dict[int, str] = {}
     for rule in RULES:
         new_tags = rule.retag(ner, docs, layout, tags, allowed, matches)
+        if new_tags is tags:  # the rule found nothing to do, as in most docs
+            continue
         changed = numpy.flatnonzero(new_tags != tags)
         retagged.update(zip(changed.tolist(), rule.name_of(layout, changed)))
         tags = new_tags

@@ -30,9 +30,7 @@ def label_surnames(docs: List[Doc], tags: numpy.ndarray, offsets: numpy.ndarray,
     if not len(tags) or not len(person_ids):
         return tags
     continuing = scheme.continuing()
-    person_tags = numpy.zeros(len(scheme.tags), dtype=bool)
-    for label in person_ids:  # each label's tags are a block (schemes.py)
-        person_tags[scheme.tag_id(scheme.moves[0], label) : scheme.tag_id(scheme.moves[-1], label) + 1] = True
+    person_tags = scheme.tags_of(tuple(person_ids))
     if not (continuing & person_tags)[tags].any():
         return tags  # no person named in two words or more, as in most sentences
     is_person = person_tags[tags]

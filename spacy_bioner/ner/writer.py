@@ -1,5 +1,6 @@
 """Spans to `Doc.ents`: tags become entity token values, presets are kept, term-list
 matches add KB ids and (in "fallback" mode) entities, and scored spans go to `doc.spans`."""
+import itertools
 from typing import List
 
 import numpy
@@ -18,8 +19,9 @@ def write(ner, docs: List[Doc], predictions: list) -> None:
     Spans for `set_ents`, or of `Doc.from_array` per doc.
     """
     settings = ner.settings.gazetteer
-    all_values = entity_values(ner, numpy.concatenate([numpy.zeros(0, dtype=numpy.int32)] + [p.tags for p in predictions]))
-    offsets = numpy.cumsum([0] + [len(doc) for doc in docs]).tolist()
+    all_values = entity_values(ner, predictions[0].tags if len(predictions) == 1 else
+                               numpy.concatenate([numpy.zeros(0, dtype=numpy.int32)] + [p.tags for p in predictions]))
+    offsets = [0, *itertools.accumulate(len(doc) for doc in docs)]
     link(ner, all_values, [p.matches for p in predictions], offsets)
     # Most docs need nothing more than their tags: no presets, no fallback matches, no scored spans.
     every_doc = settings.mode == "fallback" or bool(ner.gazetteer.labels and settings.spans_key) or any(
