@@ -152,7 +152,10 @@ def words_of(is_space, starts):
     Training corpora have no whitespace tokens, so the tagger, parser and
     bioner read raw text's newlines past them, as if they were not there.
     """
-    words = numpy.flatnonzero(numpy.asarray(is_space) == 0)
+    spaces = numpy.asarray(is_space)
+    if not spaces.any():  # most text: every token is a word
+        return numpy.arange(len(spaces)), numpy.array(starts, dtype=numpy.intp)
+    words = numpy.flatnonzero(spaces == 0)
     return words, numpy.searchsorted(words, starts)
 
 

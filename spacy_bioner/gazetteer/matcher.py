@@ -170,11 +170,14 @@ class Gazetteer:
         rows[:, :2] -= numpy.repeat(doc_starts[:-1], numpy.diff(bounds))[:, None]  # each doc's own positions
         return [rows[bounds[i] : bounds[i + 1]] for i in range(len(docs))]
 
-    def match_laid_out(self, docs: List) -> numpy.ndarray:
-        """The matches of docs laid end to end, as `match`'s rows in positions of the whole batch."""
+    def match_laid_out(self, docs: List, relabel: Optional[numpy.ndarray] = None) -> numpy.ndarray:
+        """The matches of docs laid end to end, as `match`'s rows in positions of the whole batch.
+
+        relabel: int64, a new index for each label (-1: leave its matches out), and no KB ids.
+        """
         if not len(self) or not docs:
             return numpy.zeros((0, 4), dtype=numpy.int64)
-        return self._encoder.match(docs, self.tables)
+        return self._encoder.match(docs, self.tables, relabel)
 
     def to_bytes(self) -> bytes:
         return self.tables.to_bytes(self.case_sensitive)

@@ -163,7 +163,7 @@ cdef class TokenEncoder:
         """Forget cached ids (call when the term lists gain words)."""
         self._ids.clear()
 
-    def match(self, docs, tables):
+    def match(self, docs, tables, relabel=None):
         """Every match of the term tables (tables.TermTables, compiled) in the docs laid end to end.
 
         The docs become the automaton's text: whitespace tokens are skipped, so
@@ -171,8 +171,10 @@ cdef class TokenEncoder:
         docs stops matches crossing them. One-token terms are found by word id.
         One call from tokens to rows: for a sentence, the arrays and numpy calls
         between separate steps cost more than matching does.
+        relabel (Optional[ndarray]): int64, a new label index for each term label,
+            -1 to leave its matches out; the KB ids are then left out (0).
         RETURNS (ndarray): int64 rows (start, end, label, kb id) in positions
-            of the batch, as match_rows sorts them.
+            of the batch, as _match_rows sorts them.
         """
         entry_offsets, entry_labels, entry_kbs = tables.compile()
         cdef const int32_t[::1] unit_keys = tables.unit_keys
@@ -226,10 +228,18 @@ cdef class TokenEncoder:
                 item.last = char_tokens[end]
                 item.key = key
                 matches.push_back(item)
-        return _match_rows(matches, entry_offsets, entry_labels, entry_kbs)
+        return _match_rows(matches, entry_offsets, entry_labels, entry_kbs, relabel)
 
     def __reduce__(self):
         return (TokenEncoder, (self._word_id, self._max_size))
+
+
+cdef struct Coded:
+    Py_ssize_t length, row
+
+
+cdef bint _shorter(const Coded& a, const Coded& b) noexcept nogil:
+    return a.length < b.length
 
 
 def match_codes(matches, int n_tokens, int n_labels):
@@ -240,15 +250,18 @@ def match_codes(matches, int n_tokens, int n_labels):
     A loop, not numpy: a sentence has a few matches, and numpy's calls cost more than they do.
     """
     codes = numpy.zeros((n_tokens, n_labels), dtype=numpy.intp)
-    rows = numpy.asarray(matches, dtype=numpy.int64).reshape(-1, 4)
-    if not len(rows):
-        return codes
-    # Shortest first, so where a token gets several codes of one label the last (longest) is kept.
-    cdef const int64_t[:, :] ordered = rows[numpy.argsort(rows[:, 1] - rows[:, 0], kind="stable")]
+    cdef const int64_t[:, :] rows = numpy.asarray(matches, dtype=numpy.int64).reshape(-1, 4)
     cdef Py_ssize_t[:, ::1] out = codes
     cdef Py_ssize_t k, i, start, end, label
-    for k in range(ordered.shape[0]):
-        start, end, label = ordered[k, 0], ordered[k, 1], ordered[k, 2]
+    # Shortest first (stable), so where a token gets several codes of one label the last (longest) is kept.
+    cdef vector[Coded] order
+    cdef Coded match
+    for k in range(rows.shape[0]):
+        match.length, match.row = rows[k, 1] - rows[k, 0], k
+        order.push_back(match)
+    stable_sort(order.begin(), order.end(), _shorter)
+    for match in order:
+        start, end, label = rows[match.row, 0], rows[match.row, 1], rows[match.row, 2]
         if end - start == 1:
             out[start, label] = 4
             continue
@@ -259,13 +272,13 @@ def match_codes(matches, int n_tokens, int n_labels):
 
 
 cdef _match_rows(vector[Found]& found, const int64_t[::1] entry_offsets, const int32_t[::1] entry_labels,
-                 const int32_t[::1] entry_kbs):
+                 const int32_t[::1] entry_kbs, const int64_t[::1] relabel):
     """The matches of keys found at tokens first..last, one row per entry of each key
     (an ambiguous term matches once per label and id): int64 (start, end, label, kb id),
     sorted by start, then length, then the order found (units before phrases), then the
-    key's entry order."""
+    key's entry order. With `relabel`, labels are mapped and KB ids dropped (TokenEncoder.match)."""
     cdef Py_ssize_t n = 0
-    cdef int64_t entry
+    cdef int64_t entry, label
     cdef Found item
     for item in found:
         n += entry_offsets[item.key + 1] - entry_offsets[item.key]
@@ -275,6 +288,10 @@ cdef _match_rows(vector[Found]& found, const int64_t[::1] entry_offsets, const i
     n = 0
     for item in found:
         for entry in range(entry_offsets[item.key], entry_offsets[item.key + 1]):
-            out[n, 0], out[n, 1], out[n, 2], out[n, 3] = item.first, item.last + 1, entry_labels[entry], entry_kbs[entry]
+            label = entry_labels[entry] if relabel is None else relabel[entry_labels[entry]]
+            if label < 0:
+                continue
+            out[n, 0], out[n, 1], out[n, 2] = item.first, item.last + 1, label
+            out[n, 3] = entry_kbs[entry] if relabel is None else 0
             n += 1
-    return rows
+    return rows[:n]

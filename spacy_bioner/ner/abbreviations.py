@@ -126,7 +126,7 @@ _INITIAL_ORDER = numpy.argsort(_INITIAL_HASHES)
 _INITIAL_CODES = numpy.frombuffer(_LETTERS.encode("ascii"), dtype=numpy.uint8)[_INITIAL_ORDER]
 _INITIAL_HASHES = _INITIAL_HASHES[_INITIAL_ORDER]
 BREAK, SKIPPED = ord(" "), 0  # a run of words ends at a BREAK and passes over a SKIPPED token
-_HYPHEN = get_string_id("orth=-")
+_HYPHEN, _OPENING = get_string_id("orth=-"), get_string_id("orth=(")
 _UPPER, _PLAIN = get_string_id("case=upper"), get_string_id("characters=plain")
 _TOO_SHORT = [get_string_id(f"length={n}") for n in range(1, MIN_UNDEFINED_ACRONYM)]
 
@@ -134,7 +134,8 @@ _TOO_SHORT = [get_string_id(f"length={n}") for n in range(1, MIN_UNDEFINED_ACRON
 class Initials:
     """Each token's initial and whether it may be an undefined acronym, read
     from its row of the tagger's lexicon (templates.word_attributes); what a
-    row gives is worked out once, when the row is new.
+    row gives is worked out once, when the row is new. Also whether any token
+    may define a short form or be an acronym at all: most sentences have none.
     """
 
     def __init__(self):
@@ -145,6 +146,13 @@ class Initials:
         self._codes = numpy.zeros(0, dtype=numpy.uint8)
         self._capitals = numpy.zeros(0, dtype=numpy.bool_)
         self._long = numpy.zeros(0, dtype=numpy.bool_)
+        self._telling = numpy.zeros(0, dtype=numpy.bool_)  # "(" or a long word in capitals
+
+    def any_telling(self, lexicon, rows: numpy.ndarray) -> bool:
+        """Whether any of these tokens is an opening parenthesis or a word in capitals long enough
+        for an acronym: without one, no short form is defined or used undefined."""
+        self._update(lexicon)
+        return bool(self._telling[rows].any())
 
     def __call__(self, lexicon, rows: numpy.ndarray) -> Tuple[numpy.ndarray, numpy.ndarray]:
         """lexicon (features.Lexicon), rows (int32[n]): its row for each token.
@@ -154,6 +162,15 @@ class Initials:
             acronyms (bool[n]): a word in capitals of MIN_UNDEFINED_ACRONYM letters
             or more, not next to another word in capitals (a headline's words are not acronyms).
         """
+        self._update(lexicon)
+        capitals = self._capitals[rows]
+        beside_capitals = numpy.zeros(len(rows), dtype=numpy.bool_)
+        beside_capitals[1:] |= capitals[:-1]
+        beside_capitals[:-1] |= capitals[1:]
+        return self._codes[rows], capitals & ~beside_capitals & self._long[rows]
+
+    def _update(self, lexicon) -> None:
+        """Work out what the lexicon's new rows give."""
         if lexicon.generation != self._generation:  # the lexicon restarted: its rows are new
             self._clear(lexicon.generation)
         done = len(self._codes)
@@ -168,11 +185,8 @@ class Initials:
             self._codes = numpy.concatenate([self._codes, codes])
             self._capitals = numpy.concatenate([self._capitals, capitals])
             self._long = numpy.concatenate([self._long, long])
-        capitals = self._capitals[rows]
-        beside_capitals = numpy.zeros(len(rows), dtype=numpy.bool_)
-        beside_capitals[1:] |= capitals[:-1]
-        beside_capitals[:-1] |= capitals[1:]
-        return self._codes[rows], capitals & ~beside_capitals & self._long[rows]
+            telling = (words[:, COLUMNS["orth"]] == _OPENING) | (capitals & long)
+            self._telling = numpy.concatenate([self._telling, telling])
 
 
 def undefined_acronyms(words: Words, defined: Dict[ShortForm, Definition], initials: numpy.ndarray, acronyms: numpy.ndarray) -> Dict[ShortForm, Definition]:

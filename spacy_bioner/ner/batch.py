@@ -85,29 +85,57 @@ def lay_out(ner, docs: List[Doc], folds: Optional[List[int]] = None) -> Layout:
     """
     offsets, sentence, sent_starts, is_space = batch_layout(docs)
     features, rules = ner.settings.features, ner.settings.rules
-    family = ABBREVIATION_FAMILY in features
-    label_defined = family and rules.short_form_labels
-    # When predicting: the short forms whose untagged mentions take their long form's type after decoding.
-    label_acronyms = folds is None and rules.acronym_labels
-    heads = starts = short_form_heads = short_form_starts = None
     lexicon = ner.featurizer.lexicon
     rows = lexicon.batch_rows(docs)
-    if family or label_acronyms:
-        # Found among the words: a line break is not part of a long form, nor does it end one.
-        words, word_offsets = words_of(is_space, offsets)
-        doc_span = [slice(a, b) for a, b in zip(word_offsets.tolist(), word_offsets[1:].tolist())]  # each doc's words
-        # Only docs with an opening parenthesis can define a short form, and only docs with
-        # an acronym use one undefined: the others, most docs, are not read word by word.
-        defining = _docs_with(lexicon.table[rows[words], COLUMNS["orth"]] == _OPENING, word_offsets)
-        using = set()
-        if label_acronyms:
-            codes, acronyms = ner.featurizer.initials(lexicon, rows[words])
-            using = _docs_with(acronyms, word_offsets)
-        doc_words = {
-            d: Words(docs[d].vocab.strings, docs[d].to_array(ORTH)[words[doc_span[d]] - offsets[d]], sentence[words[doc_span[d]]])
-            for d in sorted(defining | using)
-        }
-        defined = [definitions(doc_words[d]) if d in defining else {} for d in range(len(docs))]
+    heads, starts, short_form_heads, short_form_starts = _short_form_mentions(ner, docs, offsets, rows, sentence, is_space, folds)
+    memory = memory_matches = None
+    if MEMORY_FAMILY in features:
+        if folds is None:
+            memory_matches = ner.memory.match_laid_out(docs, ner.labels)
+        else:
+            found = [match_dropout(ner, doc_found) for doc_found in ner.memory.match(docs, ner.labels, folds)]
+            memory_matches = laid_end_to_end(found, offsets.tolist())
+        memory = match_codes(memory_matches, len(rows), len(ner.labels))
+    line_ends = _line_ends(docs, offsets, is_space, rules.line_breaks) if is_space.any() else None
+    return Layout(offsets, rows, lexicon.mention_ids[rows], sentence, sent_starts, is_space, heads, starts, memory,
+                  short_form_heads, short_form_starts, line_ends, memory_matches)
+
+
+def _short_form_mentions(ner, docs: List[Doc], offsets: numpy.ndarray, rows: numpy.ndarray, sentence: numpy.ndarray,
+                         is_space: numpy.ndarray, folds: Optional[List[int]]) -> Tuple[Optional[numpy.ndarray], ...]:
+    """The mentions of short forms, laid end to end (laid_end_to_end_mentions): those defined in their doc, for
+    the abbreviations family (heads, starts), and when predicting those labelled after decoding
+    (short_form_heads, short_form_starts: defined ones with short_form_labels, undefined acronyms with
+    acronym_labels). None where the family or rule is off."""
+    features, rules = ner.settings.features, ner.settings.rules
+    family = ABBREVIATION_FAMILY in features
+    label_defined = family and rules.short_form_labels
+    label_acronyms = folds is None and rules.acronym_labels
+    heads = starts = short_form_heads = short_form_starts = None
+    if not (family or label_acronyms):
+        return heads, starts, short_form_heads, short_form_starts
+    lexicon, initials = ner.featurizer.lexicon, ner.featurizer.initials
+    if not initials.any_telling(lexicon, rows):  # no "(" and no acronym: no mention, as in most sentences
+        if family:
+            heads, starts = _no_mentions(len(rows))
+        if label_acronyms or (folds is None and label_defined):
+            short_form_heads, short_form_starts = _no_mentions(len(rows))
+        return heads, starts, short_form_heads, short_form_starts
+    # Found among the words: a line break is not part of a long form, nor does it end one.
+    words, word_offsets = words_of(is_space, offsets)
+    doc_span = [slice(a, b) for a, b in zip(word_offsets.tolist(), word_offsets[1:].tolist())]  # each doc's words
+    # Only docs with an opening parenthesis can define a short form, and only docs with
+    # an acronym use one undefined: the others are not read word by word.
+    defining = _docs_with(lexicon.table[rows[words], COLUMNS["orth"]] == _OPENING, word_offsets)
+    using = set()
+    if label_acronyms:
+        codes, acronyms = initials(lexicon, rows[words])
+        using = _docs_with(acronyms, word_offsets)
+    doc_words = {
+        d: Words(docs[d].vocab.strings, docs[d].to_array(ORTH)[words[doc_span[d]] - offsets[d]], sentence[words[doc_span[d]]])
+        for d in sorted(defining | using)
+    }
+    defined = [definitions(doc_words[d]) if d in defining else {} for d in range(len(docs))]
     if family:
         defined_mentions = {d: mentions(doc_words[d], defined[d]) for d in doc_words}
         heads, starts = laid_end_to_end_mentions(defined_mentions, words, word_offsets, len(rows))
@@ -120,17 +148,7 @@ def lay_out(ner, docs: List[Doc], folds: Optional[List[int]] = None) -> Layout:
             for d in doc_words
         }
         short_form_heads, short_form_starts = laid_end_to_end_mentions(labelled_mentions, words, word_offsets, len(rows))
-    memory = memory_matches = None
-    if MEMORY_FAMILY in features:
-        if folds is None:
-            memory_matches = ner.memory.match_laid_out(docs, ner.labels)
-        else:
-            found = [match_dropout(ner, doc_found) for doc_found in ner.memory.match(docs, ner.labels, folds)]
-            memory_matches = laid_end_to_end(found, offsets.tolist())
-        memory = match_codes(memory_matches, len(rows), len(ner.labels))
-    line_ends = _line_ends(docs, offsets, is_space, rules.line_breaks) if is_space.any() else None
-    return Layout(offsets, rows, lexicon.mention_ids[rows], sentence, sent_starts, is_space, heads, starts, memory,
-                  short_form_heads, short_form_starts, line_ends, memory_matches)
+    return heads, starts, short_form_heads, short_form_starts
 
 
 _OPENING = get_string_id("orth=(")  # the lexicon's orth column holds hashes of "orth=<form>"
@@ -192,13 +210,18 @@ def _with_line_ends(words: numpy.ndarray, word_offsets: numpy.ndarray, offsets: 
     return merged, word_offsets + WINDOW * numpy.searchsorted(line_ends, offsets)
 
 
+def _no_mentions(n_tokens: int) -> Tuple[numpy.ndarray, numpy.ndarray]:
+    """laid_end_to_end_mentions where no doc has a mention."""
+    return numpy.full(n_tokens, -1, dtype=numpy.int64), numpy.zeros(n_tokens, dtype=numpy.bool_)
+
+
 def laid_end_to_end_mentions(found: Dict[int, Tuple[numpy.ndarray, numpy.ndarray]], words: numpy.ndarray,
                              word_offsets: numpy.ndarray, n_tokens: int) -> Tuple[numpy.ndarray, numpy.ndarray]:
     """abbreviations.mentions of some docs (by doc number; the others have none) in batch token positions.
 
     words, word_offsets: the batch's words and where each doc's begin among them (features.words_of).
     """
-    heads, starts = numpy.full(n_tokens, -1, dtype=numpy.int64), numpy.zeros(n_tokens, dtype=numpy.bool_)
+    heads, starts = _no_mentions(n_tokens)
     for d, (doc_heads, doc_starts) in found.items():
         if doc_starts.any():
             first = int(word_offsets[d])

@@ -65,8 +65,7 @@ class EntityMemory:
 
     def match_laid_out(self, docs: Sequence[Doc], labels: Sequence[str]) -> numpy.ndarray:
         """`match` against all entities, of docs laid end to end: rows in positions of the whole batch."""
-        rows = self._relabel(self.entries, self.entries.match_laid_out(list(docs)), labels)
-        return rows[rows[:, 2] >= 0]
+        return self.entries.match_laid_out(list(docs), relabel=_label_map(tuple(self.entries.labels), tuple(labels)))
 
     @classmethod
     def _relabelled(cls, gazetteer: Gazetteer, matches: List[numpy.ndarray], labels: Sequence[str]) -> List[numpy.ndarray]:
