@@ -52,6 +52,7 @@ class TagScheme:
         self._continuing = numpy.array([m in "IL" for m in tag_moves])
         self._bounds = numpy.array([m in ("B" if name == "BIO" else "BUL") for m in tag_moves])
         self._tags_of = {}  # tags_of's masks, by tuple of labels
+        self._entity_types = numpy.array([0] + [1 + label for label in range(len(self.labels)) for _ in self.moves], dtype=numpy.int64)
 
     @property
     def n_tags(self) -> int:
@@ -67,6 +68,10 @@ class TagScheme:
 
     def tag_id(self, move: str, label: int) -> int:
         return 1 + label * len(self.moves) + self.moves.index(move)
+
+    def entity_types(self) -> numpy.ndarray:
+        """int64 (n_tags,): 0 for O, else 1 + the tag's label index."""
+        return self._entity_types
 
     def tags_of(self, labels: Tuple[int, ...]) -> numpy.ndarray:
         """bool (n_tags,): the tags of these labels (indices into `labels`); made once per set of labels."""

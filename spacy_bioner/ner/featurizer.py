@@ -80,17 +80,17 @@ def features(ner, layout: Layout, matches: List[numpy.ndarray], predicting: bool
         columns.append(abbreviation_features(rows, lexicon.table, layout.abbreviation_heads, n_buckets))
     if featurizer.n_history and not predicting:
         columns.append(numpy.full((len(rows), featurizer.n_history), DROPPED, dtype=numpy.uint32))
-    return columns[0] if len(columns) == 1 else numpy.ascontiguousarray(numpy.hstack(columns))
+    return columns[0] if len(columns) == 1 else numpy.concatenate(columns, axis=1)
 
 
 def history(ner, layout: Layout, first_pass: numpy.ndarray) -> numpy.ndarray:
     """The history features of every token, from a first pass's tags."""
     n_buckets, lexicon = ner.featurizer.n_buckets, ner.featurizer.lexicon
-    types = numpy.where(first_pass == 0, 0, (first_pass - 1) // len(ner.scheme.moves) + 1).astype(numpy.int64)
+    types = ner.scheme.entity_types()[first_pass]
     found = history_features(layout.rows, lexicon.table, layout.mentions, types, len(ner.labels) + 1, n_buckets, layout.offsets)
     if layout.abbreviation_heads is None:
         return found
-    return numpy.ascontiguousarray(numpy.hstack([found, abbreviation_history(layout.abbreviation_heads, types, n_buckets)]))
+    return numpy.concatenate([found, abbreviation_history(layout.abbreviation_heads, types, n_buckets)], axis=1)
 
 
 @functools.lru_cache(maxsize=32)

@@ -10,7 +10,7 @@ the entities of the other folds only. Prediction matches all of them.
 """
 import functools
 import zlib
-from typing import Callable, Dict, Iterable, List, Optional, Sequence, Set, Tuple
+from typing import Callable, Iterable, List, Optional, Sequence, Set, Tuple
 
 import numpy
 from spacy.tokens import Doc

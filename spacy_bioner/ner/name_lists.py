@@ -25,12 +25,18 @@ def split_name_lists(ner, docs: List[Doc], layout: Layout, tags: numpy.ndarray, 
 
     matches: each doc's gazetteer matches, as decoding found them.
     """
-    if not ner.settings.rules.split_name_lists or not ner.scheme.continuing()[tags].any():
+    continuing = ner.scheme.continuing()[tags]
+    if not ner.settings.rules.split_name_lists or not continuing.any():
         return tags  # off, or no entity of more than one token
+    names = _known_names(ner, layout, matches)
+    # A list's first name starts an entity and ends before it does, on a token that continues it.
+    firsts = names[(names[:, 1] < len(tags)) & ~continuing[names[:, 0]]]
+    if not continuing[firsts[:, 1]].any():
+        return tags  # no entity starts with a known name shorter than itself, as in most sentences
     entities = [(start, end, label) for start, end, label in ner.scheme.to_spans(tags) if end - start > 1]
-    if not entities:
-        return tags
-    known = _known_names(ner, layout, matches)
+    known: Dict[int, List[int]] = defaultdict(list)
+    for start, end in names.tolist():
+        known[start].append(end)
     covered = [(entity, parts) for entity in entities for parts in [_parts(*entity[:2], known)] if parts is not None]
     if not covered:
         return tags
@@ -65,19 +71,15 @@ def _label_alone(ner, pieces: List[Doc]) -> List[Optional[int]]:
     return labels
 
 
-def _known_names(ner, layout: Layout, matches: Optional[List[numpy.ndarray]]) -> Dict[int, List[int]]:
-    """Where each known name (a training entity, or a term of one of the tagger's labels) ends, by where it
-    starts, in batch positions."""
-    found = [] if layout.memory_matches is None else [layout.memory_matches]
+def _known_names(ner, layout: Layout, matches: Optional[List[numpy.ndarray]]) -> numpy.ndarray:
+    """Where each known name (a training entity, or a term of one of the tagger's labels) starts and ends,
+    int64 rows (start, end) in batch positions: the memory's matches, then the term lists'."""
+    found = [numpy.zeros((0, 4), dtype=numpy.int64)] if layout.memory_matches is None else [layout.memory_matches]
     if matches is not None and ner.gazetteer.labels:
         to_labels = numpy.array([ner.labels.index(label) if label in ner.labels else -1 for label in ner.gazetteer.labels])
         rows = laid_end_to_end(matches, layout.offsets.tolist())
         found.append(rows[to_labels[rows[:, 2]] >= 0] if len(rows) else rows)
-    known: Dict[int, List[int]] = defaultdict(list)
-    for rows in found:
-        for start, end in rows[:, :2].tolist():
-            known[start].append(end)
-    return known
+    return found[0][:, :2] if len(found) == 1 else numpy.concatenate(found)[:, :2]
 
 
 def _parts(start: int, end: int, known: Dict[int, List[int]]) -> Optional[List[Tuple[int, int]]]:

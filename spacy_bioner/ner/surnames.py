@@ -45,6 +45,8 @@ def label_surnames(docs: List[Doc], tags: numpy.ndarray, offsets: numpy.ndarray,
     surname_words[words[full_name_ends]] = True
     open_to_relabel = (tags == 0) | (ends & ~continuing[tags] & ~is_person)
     candidates = numpy.flatnonzero(surname_words[words] & open_to_relabel)
+    if not len(candidates):  # no surname recurs, as in most sentences
+        return tags
     candidates = candidates[numpy.isin(_doc_numbers(offsets, candidates) * width + words[candidates], full_name_keys)]
     if not len(candidates):
         return tags
