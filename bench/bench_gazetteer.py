@@ -3,7 +3,10 @@
 Scale: builds both from the same term list (default: GeoNames cities500, all
 names, 1.2M terms), matches the same pre-tokenized CoNLL-2003 train+dev
 documents, and prints build time, RSS growth, match throughput and the ratios;
-also the time to load our saved gazetteer.
+also the time to load our saved gazetteer, and one call per doc: the
+bioner_gazetteer component (doc.spans and doc.ents written) against
+PhraseMatcher making Spans. A term with several KB ids (a name shared by
+several places) gives a match row per id: distinct spans are counted too.
 
 Over-trust: on each split of the seed toy corpus, trains the default config
 with `spacy train` without and with the toy's own location list (in
@@ -25,6 +28,7 @@ import spacy
 from spacy.matcher import PhraseMatcher
 from spacy.tokens import Doc
 
+from spacy_bioner.gazetteer.component import GazetteerComponent
 from spacy_bioner.gazetteer.matcher import Gazetteer
 from common import write_results, ROOT, convert, f1, rss_mb, spacy_evaluate_examples, train
 
@@ -66,6 +70,24 @@ def time_matching(match_batch, docs, repeats=3, batch_size=1000):
     return statistics.median(rates), n_matches
 
 
+def time_calls(call, docs, repeats=3):
+    """Median tokens/s of one call per doc, over fresh copies of the docs (a component writes to them)."""
+    n_tokens = sum(len(doc) for doc in docs)
+    rates = []
+    for _ in range(repeats):
+        fresh = [Doc(doc.vocab, words=[token.text for token in doc]) for doc in docs]
+        start = time.perf_counter()
+        for doc in fresh:
+            call(doc)
+        rates.append(n_tokens / (time.perf_counter() - start))
+    return statistics.median(rates)
+
+
+def distinct_spans(gazetteer, docs) -> set:
+    """The matches as (doc, start, end), once each: a term with several KB ids matches once per id."""
+    return {(i, int(start), int(end)) for i, doc in enumerate(docs) for start, end, _, _ in gazetteer.match(doc)}
+
+
 def ours(nlp, terms_path, docs):
     gc.collect()
     before = rss_mb()
@@ -85,8 +107,13 @@ def ours(nlp, terms_path, docs):
     load = time.perf_counter() - start
     rate, loaded_matches = time_matching(loaded.match_batch, docs)
     assert loaded_matches == n_matches
-    return {"build_s": build, "rss_growth_mb": growth, "tokens_per_s": rate, "tokens_per_s_as_built": built_rate,
-            "matches": n_matches, "load_s": load, "saved_mb": len(data) / 2**20, "terms": len(loaded)}
+    component = GazetteerComponent(nlp)  # doc.spans and doc.ents written, one call per doc
+    component.gazetteer = loaded
+    per_call = time_calls(component, docs)
+    spans = distinct_spans(loaded, docs)
+    return spans, {"build_s": build, "rss_growth_mb": growth, "tokens_per_s": rate, "tokens_per_s_as_built": built_rate,
+            "component_per_call_tokens_per_s": per_call, "matches": n_matches, "distinct_spans": len(spans),
+            "load_s": load, "saved_mb": len(data) / 2**20, "terms": len(loaded)}
 
 
 def phrasematcher(nlp, terms_path, docs):
@@ -103,7 +130,9 @@ def phrasematcher(nlp, terms_path, docs):
     build = time.perf_counter() - start
     growth = rss_mb() - before
     rate, n_matches = time_matching(lambda batch: [matcher(doc) for doc in batch], docs)
-    return {"build_s": build, "rss_growth_mb": growth, "tokens_per_s": rate, "matches": n_matches}
+    per_call = time_calls(lambda doc: matcher(doc, as_spans=True), docs)
+    spans = {(i, start, end) for i, doc in enumerate(docs) for _, start, end in matcher(doc)}
+    return spans, {"build_s": build, "rss_growth_mb": growth, "tokens_per_s": rate, "per_call_spans_tokens_per_s": per_call, "matches": n_matches}
 
 
 def seed_toy_overtrust(data: Path) -> dict:
@@ -142,23 +171,29 @@ def main() -> None:
         sys.exit(f"No term list at {terms}: pass --terms or --data.")
     nlp = spacy.blank("en")
     docs = conll_docs(nlp, [args.data / "conll2003" / "eng.train", args.data / "conll2003" / "eng.testa"])
-    figures = {"tokens": sum(len(d) for d in docs), "bioner_gazetteer": ours(nlp, terms, docs)}
+    our_spans, found = ours(nlp, terms, docs)
+    figures = {"tokens": sum(len(d) for d in docs), "bioner_gazetteer": found}
     g = figures["bioner_gazetteer"]
     print(f"{figures['tokens']:,} tokens in {len(docs)} docs; {g['terms']:,} distinct terms from {terms.name}")
     print(f"bioner gazetteer: build {g['build_s']:.1f} s, RSS +{g['rss_growth_mb']:.0f} MB, "
           f"{g['tokens_per_s']:,.0f} tokens/s once saved and loaded ({g['tokens_per_s_as_built']:,.0f} as built), "
-          f"{g['matches']:,} matches; saved {g['saved_mb']:.1f} MB, loads in {g['load_s']:.2f} s")
+          f"{g['matches']:,} matches ({g['distinct_spans']:,} distinct spans), {g['component_per_call_tokens_per_s']:,.0f} tokens/s "
+          f"as a component called per doc; saved {g['saved_mb']:.1f} MB, loads in {g['load_s']:.2f} s")
     if not args.no_phrasematcher:
-        p = figures["phrasematcher"] = phrasematcher(nlp, terms, docs)
+        their_spans, p = phrasematcher(nlp, terms, docs)
+        figures["phrasematcher"] = p
+        figures["same_spans"] = our_spans == their_spans
         print(f"PhraseMatcher(LOWER): build {p['build_s']:.1f} s, RSS +{p['rss_growth_mb']:.0f} MB, "
-              f"{p['tokens_per_s']:,.0f} tokens/s, {p['matches']:,} matches")
+              f"{p['tokens_per_s']:,.0f} tokens/s, {p['per_call_spans_tokens_per_s']:,.0f} as Spans per call, {p['matches']:,} matches; the same spans as ours: {figures['same_spans']}")
         figures["ratios"] = {
             "build": g["build_s"] / p["build_s"],
             "rss_growth": g["rss_growth_mb"] / p["rss_growth_mb"],
             "throughput": g["tokens_per_s"] / p["tokens_per_s"],
+            "per_call_with_spans": g["component_per_call_tokens_per_s"] / p["per_call_spans_tokens_per_s"],
         }
         r = figures["ratios"]
-        print(f"ratios bioner/PhraseMatcher: build {r['build']:.3f}, RSS growth {r['rss_growth']:.3f}, throughput {r['throughput']:.2f}x")
+        print(f"ratios bioner/PhraseMatcher: build {r['build']:.3f}, RSS growth {r['rss_growth']:.3f}, throughput {r['throughput']:.2f}x, "
+              f"one call per doc with spans {r['per_call_with_spans']:.2f}x")
     if not args.no_seed_toy:
         toy = figures["seed_toy"] = seed_toy_overtrust(args.data)
         for split in ("gaz", "nogaz"):

@@ -101,6 +101,18 @@ def test_initials():
     assert [t.text for t, a in zip(doc, acronyms) if a] == ["IDDM", "NATO", "IDDM"]
 
 
+@pytest.mark.parametrize("words,telling", [
+    ("a plain sentence , with no short form".split(), False),
+    ("the EU and the UN".split(), False),  # too short for an undefined acronym
+    ("atrial fibrillation ( AF )".split(), True),
+    ("IDDM is common".split(), True),
+])
+def test_any_telling_says_whether_a_short_form_may_be_defined_or_used(words, telling):
+    doc = Doc(spacy.blank("en").vocab, words=words)
+    lexicon = Lexicon(word_attributes, N_ATTRIBUTES)
+    assert Initials().any_telling(lexicon, lexicon.batch_rows([doc])) is telling
+
+
 def test_initials_follow_the_lexicon_as_it_grows_and_restarts():
     vocab = spacy.blank("en").vocab
     lexicon, initials = Lexicon(word_attributes, N_ATTRIBUTES, max_size=4), Initials()

@@ -68,6 +68,47 @@ def test_nested_and_overlapping_matches_and_kb_ids(nlp):
     assert [doc[s:e].text for s, e, _, _ in kept] == ["New York City"]
 
 
+def test_relabelled_matches_map_labels_drop_others_and_kb_ids(nlp):
+    gaz = Gazetteer(nlp.tokenizer)
+    gaz.add_patterns([{"label": "LOC", "pattern": "New York", "id": "Q1384"}, {"label": "ORG", "pattern": "York", "id": "york-inc"},
+                      {"label": "GPE", "pattern": "York"}])
+    docs = [nlp("New York"), nlp("York and York")]
+    plain = gaz.match_laid_out(docs)
+    assert [gaz.labels[label] for label in plain[:, 2]] == ["LOC", "ORG", "GPE", "ORG", "GPE", "ORG", "GPE"]
+    # LOC -> 1, ORG -> 0, GPE left out
+    relabel = numpy.array([1 if label == "LOC" else 0 if label == "ORG" else -1 for label in gaz.labels], dtype=numpy.int64)
+    relabelled = gaz.match_laid_out(docs, relabel=relabel)
+    assert relabelled.tolist() == [[0, 2, 1, 0], [1, 2, 0, 0], [2, 3, 0, 0], [4, 5, 0, 0]]
+
+
+def test_span_groups_equal_spans_made_one_by_one(nlp):
+    gaz = Gazetteer(nlp.tokenizer)
+    gaz.add_patterns([{"label": "LOC", "pattern": "New York", "id": "Q1384"}, {"label": "ORG", "pattern": "York", "id": "york-inc"},
+                      {"label": "LOC", "pattern": "Paris"}])
+    doc = nlp("In New York,  Paris and York")
+    rows = gaz.match(doc)
+    group = gaz.span_group(doc, "places", rows)
+    assert group.name == "places" and len(group) == len(rows) == 4
+    made = [gaz.span(doc, row) for row in rows]
+    assert [(s.start, s.end, s.start_char, s.end_char, s.label_, s.kb_id_) for s in group] == \
+           [(s.start, s.end, s.start_char, s.end_char, s.label_, s.kb_id_) for s in made]
+    assert len(gaz.span_group(doc, "none", rows[:0])) == 0
+    with pytest.raises(ValueError, match="does not lie in a doc"):
+        gaz.span_group(doc, "bad", numpy.array([[0, len(doc) + 1, 0, 0]]))
+
+
+@given(st.lists(st.tuples(st.integers(0, 8), st.integers(1, 4), st.integers(0, 2)), max_size=12))
+def test_filter_matches_agrees_with_a_greedy_loop(starts_lengths_labels):
+    matches = sorted((start, start + length, label, 0) for start, length, label in starts_lengths_labels)
+    for how, rank in (("leftmost_longest", lambda m: (m[0], -(m[1] - m[0]))), ("longest", lambda m: (-(m[1] - m[0]), m[0]))):
+        taken, kept = set(), []
+        for match in sorted(matches, key=rank):
+            if not taken.intersection(range(match[0], match[1])):
+                kept.append(match)
+                taken.update(range(match[0], match[1]))
+        assert filter_matches(numpy.array(matches, dtype=numpy.int64).reshape(-1, 4), how) == sorted(kept)
+
+
 def test_match_codes():
     codes = match_codes([(0, 3, 0, 0), (1, 2, 0, 0), (4, 5, 1, 0)], 5, 2)
     assert codes[:, 0].tolist() == [1, 2, 3, 0, 0]  # the longer match speaks

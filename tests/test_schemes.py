@@ -38,6 +38,14 @@ def test_tag_layout():
     assert bilou.tags == ["O", "B-PER", "I-PER", "L-PER", "U-PER"]
 
 
+def test_entity_types_and_tags_of_labels():
+    scheme = TagScheme("BILOU", ["PER", "LOC"])
+    assert scheme.entity_types().tolist() == [0, 1, 1, 1, 1, 2, 2, 2, 2]
+    assert numpy.flatnonzero(scheme.tags_of((1,))).tolist() == [5, 6, 7, 8]
+    assert not scheme.tags_of((0, 1))[0] and scheme.tags_of((0, 1))[1:].all()
+    assert TagScheme("BIO", ["PER", "LOC"]).entity_types().tolist() == [0, 1, 1, 2, 2]
+
+
 def test_transitions_bio():
     scheme = TagScheme("BIO", ["PER", "LOC"])
     legal = scheme.transitions()

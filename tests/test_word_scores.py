@@ -3,7 +3,7 @@ import pytest
 import spacy
 from spacy.tokens import Doc
 
-from spacy_bioner.core.features import FeatureExtractor, Lexicon, batch_layout
+from spacy_bioner.core.features import FeatureExtractor, Lexicon, batch_layout, words_of
 from spacy_bioner.core.perceptron import AveragedPerceptron
 from spacy_bioner.core.templates import DEFAULT_FAMILIES, N_ATTRIBUTES, compile_templates, word_attributes
 from spacy_bioner.core.word_scores import WordScores, single_word_templates
@@ -64,3 +64,16 @@ def test_prediction_with_the_cache_equals_the_training_path(trained_nlp):
     cached = ner.featurizer.scores(layout, emission)
     cached += ner.model.scores(features_of(ner, layout, matches, predicting=True), averaged=True)
     assert numpy.allclose(full, cached, rtol=1e-5, atol=1e-4)
+
+
+@pytest.mark.parametrize("is_space,starts", [
+    ([False] * 5, [0, 2, 5]),
+    ([False, True, False, True, True], [0, 2, 5]),
+    ([True, True], [0, 1, 2]),
+    ([], [0]),
+])
+def test_words_of_skips_whitespace_tokens(is_space, starts):
+    words, word_starts = words_of(numpy.array(is_space, dtype=bool), starts)
+    expected = [i for i, space in enumerate(is_space) if not space]
+    assert words.tolist() == expected
+    assert word_starts.tolist() == [sum(1 for i in expected if i < start) for start in starts]

@@ -2,10 +2,11 @@
 from pathlib import Path
 from typing import Callable, Iterable, List, Optional, Union
 
+import numpy
 from spacy.language import Language
 from spacy.pipeline import Pipe
 from spacy.scorer import get_ner_prf
-from spacy.tokens import Doc, SpanGroup
+from spacy.tokens import Doc
 from spacy.training import Example, validate_examples
 
 from .matcher import FILTERS, Gazetteer, filter_matches
@@ -106,13 +107,12 @@ class GazetteerComponent(Pipe):
 
     def __call__(self, doc: Doc) -> Doc:
         matches = self.gazetteer.match(doc)
-        doc.spans[self.cfg["spans_key"]] = SpanGroup(doc, name=self.cfg["spans_key"], spans=self.gazetteer.spans(doc, matches))
+        doc.spans[self.cfg["spans_key"]] = self.gazetteer.span_group(doc, self.cfg["spans_key"], matches)
         if self.cfg["write_ents"]:
             keep = [] if self.cfg["overwrite_ents"] else list(doc.ents)
             taken = {i for ent in keep for i in range(ent.start, ent.end)}
-            for match in filter_matches(matches, self.cfg["filter"]):
-                if not taken.intersection(range(match[0], match[1])):
-                    keep.append(self.gazetteer.span(doc, match))
+            free = [match for match in filter_matches(matches, self.cfg["filter"]) if not taken.intersection(range(match[0], match[1]))]
+            keep.extend(self.gazetteer.span_group(doc, self.name, numpy.array(free, dtype=numpy.int64).reshape(-1, 4)))
             doc.set_ents(sorted(keep, key=lambda span: span.start), default="unmodified")
         return doc
 

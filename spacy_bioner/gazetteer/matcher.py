@@ -8,11 +8,12 @@ term matches whatever whitespace separates its tokens in the text.
 """
 import warnings
 from pathlib import Path
-from typing import Callable, Dict, Iterable, List, Optional, Tuple, Union
+from typing import Callable, Iterable, List, Optional, Tuple, Union
 
 import numpy
-from spacy.tokens import Span
+from spacy.tokens import Span, SpanGroup
 
+from .spans import non_overlapping, span_group
 from .tables import TermTables
 from .terms import TERM_SUFFIXES, TermSplitter, checked_chunks, chunk_splitter, collector_paused, read_terms
 from .token_codes import TokenEncoder, add_terms
@@ -141,16 +142,14 @@ class Gazetteer:
         start, end, label, kb = (int(value) for value in match)
         return Span(doc, start, end, label=self.labels[label], kb_id=self.kb_ids[kb])
 
-    def spans(self, doc, rows: numpy.ndarray) -> List[Span]:
-        """The Spans of a doc's match rows, as `span` makes them; each label and KB id is interned once."""
-        labels = [doc.vocab.strings.add(label) for label in self.labels]
-        kb_hashes: Dict[int, int] = {}
-        found = []
-        for start, end, label, kb in rows.tolist():
-            if kb not in kb_hashes:
-                kb_hashes[kb] = doc.vocab.strings.add(self.kb_ids[kb])
-            found.append(Span(doc, start, end, label=labels[label], kb_id=kb_hashes[kb]))
-        return found
+    def span_group(self, doc, name: str, rows: numpy.ndarray) -> SpanGroup:
+        """A SpanGroup of a doc's match rows, as `span` would make each; the labels and the KB ids
+        the rows use are interned in the doc's StringStore."""
+        strings = doc.vocab.strings
+        labels = numpy.array([strings.add(label) for label in self.labels] or [0], dtype=numpy.uint64)
+        used, rows_kbs = numpy.unique(rows[:, 3], return_inverse=True)  # a few of maybe millions of ids
+        kb_hashes = numpy.array([strings.add(self.kb_ids[kb]) for kb in used.tolist()] or [0], dtype=numpy.uint64)
+        return span_group(doc, name, numpy.column_stack([rows[:, :3], rows_kbs.reshape(-1)]), labels, kb_hashes)
 
     def match(self, doc) -> numpy.ndarray:
         """Every match in a doc, overlapping and nested ones included.
@@ -188,17 +187,7 @@ class Gazetteer:
 
 
 def filter_matches(matches, how: str = "leftmost_longest") -> List[Match]:
-    """Non-overlapping matches: leftmost first then longest, or longest first (spaCy's filter_spans)."""
+    """Non-overlapping matches: leftmost first then longest, or longest first (spaCy's filter_spans), by start."""
     if how not in FILTERS:
         raise ValueError(f"Unknown match filter {how!r}: use one of {FILTERS}.")
-    matches = [tuple(match) for match in numpy.asarray(matches).tolist()]
-    if how == "leftmost_longest":
-        ordered = sorted(matches, key=lambda m: (m[0], -(m[1] - m[0])))
-    else:
-        ordered = sorted(matches, key=lambda m: (-(m[1] - m[0]), m[0]))
-    taken, kept = set(), []
-    for match in ordered:
-        if not taken.intersection(range(match[0], match[1])):
-            kept.append(match)
-            taken.update(range(match[0], match[1]))
-    return sorted(kept)
+    return [tuple(match) for match in non_overlapping(matches, how == "longest").tolist()]

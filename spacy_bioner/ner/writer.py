@@ -44,7 +44,7 @@ def write(ner, docs: List[Doc], predictions: list) -> None:
                     attrs={"scores": [probability for *_, probability in scored]},
                 )
         if ner.gazetteer.labels and settings.spans_key:
-            doc.spans[settings.spans_key] = SpanGroup(doc, name=settings.spans_key, spans=ner.gazetteer.spans(doc, matches))
+            doc.spans[settings.spans_key] = ner.gazetteer.span_group(doc, settings.spans_key, matches)
     write_entities(docs, all_values)
 
 
