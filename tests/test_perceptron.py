@@ -50,6 +50,25 @@ def test_updates_and_averages_match_reference(seed, steps):
     assert numpy.allclose(averaged_transition, numpy.mean([t for _, t in history], axis=0), atol=1e-5)
 
 
+def test_loaded_weights_are_their_own_average_until_trained_further():
+    trained = AveragedPerceptron(64, 3)
+    features = numpy.array([[1, 2], [3, 4]], dtype=numpy.uint32)
+    for gold in ([0, 1], [2, 1], [0, 1]):
+        trained.update(features, numpy.array(gold, dtype=numpy.int32), numpy.array([1, 2], dtype=numpy.int32))
+    loaded = AveragedPerceptron(64, 3)
+    loaded.load_arrays(trained.to_arrays())
+    emission = loaded.averages()[0]
+    start = emission.copy()
+    assert numpy.shares_memory(emission, loaded.emission) and not emission.flags.writeable  # no averaging pass, no copy
+    assert numpy.array_equal(emission, trained.averages()[0])
+    assert numpy.array_equal(loaded.scores(features), trained.scores(features))
+    # Trained further, the average is over the steps since loading, the loaded weights counting as the start.
+    loaded.update(features, numpy.array([0, 0], dtype=numpy.int32), numpy.array([1, 2], dtype=numpy.int32))
+    after = loaded.averages()[0]
+    assert not numpy.shares_memory(after, loaded.emission)
+    assert numpy.allclose(after, (start.astype(numpy.float64) + loaded.emission) / 2)
+
+
 def test_resize_keeps_weights_and_moves_the_start_row():
     model = AveragedPerceptron(5, 3)
     model.update(numpy.array([[1], [2]], dtype=numpy.uint32), numpy.array([1, 2], dtype=numpy.int32),

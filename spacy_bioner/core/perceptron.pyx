@@ -183,7 +183,8 @@ cdef class AveragedPerceptron:
         self._emission_totals = numpy.pad(self._emission_totals, ((0, 0), (0, extra)))
 
     def averages(self):
-        """(emission, transition) averaged over every step so far: float32, cached. Factored
+        """(emission, transition) averaged over every step so far: float32, cached, valid until the
+        next update (before any step, the emission weights themselves, read-only). Factored
         transitions come as the full matrix they add up to (decoding reads `decoding_weights`)."""
         return self._averaged("emission"), self._averaged("full")
 
@@ -205,6 +206,12 @@ cdef class AveragedPerceptron:
         return self._averages[part]
 
     def _averaged_emission(self):
+        if self.step == 1:
+            # No step since the weights were set (a loaded model): they are their own average. Averaging
+            # a million-row table would cost a loaded model's first call a second and hundreds of MB.
+            weights = self.emission.view()
+            weights.flags.writeable = False
+            return weights
         return (self.emission - self._emission_totals / self.step).astype(numpy.float32)
 
     def decoding_weights(self, bint averaged=True):
