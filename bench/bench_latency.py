@@ -11,9 +11,14 @@ hundred steps unless --spacy-model is given: its speed does not depend on its ac
 - short docs in bulk: `pipe` over one sentence per doc against the whole documents;
 - two threads: each calling `ner(doc)` on half of the sentences, against one thread;
 - where a single call's time goes: the cumulative time of each stage under cProfile
-  (which slows Python more than the kernels: shares, not timings).
+  (which slows Python more than the kernels: shares, not timings);
+- tagger + parser (configs/parser.cfg, trained here on UD English EWT for
+  --parser-epochs epochs unless --parser-model is given: a speed model, not an
+  accuracy one) over EWT dev: `pipe` over a sentence per doc against the
+  treebank's docs of 10 sentences, and what `spacy evaluate --gold-preproc`
+  reports (`nlp.evaluate` of a freshly loaded pipeline, its caches empty).
 
-    python bench/bench_latency.py [--model DIR] [--spacy-model DIR] [--rounds 5]
+    python bench/bench_latency.py [--model DIR] [--spacy-model DIR] [--parser-model DIR] [--rounds 5]
 """
 import argparse
 import cProfile
@@ -28,7 +33,9 @@ from pathlib import Path
 import spacy
 from spacy.tokens import Doc, DocBin
 
-from common import ROOT, conll_model, convert, train_spacy_pipeline, write_results
+from spacy.training import Corpus
+
+from common import ROOT, conll_model, convert, convert_treebank, train, train_spacy_pipeline, write_results
 
 # Where a single call's time goes: the functions whose cumulative time is each stage's.
 STAGES = {
@@ -133,22 +140,62 @@ def profile(ner, sentences) -> dict:
     return shares
 
 
+def tagger_parser(model: Path, dev_path: Path, rounds: int) -> dict:
+    """Tagger + parser over EWT dev: a sentence per doc against whole docs through `pipe`, and the
+    words/s `spacy evaluate --gold-preproc` reports, each load of the pipeline evaluated once."""
+    nlp = spacy.load(model)
+    whole = list(DocBin().from_disk(dev_path).get_docs(nlp.vocab))
+    sentences = [eg.predicted for eg in Corpus(str(dev_path), gold_preproc=True)(nlp)]
+    n_words = sum(len(doc) for doc in sentences)
+
+    def speed(docs):
+        copies = [Doc(nlp.vocab, words=[t.text for t in doc], spaces=[bool(t.whitespace_) for t in doc]) for doc in docs]
+        start = time.perf_counter()
+        for _ in nlp.pipe(copies, batch_size=1000):
+            pass
+        return n_words / (time.perf_counter() - start)
+
+    speed(whole)  # the word caches filled
+    whole_speeds, sentence_speeds = [], []
+    for _ in range(rounds):
+        whole_speeds.append(speed(whole))
+        sentence_speeds.append(speed(sentences))
+    evaluated = []
+    for _ in range(3):
+        fresh_nlp = spacy.load(model)
+        evaluated.append(fresh_nlp.evaluate(list(Corpus(str(dev_path), gold_preproc=True)(fresh_nlp)))["speed"])
+    return {"words": n_words, "whole_documents": statistics.median(whole_speeds),
+            "one_sentence_per_doc": statistics.median(sentence_speeds),
+            "ratio": statistics.median(sentence_speeds) / statistics.median(whole_speeds),
+            "spacy_evaluate_words_per_s": statistics.median(evaluated)}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data")
     parser.add_argument("--model", type=Path, help="a trained bioner pipeline (default: train configs/bioner.cfg on CoNLL)")
     parser.add_argument("--spacy-model", type=Path, help="a spaCy ner pipeline (default: train one for --spacy-steps)")
     parser.add_argument("--spacy-steps", type=int, default=300)
+    parser.add_argument("--parser-model", type=Path, help="a tagger + parser pipeline (default: train configs/parser.cfg on EWT)")
+    parser.add_argument("--parser-epochs", type=int, default=3)
     parser.add_argument("--rounds", type=int, default=5)
     args = parser.parse_args()
-    if not (args.data / "conll2003" / "eng.testa").exists():
-        sys.exit(f"No CoNLL-2003 data under {args.data}: pass --data.")
+    if not (args.data / "conll2003" / "eng.testa").exists() or not (args.data / "ud_english_ewt").exists():
+        sys.exit(f"No CoNLL-2003 or UD English EWT data under {args.data}: pass --data.")
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         dev_path = convert(args.data / "conll2003" / "eng.testa", work)
         model = args.model or conll_model(args.data, work)[0]
         spacy_model = args.spacy_model or train_spacy_pipeline(
             convert(args.data / "conll2003" / "eng.train", work), dev_path, work, args.spacy_steps)
+        ewt = args.data / "ud_english_ewt"
+        ewt_dev = convert_treebank(ewt / "en_ewt-ud-dev.conllu", work / "ewt")
+        parser_model = args.parser_model
+        if parser_model is None:
+            ewt_train = convert_treebank(ewt / "en_ewt-ud-train.conllu", work / "ewt")
+            train(ewt_train, ewt_dev, work / "parser", ["--training.max_epochs", str(args.parser_epochs)], config="parser.cfg")
+            parser_model = work / "parser" / "model-best"
+        tagging_and_parsing = tagger_parser(parser_model, ewt_dev, args.rounds)
         nlp, spacy_nlp = spacy.load(model), spacy.load(spacy_model)
         ner = nlp.get_pipe("bioner")
         documents = list(DocBin().from_disk(dev_path).get_docs(nlp.vocab))
@@ -168,6 +215,8 @@ def main() -> None:
         "bulk": {"whole_documents": whole, "one_sentence_per_doc": short, "ratio": short / whole},
         "threads": threads(ner, sentences, args.rounds),
         "profile_percent": profile(ner, sentences),
+        "tagger_parser": {"model": str(args.parser_model) if args.parser_model else
+                          f"configs/parser.cfg trained here on UD English EWT train for {args.parser_epochs} epochs", **tagging_and_parsing},
     }
     s, b, t = figures["single_call"], figures["bulk"], figures["threads"]
     print(f"single calls, {len(sentences):,} sentences of {figures['tokens_per_sentence']:.1f} tokens: bioner "
@@ -176,6 +225,9 @@ def main() -> None:
     print(f"two threads {t['two_threads']:,.0f} tokens/s against one {t['one_thread']:,.0f}: {t['ratio']:.2f}x")
     for stage, share in figures["profile_percent"].items():
         print(f"  {share:5.1f}%  {stage}")
+    p = figures["tagger_parser"]
+    print(f"tagger + parser on EWT dev: whole documents {p['whole_documents']:,.0f} words/s, a sentence per doc "
+          f"{p['one_sentence_per_doc']:,.0f} ({p['ratio']:.2f}x); spacy evaluate {p['spacy_evaluate_words_per_s']:,.0f} words/s")
     print(f"written to {write_results('latency', figures)}")
 
 

@@ -250,7 +250,14 @@ def _latency(results: dict) -> list:
              f"| `pipe`, a sentence per doc | {b['one_sentence_per_doc']:,.0f} tokens/s | whole documents {b['whole_documents']:,.0f} | "
              f"{b['ratio']:.2f}x |",
              f"| single calls from two threads | {t['two_threads']:,.0f} tokens/s | one thread {t['one_thread']:,.0f} | "
-             f"{t['ratio']:.2f}x |", "",
+             f"{t['ratio']:.2f}x |"]
+    if "tagger_parser" in f:
+        p = f["tagger_parser"]
+        lines += [f"| tagger + parser, `pipe`, a sentence per doc (EWT dev) | {p['one_sentence_per_doc']:,.0f} words/s | "
+                  f"whole documents {p['whole_documents']:,.0f} | {p['ratio']:.2f}x |",
+                  f"| tagger + parser, `spacy evaluate --gold-preproc` (EWT dev, freshly loaded) | "
+                  f"{p['spacy_evaluate_words_per_s']:,.0f} words/s | | |", "", f"Tagger and parser: {p['model']}."]
+    lines += ["",
              "Where a single call's time goes (each stage's cumulative share under cProfile, which slows Python",
              "more than the kernels):", "", "| stage | share |", "|---|---|"]
     lines += [f"| {stage} | {share:.0f}% |" for stage, share in f["profile_percent"].items()]
