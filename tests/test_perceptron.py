@@ -6,7 +6,9 @@ from spacy.strings import get_string_id
 
 from spacy_bioner.core.features import FeatureExtractor, Lexicon
 from spacy_bioner.core.perceptron import DROPPED, AveragedPerceptron
-from spacy_bioner.core.templates import N_ATTRIBUTES, compile_templates, word_attributes
+from spacy_bioner.core.templates import (
+    ATTRIBUTE_NAMES, CLUSTER_ATTRIBUTES, N_ATTRIBUTES, WORD_ATTRIBUTES, attribute_values, compile_templates, word_attributes,
+)
 
 
 def reference_scores(weights, features):
@@ -67,6 +69,15 @@ def test_loaded_weights_are_their_own_average_until_trained_further():
     after = loaded.averages()[0]
     assert not numpy.shares_memory(after, loaded.emission)
     assert numpy.allclose(after, (start.astype(numpy.float64) + loaded.emission) / 2)
+
+
+@settings(max_examples=300)
+@given(text=st.one_of(st.text(max_size=12), st.text(alphabet=st.characters(max_codepoint=127), max_size=12),
+                      st.sampled_from(["İstanbul", "ΣΑΣΑ", "Straße", "U.S.", "1,000", "O'Neill", "", "-"])))
+def test_word_attributes_are_the_templates_attributes_hashed(text):
+    values = [attr(text) for _, attr in WORD_ATTRIBUTES] + ["none"] * len(CLUSTER_ATTRIBUTES)
+    assert attribute_values(text) == values
+    assert word_attributes(text) == [get_string_id(f"{name}={value}") for name, value in zip(ATTRIBUTE_NAMES, values)]
 
 
 def test_resize_keeps_weights_and_moves_the_start_row():

@@ -8,11 +8,14 @@ switches on and off.
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 from spacy.lang.lex_attrs import word_shape
-from spacy.strings import get_string_id
+from spacy.strings import get_string_id, hash_string
 
 
 def _short_shape(text: str) -> str:
-    shape = word_shape(text)
+    return _squeezed(word_shape(text))
+
+
+def _squeezed(shape: str) -> str:
     return "".join(c for i, c in enumerate(shape) if i == 0 or c != shape[i - 1])
 
 
@@ -45,13 +48,14 @@ def _length(text: str) -> str:
 # or word attribute changes, so an older model is refused, not misread.
 TEMPLATES_VERSION = 2  # 2: affixes of length 1-6 (were 1-4)
 
+AFFIX_LENGTHS = range(1, 7)
 WORD_ATTRIBUTES: List[Tuple[str, Callable[[str], str]]] = [
     ("orth", lambda text: text),
     ("lower", str.lower),
     ("shape", word_shape),
     ("short_shape", _short_shape),
-    *[(f"prefix{k}", lambda text, k=k: text[:k].lower()) for k in range(1, 7)],
-    *[(f"suffix{k}", lambda text, k=k: text[-k:].lower()) for k in range(1, 7)],
+    *[(f"prefix{k}", lambda text, k=k: text[:k].lower()) for k in AFFIX_LENGTHS],
+    *[(f"suffix{k}", lambda text, k=k: text[-k:].lower()) for k in AFFIX_LENGTHS],
     ("case", _case),
     ("characters", _characters),
     ("length", _length),
@@ -70,12 +74,23 @@ def attribute_values(text: str, clusters: Optional[WordClusters] = None) -> List
     clusters: the word's cluster id at each level of CLUSTER_ATTRIBUTES, or None.
     """
     ids = clusters(text) if clusters is not None else None
-    return [attr(text) for _, attr in WORD_ATTRIBUTES] + (["none"] * len(CLUSTER_ATTRIBUTES) if ids is None else [str(i) for i in ids])
+    clustered = ["none"] * len(CLUSTER_ATTRIBUTES) if ids is None else [str(i) for i in ids]
+    if not text.isascii():
+        return [attr(text) for _, attr in WORD_ATTRIBUTES] + clustered
+    # The same values, WORD_ATTRIBUTES's, made faster (every new word pays for them): ASCII lowercases
+    # a character at a time, so the affixes are slices of the lowercase form; the shape is made once.
+    lower, shape = text.lower(), word_shape(text)
+    return [text, lower, shape, _squeezed(shape), *[lower[:k] for k in AFFIX_LENGTHS], *[lower[-k:] for k in AFFIX_LENGTHS],
+            _case(text), _characters(text), _length(text)] + clustered
+
+
+_PREFIXES = [f"{name}=" for name in ATTRIBUTE_NAMES]
 
 
 def word_attributes(text: str, clusters: Optional[WordClusters] = None) -> List[int]:
-    """The hashes of every word attribute of one word form (a row of the Lexicon's table)."""
-    return [get_string_id(f"{name}={value}") for name, value in zip(ATTRIBUTE_NAMES, attribute_values(text, clusters))]
+    """The hashes of every word attribute of one word form (a row of the Lexicon's table): those of
+    "name=value", as spaCy's StringStore hashes strings (no symbol has a "=")."""
+    return [hash_string(prefix + value) for prefix, value in zip(_PREFIXES, attribute_values(text, clusters))]
 
 
 # Each family: template name -> ((attribute, offset), ...).
