@@ -39,6 +39,12 @@ def predecessor_lists(const uint8_t[:, ::1] legal, bint factored=False):
     return starts, predecessors.astype(numpy.int32), closing, openers
 
 
+cdef _bytes(flags):
+    """A bool or 0/1 array as contiguous uint8, a view where it can be (bools are bytes)."""
+    array = numpy.ascontiguousarray(flags)
+    return array.view(numpy.uint8) if array.dtype == numpy.bool_ else numpy.ascontiguousarray(array, dtype=numpy.uint8)
+
+
 def allowed_mask(sent_starts, is_space, const int32_t[::1] forced, closed_before,
                  continuing, closing, bounds):
     """TagScheme.allowed's mask, uint8 (n, n_tags), in one loop: numpy's masked
@@ -50,13 +56,12 @@ def allowed_mask(sent_starts, is_space, const int32_t[::1] forced, closed_before
     if n == 0:
         return allowed
     cdef uint8_t[:, ::1] out = allowed
-    cdef const uint8_t[::1] starts = numpy.ascontiguousarray(sent_starts, dtype=numpy.uint8)
-    cdef const uint8_t[::1] spaces = numpy.ascontiguousarray(is_space, dtype=numpy.uint8)
-    cdef const uint8_t[::1] closed = numpy.ascontiguousarray(
-        numpy.zeros(n, dtype=numpy.uint8) if closed_before is None else closed_before, dtype=numpy.uint8)
-    cdef const uint8_t[::1] inside = numpy.ascontiguousarray(continuing, dtype=numpy.uint8)
-    cdef const uint8_t[::1] ending = numpy.ascontiguousarray(closing, dtype=numpy.uint8)
-    cdef const uint8_t[::1] edges = numpy.ascontiguousarray(bounds, dtype=numpy.uint8)
+    cdef const uint8_t[::1] starts = _bytes(sent_starts)
+    cdef const uint8_t[::1] spaces = _bytes(is_space)
+    cdef const uint8_t[::1] closed = numpy.zeros(n, dtype=numpy.uint8) if closed_before is None else _bytes(closed_before)
+    cdef const uint8_t[::1] inside = _bytes(continuing)
+    cdef const uint8_t[::1] ending = _bytes(closing)
+    cdef const uint8_t[::1] edges = _bytes(bounds)
     cdef bint first, last
     with nogil:
         for i in range(n):

@@ -268,6 +268,15 @@ def presets_forced(ner, layout: Layout, presets: List[List[Span]]) -> Tuple[nump
     """The tag presets force on each token (-1: free), and where an entity must not continue past one."""
     forced = numpy.full(len(layout.rows), -1, dtype=numpy.int32)
     ends = numpy.zeros(len(layout.rows), dtype=numpy.bool_)
+    if any(presets):  # most docs have none: no label index to make
+        _force_presets(ner, layout, presets, forced, ends)
+    if layout.line_ends is not None:
+        ends |= layout.line_ends
+    return forced, ends
+
+
+def _force_presets(ner, layout: Layout, presets: List[List[Span]], forced: numpy.ndarray, ends: numpy.ndarray) -> None:
+    """Write each preset's tags into `forced` and mark the token after it in `ends`."""
     labels = {label: i for i, label in enumerate(ner.labels)}
     for doc_presets, offset in zip(presets, layout.offsets.tolist()):
         for ent in doc_presets:
@@ -280,9 +289,6 @@ def presets_forced(ner, layout: Layout, presets: List[List[Span]]) -> Tuple[nump
                 forced[first:last] = ner.scheme.from_spans([(0, last - first, label)], last - first)
             if end < len(ends):
                 ends[end] = True
-    if layout.line_ends is not None:
-        ends |= layout.line_ends
-    return forced, ends
 
 
 def trellis_of(ner, layout: Layout, presets: List[List[Span]], allowed: Optional[numpy.ndarray] = None) -> Trellis:
