@@ -158,12 +158,12 @@ class Gazetteer:
         """
         return self.match_batch([doc])[0]
 
-    def match_batch(self, docs) -> List[numpy.ndarray]:
-        """`match` for many docs with one pass of the automaton over all of them."""
+    def match_batch(self, docs, relabel: Optional[numpy.ndarray] = None) -> List[numpy.ndarray]:
+        """`match` for many docs with one pass of the automaton over all of them (relabel: as match_laid_out)."""
         docs = list(docs)
         if not len(self):  # no term lists: nothing to lay out
             return [numpy.zeros((0, 4), dtype=numpy.int64) for _ in docs]
-        rows = self.match_laid_out(docs)
+        rows = self.match_laid_out(docs, relabel)
         doc_starts = numpy.cumsum([0] + [len(doc) for doc in docs])
         bounds = numpy.searchsorted(rows[:, 0], doc_starts)
         rows[:, :2] -= numpy.repeat(doc_starts[:-1], numpy.diff(bounds))[:, None]  # each doc's own positions

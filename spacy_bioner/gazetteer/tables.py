@@ -56,9 +56,6 @@ class TermTables:
             self.entries = (offsets, labels, kbs)
         return self.entries
 
-    def key_token_counts(self) -> numpy.ndarray:
-        return numpy.frombuffer(self.key_tokens, dtype=numpy.int32)
-
     # Serialization: JSON metadata, text blobs of words and keys, numpy arrays; no pickle.
 
     def to_bytes(self, case_sensitive: bool) -> bytes:

@@ -60,29 +60,13 @@ class EntityMemory:
             disk keeps no folds, so training it further matches against all.
         """
         if folds is None or not self._folds:
-            return self._relabelled(self.entries, self.entries.match_batch(docs), labels)
-        return [self._relabelled(self._folds[k], [self._folds[k].match(doc)], labels)[0] for doc, k in zip(docs, folds)]
+            return self.entries.match_batch(docs, relabel=_label_map_of(self.entries, labels))
+        return [self._folds[k].match_batch([doc], relabel=_label_map_of(self._folds[k], labels))[0]
+                for doc, k in zip(docs, folds)]
 
     def match_laid_out(self, docs: Sequence[Doc], labels: Sequence[str]) -> numpy.ndarray:
         """`match` against all entities, of docs laid end to end: rows in positions of the whole batch."""
-        return self.entries.match_laid_out(list(docs), relabel=_label_map(tuple(self.entries.labels), tuple(labels)))
-
-    @classmethod
-    def _relabelled(cls, gazetteer: Gazetteer, matches: List[numpy.ndarray], labels: Sequence[str]) -> List[numpy.ndarray]:
-        # all docs' rows at once, then cut back into docs: a loop of numpy calls per doc costs more
-        doc_of = numpy.repeat(numpy.arange(len(matches)), [len(doc_rows) for doc_rows in matches])
-        rows = cls._relabel(gazetteer, numpy.concatenate([numpy.zeros((0, 4), dtype=numpy.int64)] + list(matches)), labels)
-        kept = rows[:, 2] >= 0
-        rows, bounds = rows[kept], numpy.searchsorted(doc_of[kept], numpy.arange(len(matches) + 1))
-        return [rows[bounds[i] : bounds[i + 1]] for i in range(len(matches))]
-
-    @staticmethod
-    def _relabel(gazetteer: Gazetteer, rows: numpy.ndarray, labels: Sequence[str]) -> numpy.ndarray:
-        """A copy of match rows with the index of their label in `labels` (-1 for a label not there) and no KB id."""
-        rows = rows.copy()
-        rows[:, 2] = _label_map(tuple(gazetteer.labels), tuple(labels))[rows[:, 2]]
-        rows[:, 3] = 0
-        return rows
+        return self.entries.match_laid_out(list(docs), relabel=_label_map_of(self.entries, labels))
 
     def to_bytes(self) -> bytes:
         return self.entries.to_bytes()
@@ -91,6 +75,11 @@ class EntityMemory:
         self.entries = Gazetteer(self.tokenizer).from_bytes(data, where=where)
         self._folds = []
         return self
+
+
+def _label_map_of(gazetteer: Gazetteer, labels: Sequence[str]) -> numpy.ndarray:
+    """Gazetteer.match_laid_out's relabel: the index in `labels` of each of the gazetteer's labels, -1 if not there."""
+    return _label_map(tuple(gazetteer.labels), tuple(labels))
 
 
 @functools.lru_cache(maxsize=16)
