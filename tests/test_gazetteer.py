@@ -3,9 +3,10 @@ import pytest
 import spacy
 from hypothesis import given
 from hypothesis import strategies as st
-from spacy.tokens import Doc
+from spacy.tokens import Doc, Span
 
 from spacy_bioner.gazetteer.matcher import Gazetteer, filter_matches
+from spacy_bioner.gazetteer.spans import Interned, non_overlapping, span_group, write_ents
 from spacy_bioner.gazetteer.token_codes import match_codes
 from spacy_bioner.core.serialize import ModelFileError
 from spacy_bioner.ner.batch import lay_out
@@ -107,6 +108,51 @@ def test_filter_matches_agrees_with_a_greedy_loop(starts_lengths_labels):
                 kept.append(match)
                 taken.update(range(match[0], match[1]))
         assert filter_matches(numpy.array(matches, dtype=numpy.int64).reshape(-1, 4), how) == sorted(kept)
+
+
+LABELS, KB_IDS = ["LOC", "PRODUCT", "NOT_A_SYMBOL"], ["", "Q60", "acme:1"]  # symbols, "" and hashed strings
+
+
+@given(st.lists(st.tuples(st.integers(0, 9), st.integers(1, 3), st.integers(0, 2), st.integers(0, 2)), max_size=10),
+       st.lists(st.tuples(st.integers(0, 9), st.integers(1, 3)), max_size=3), st.booleans())
+def test_written_ents_equal_set_ents_with_spans(rows, entities, keep_entities):
+    """write_ents against spaCy's set_ents(default="unmodified") with the Spans the component used to make."""
+    nlp = spacy.blank("en")
+    words = [f"w{i}" for i in range(10)]
+    matches = numpy.array(sorted((s, min(s + n, 10), label, kb) for s, n, label, kb in rows), dtype=numpy.int64).reshape(-1, 4)
+    kept = non_overlapping(matches, False)
+    docs = []
+    for _ in range(2):
+        doc = Doc(nlp.vocab, words=words)
+        spans, taken = [], set()
+        for start, length in entities:  # some entities (and a blocked token) before the matches
+            end = min(start + length, 10)
+            if not taken.intersection(range(start, end)):
+                spans.append(doc.char_span(doc[start].idx, doc[end - 1].idx + len(doc[end - 1]), label="ORG"))
+                taken.update(range(start, end))
+        doc.set_ents(spans, blocked=[doc[9:10]] if 9 not in taken else [], default="outside")
+        docs.append(doc)
+    write_ents(docs[0], kept, Interned(LABELS), Interned(KB_IDS), keep_entities)
+    keep = list(docs[1].ents) if keep_entities else []
+    taken = {i for ent in keep for i in range(ent.start, ent.end)}
+    free = [Span(docs[1], s, e, label=LABELS[label], kb_id=KB_IDS[kb]) for s, e, label, kb in kept.tolist()
+            if not taken.intersection(range(s, e))]
+    docs[1].set_ents(sorted(keep + free, key=lambda span: span.start), default="unmodified")
+    assert [(t.ent_iob_, t.ent_type_, t.ent_kb_id_) for t in docs[0]] == [(t.ent_iob_, t.ent_type_, t.ent_kb_id_) for t in docs[1]]
+
+
+def test_interned_strings_come_back_after_a_memory_zone_and_in_another_vocab():
+    labels, kb_ids = Interned(["ZONED_LABEL"]), Interned(["zoned:kb"])
+    row = numpy.array([[0, 1, 0, 0]])
+    nlp = spacy.blank("en")
+    with nlp.memory_zone():
+        doc = nlp("a b")
+        assert [(s.label_, s.kb_id_) for s in span_group(doc, "x", row, labels, kb_ids)] == [("ZONED_LABEL", "zoned:kb")]
+    assert "zoned:kb" not in nlp.vocab.strings  # a transient string, dropped with the zone
+    for vocab_nlp in (nlp, spacy.blank("en")):
+        doc = vocab_nlp("a b")
+        assert [(s.label_, s.kb_id_) for s in span_group(doc, "x", row, labels, kb_ids)] == [("ZONED_LABEL", "zoned:kb")]
+        assert "zoned:kb" in vocab_nlp.vocab.strings
 
 
 def test_match_codes():

@@ -2,14 +2,14 @@
 from pathlib import Path
 from typing import Callable, Iterable, List, Optional, Union
 
-import numpy
 from spacy.language import Language
 from spacy.pipeline import Pipe
 from spacy.scorer import get_ner_prf
 from spacy.tokens import Doc
 from spacy.training import Example, validate_examples
 
-from .matcher import FILTERS, Gazetteer, filter_matches
+from .matcher import FILTERS, Gazetteer
+from .spans import non_overlapping
 from ..core.serialize import ModelFileError, read_bytes, read_cfg, write_cfg
 
 
@@ -109,11 +109,8 @@ class GazetteerComponent(Pipe):
         matches = self.gazetteer.match(doc)
         doc.spans[self.cfg["spans_key"]] = self.gazetteer.span_group(doc, self.cfg["spans_key"], matches)
         if self.cfg["write_ents"]:
-            keep = [] if self.cfg["overwrite_ents"] else list(doc.ents)
-            taken = {i for ent in keep for i in range(ent.start, ent.end)}
-            free = [match for match in filter_matches(matches, self.cfg["filter"]) if not taken.intersection(range(match[0], match[1]))]
-            keep.extend(self.gazetteer.span_group(doc, self.name, numpy.array(free, dtype=numpy.int64).reshape(-1, 4)))
-            doc.set_ents(sorted(keep, key=lambda span: span.start), default="unmodified")
+            kept = non_overlapping(matches, longest_first=self.cfg["filter"] == "longest")
+            self.gazetteer.write_ents(doc, kept, keep_entities=not self.cfg["overwrite_ents"])
         return doc
 
     def score(self, examples: Iterable[Example], **kwargs):

@@ -13,7 +13,7 @@ from typing import Callable, Iterable, List, Optional, Tuple, Union
 import numpy
 from spacy.tokens import Span, SpanGroup
 
-from .spans import non_overlapping, span_group
+from .spans import Interned, non_overlapping, span_group, write_ents
 from .tables import TermTables
 from .terms import TERM_SUFFIXES, TermSplitter, checked_chunks, chunk_splitter, collector_paused, read_terms
 from .token_codes import TokenEncoder, add_terms
@@ -37,6 +37,7 @@ class Gazetteer:
 
     def _set_tables(self, tables: TermTables, case_sensitive: bool) -> None:
         self.tables = tables
+        self._labels, self._kb_ids = Interned(tables.labels), Interned(tables.kb_ids)
         self.case_sensitive = case_sensitive
         self.splitter = TermSplitter(self.tokenizer, case_sensitive)
         self._encoder = TokenEncoder(self._word_id)
@@ -143,20 +144,21 @@ class Gazetteer:
         return Span(doc, start, end, label=self.labels[label], kb_id=self.kb_ids[kb])
 
     def span_group(self, doc, name: str, rows: numpy.ndarray) -> SpanGroup:
-        """A SpanGroup of a doc's match rows, as `span` would make each; the labels and the KB ids
-        the rows use are interned in the doc's StringStore."""
-        strings = doc.vocab.strings
-        labels = numpy.array([strings.add(label) for label in self.labels] or [0], dtype=numpy.uint64)
-        used, rows_kbs = numpy.unique(rows[:, 3], return_inverse=True)  # a few of maybe millions of ids
-        kb_hashes = numpy.array([strings.add(self.kb_ids[kb]) for kb in used.tolist()] or [0], dtype=numpy.uint64)
-        return span_group(doc, name, numpy.column_stack([rows[:, :3], rows_kbs.reshape(-1)]), labels, kb_hashes)
+        """A SpanGroup of a doc's match rows, as `span` would make each (its labels and KB ids are
+        interned in the doc's StringStore)."""
+        return span_group(doc, name, rows, self._labels, self._kb_ids)
+
+    def write_ents(self, doc, rows: numpy.ndarray, keep_entities: bool) -> None:
+        """Write non-overlapping match rows to `doc.ents`, as `doc.set_ents` with their spans and
+        default="unmodified" would; with keep_entities, rows overlapping an entity are left out."""
+        write_ents(doc, rows, self._labels, self._kb_ids, keep_entities)
 
     def match(self, doc) -> numpy.ndarray:
         """Every match in a doc, overlapping and nested ones included.
 
         RETURNS (ndarray): int64 rows (token start, token end, label, kb id), sorted.
         """
-        return self.match_batch([doc])[0]
+        return self.match_laid_out([doc])  # one doc laid out is the doc itself
 
     def match_batch(self, docs, relabel: Optional[numpy.ndarray] = None) -> List[numpy.ndarray]:
         """`match` for many docs with one pass of the automaton over all of them (relabel: as match_laid_out)."""

@@ -1,38 +1,112 @@
 # cython: language_level=3
-"""Match rows -> spaCy spans: overlapping matches filtered, and span groups filled
-without a Python `Span` per match.
+"""Match rows -> spaCy spans and entities: overlapping matches filtered, span groups
+filled and entities written without a Python `Span` per match.
 
 `Span(doc, start, end)` makes two Token objects to find its characters. A long
 document matched against a large term list has hundreds of matches, and making
 their Spans cost more than finding them. Here a SpanGroup is filled with span
-structs read straight from the doc's tokens, as spaCy's own Cython fills them.
+structs read straight from the doc's tokens, as spaCy's own Cython fills them,
+and entities go straight into the tokens, as `Doc.set_ents` writes them.
 """
 from libc.stdint cimport int64_t, uint64_t
 from libcpp.algorithm cimport stable_sort
 from libcpp.vector cimport vector
+from spacy.strings cimport StringStore, hash_string
 from spacy.structs cimport SpanC
 from spacy.tokens.doc cimport Doc
 from spacy.tokens.span_group cimport SpanGroup
 
 import numpy
 
+cdef enum:
+    MISSING, INSIDE, OUTSIDE, BEGIN  # spaCy's ENT_IOB codes
+    UNSEEN, SYMBOL, HASHED  # how an Interned string's value is known
 
-def span_group(Doc doc, str name, rows, const uint64_t[::1] label_hashes, const uint64_t[::1] kb_hashes):
-    """A SpanGroup of a doc's match rows (start, end, label, kb id); label_hashes and kb_hashes
-    are the StringStore hashes of the gazetteer's labels and KB ids, by index."""
+
+cdef class Interned:
+    """A growing list of strings (a gazetteer's labels or KB ids) and their StringStore values,
+    each added to a doc's StringStore when first used with it, as `Span(label=..., kb_id=...)` adds
+    them. A value is found once; after that a C lookup tells whether a store holds it, so a match's
+    strings cost no Python call (a store may be another vocab's, or have dropped a memory zone's strings)."""
+    cdef list strings
+    cdef vector[uint64_t] values
+    cdef vector[char] kinds
+
+    def __init__(self, list strings):
+        self.strings = strings  # appended to by the gazetteer's tables; never reordered
+
+    cdef uint64_t value(self, StringStore store, Py_ssize_t index) except? 0:
+        if index >= <Py_ssize_t>self.values.size():
+            self.values.resize(len(self.strings), 0)
+            self.kinds.resize(len(self.strings), UNSEEN)
+        if self.kinds[index] == SYMBOL:
+            return self.values[index]  # spaCy's symbols (and "", 0) are in no store's map
+        if self.kinds[index] == HASHED and store._map.get(self.values[index]) != NULL:
+            return self.values[index]
+        string = self.strings[index]
+        self.values[index] = store.add(string)
+        self.kinds[index] = HASHED if string and self.values[index] == hash_string(string) else SYMBOL
+        return self.values[index]
+
+
+cdef inline void _check_row(Doc doc, int64_t start, int64_t end) except *:
+    if not 0 <= start < end <= doc.length:
+        raise ValueError(f"Match ({start}, {end}) does not lie in a doc of {doc.length} tokens.")
+
+
+def span_group(Doc doc, str name, rows, Interned labels, Interned kb_ids):
+    """A SpanGroup of a doc's match rows (start, end, label, kb id), each span as
+    `Span(doc, start, end, label=labels[label], kb_id=kb_ids[kb id])` makes it."""
     cdef const int64_t[:, :] matches = numpy.asarray(rows, dtype=numpy.int64).reshape(-1, 4)
+    cdef StringStore store = doc.vocab.strings
     cdef SpanGroup group = SpanGroup(doc, name=name)
     cdef SpanC span
     cdef Py_ssize_t k
     for k in range(matches.shape[0]):
         span.start, span.end = matches[k, 0], matches[k, 1]
-        if not 0 <= span.start < span.end <= doc.length:
-            raise ValueError(f"Match ({span.start}, {span.end}) does not lie in a doc of {doc.length} tokens.")
+        _check_row(doc, span.start, span.end)
         span.start_char = doc.c[span.start].idx
         span.end_char = doc.c[span.end - 1].idx + doc.c[span.end - 1].lex.length
-        span.label, span.kb_id, span.id = label_hashes[matches[k, 2]], kb_hashes[matches[k, 3]], 0
+        span.label, span.kb_id, span.id = labels.value(store, matches[k, 2]), kb_ids.value(store, matches[k, 3]), 0
         group.push_back(span)
     return group
+
+
+def write_ents(Doc doc, rows, Interned labels, Interned kb_ids, bint keep_entities):
+    """Write match rows (start, end, label, kb id) to the doc's entities, as
+    `doc.set_ents(spans, default="unmodified")` writes them: other tokens keep their values.
+    A row that overlaps one written before it is left out (filter them first: non_overlapping).
+    keep_entities: leave out the rows that overlap an entity the doc has; else they replace
+    the tokens they cover, and what is left of such an entity stays an entity."""
+    cdef const int64_t[:, :] matches = numpy.asarray(rows, dtype=numpy.int64).reshape(-1, 4)
+    cdef StringStore store = doc.vocab.strings
+    cdef vector[char] taken = vector[char](doc.length, 0)
+    cdef Py_ssize_t i, k
+    cdef bint in_entity = False, free
+    if keep_entities:  # the tokens of doc.ents
+        for i in range(doc.length):
+            if doc.c[i].ent_iob == INSIDE and not in_entity:
+                doc.ents  # an I that follows no B: spaCy's own error (E093)
+            if doc.c[i].ent_iob == BEGIN:
+                in_entity = doc.c[i].ent_type != 0
+            elif doc.c[i].ent_iob != INSIDE:
+                in_entity = False
+            taken[i] = in_entity
+    for k in range(matches.shape[0]):
+        _check_row(doc, matches[k, 0], matches[k, 1])
+        free = True
+        for i in range(matches[k, 0], matches[k, 1]):
+            free = free and not taken[i]
+        if not free:
+            continue
+        for i in range(matches[k, 0], matches[k, 1]):
+            doc.c[i].ent_iob = BEGIN if i == matches[k, 0] else INSIDE
+            doc.c[i].ent_type = labels.value(store, matches[k, 2])
+            doc.c[i].ent_kb_id = kb_ids.value(store, matches[k, 3])
+            taken[i] = True
+    for i in range(doc.length - 1):  # as set_ents: an I after no entity, or after another type, begins one
+        if doc.c[i + 1].ent_iob == INSIDE and (doc.c[i].ent_iob in (MISSING, OUTSIDE) or doc.c[i].ent_type != doc.c[i + 1].ent_type):
+            doc.c[i + 1].ent_iob = BEGIN
 
 
 cdef struct Ranked:
