@@ -153,4 +153,8 @@ def non_overlapping(rows, bint longest_first):
             item.second = matches[item.row, 0]  # kept ones are disjoint: their starts order them
             kept.push_back(item)
     stable_sort(kept.begin(), kept.end(), _starts_before)
-    return numpy.asarray(matches)[[item.row for item in kept]].reshape(-1, 4)
+    chosen = numpy.empty(kept.size(), dtype=numpy.intp)
+    cdef Py_ssize_t[::1] rows_kept = chosen
+    for k in range(<Py_ssize_t>kept.size()):
+        rows_kept[k] = kept[k].row
+    return numpy.asarray(matches)[chosen].reshape(-1, 4)
