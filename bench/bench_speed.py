@@ -11,9 +11,11 @@ model size on disk, RSS while tagging, RSS over a long stream of short docs,
 one long document (time, RSS growth), and nlp.pipe with n_process=2 against
 one process, for bioner and for a blank pipeline (the ceiling spaCy's
 hand-over of docs between processes sets), and `bioner annotate` with two
-worker processes against one. Figures are printed as JSON too.
+worker processes against one. The seed's Rust toy tagger (seed_toy.py) is built
+with cargo and timed in the same run, between bioner and spaCy. Figures are
+printed as JSON too.
 
-Usage: python bench/bench_speed.py [--data ../shared/data] [--repeats 5] [--stream-docs 1000000] [--long-tokens 1000000]
+Usage: python bench/bench_speed.py [--data ../shared/data] [--seeds ../shared/seeds] [--repeats 5] [--stream-docs 1000000] [--long-tokens 1000000]
 """
 import argparse
 import json
@@ -27,6 +29,7 @@ import spacy
 from spacy.tokens import Doc
 
 from spacy_bioner.annotate import annotate
+from seed_toy import toy_speed
 from common import write_results, ROOT, convert, gold_token_examples, rss_mb, stream, train, train_spacy_pipeline
 
 
@@ -92,6 +95,7 @@ def annotate_processes(nlp, texts, n_docs: int, work: Path, repeats: int) -> dic
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data")
+    parser.add_argument("--seeds", type=Path, default=ROOT.parent / "shared" / "seeds", help="where the seed notes are (the Rust toy)")
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--spacy-steps", type=int, default=300)
     parser.add_argument("--stream-docs", type=int, default=1_000_000)
@@ -114,6 +118,7 @@ def main() -> None:
         figures["tokens"] = sum(len(doc) for doc in docs)
         figures["bioner"] = throughput(nlp, docs, texts, args.repeats)
         figures["bioner_rss_mb_after_tagging"] = rss_mb()
+        figures["seed_toy"] = toy_speed(args.seeds, work, args.repeats)  # its own synthetic sentences
         spacy_nlp = spacy.load(spacy_model)
         spacy_docs = [Doc(spacy_nlp.vocab, words=[t.text for t in doc], spaces=[bool(t.whitespace_) for t in doc]) for doc in docs]
         figures["spacy_ner"] = throughput(spacy_nlp, spacy_docs, texts, args.repeats)
@@ -121,6 +126,8 @@ def main() -> None:
         figures["ratios"] = {
             way: figures["bioner"][way]["median"] / figures["spacy_ner"][way]["median"] for way in ("component", "raw_text")
         }
+        if figures["seed_toy"] is not None:
+            figures["ratios"]["seed_toy"] = figures["bioner"]["component"]["median"] / figures["seed_toy"]["median"]
         sentences = [part for text in texts for part in text.split(" . ") if part]  # short docs
         figures["n_process"] = multiprocess(nlp, sentences, 20_000, max(3, args.repeats // 2), batch_size=1000)
         figures["n_process_documents"] = multiprocess(nlp, texts, 2_000, max(3, args.repeats // 2), batch_size=100)
@@ -133,6 +140,10 @@ def main() -> None:
     for way in ("component", "raw_text"):
         print(f"  {way:9}: bioner {b[way]['median']:,.0f} ({b[way]['min']:,.0f}-{b[way]['max']:,.0f}) tokens/s, "
               f"spaCy ner {s[way]['median']:,.0f} ({s[way]['min']:,.0f}-{s[way]['max']:,.0f}); ratio {r[way]:.1f}x")
+    if figures["seed_toy"] is not None:
+        toy = figures["seed_toy"]
+        print(f"  seed's Rust toy: {toy['median']:,.0f} ({toy['min']:,.0f}-{toy['max']:,.0f}) tokens/s on its own sentences; "
+              f"bioner's components {figures['ratios']['seed_toy']:.2f}x")
     print(f"bioner training (spacy train, eng.train, default config): {figures['bioner_train_seconds']:.1f} s; "
           f"model-best {figures['bioner_model_mb']:.1f} MB; RSS after tagging {figures['bioner_rss_mb_after_tagging']:.0f} MB")
     for key, what in (("n_process", "sentences"), ("n_process_documents", "whole documents")):

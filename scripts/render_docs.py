@@ -157,6 +157,10 @@ def _speed(results: dict) -> list:
     for way, what in (("component", "components over pre-tokenized Docs (`nlp.pipe`)"), ("raw_text", "from raw text (tokenizer included)")):
         lines.append(f"| {what} | {b[way]['median']:,.0f} tokens/s ({b[way]['min']:,.0f}-{b[way]['max']:,.0f}) | "
                      f"{s[way]['median']:,.0f} ({s[way]['min']:,.0f}-{s[way]['max']:,.0f}) | **{f['ratios'][way]:.1f}x** |")
+    toy = f.get("seed_toy")
+    if toy:
+        lines.append(f"| the seed's Rust toy tagger, on its own synthetic sentences (seed_toy.py) | | {toy['median']:,.0f} "
+                     f"({toy['min']:,.0f}-{toy['max']:,.0f}) | **{f['ratios']['seed_toy']:.2f}x** |")
     d, st = f["long_document"], f["stream"]
     rss = ", ".join(f"{v:.0f} MB" for k, v in st.items() if k.startswith("rss"))
     lines += [
