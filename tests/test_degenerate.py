@@ -79,6 +79,8 @@ def test_a_list_of_names_fused_into_another_type_is_split_into_its_names():
         allowed = numpy.ones((len(words), ner.scheme.n_tags), dtype=bool)
         split = split_name_lists(ner, [doc], layout, tags, allowed, [ner.gazetteer.match(doc)])
         assert [(doc[s:e].text, ner.labels[label]) for s, e, label in ner.scheme.to_spans(split)] == expected
+    preset = Doc(nlp.vocab, words=["Paris", "Berlin", "is", "big"], ents=["B-ORG", "I-ORG", "O", "O"])
+    assert [(ent.text, ent.label_) for ent in ner(preset).ents] == [("Paris Berlin", "ORG")]  # set before: never split
     off = spacy.blank("en")
     off.add_pipe("bioner", config={"rules": {"@misc": "bioner.rules.v1", "split_name_lists": False}})
     assert not off.get_pipe("bioner").settings.rules.split_name_lists

@@ -44,7 +44,7 @@ def split_name_lists(ner, docs: List[Doc], layout: Layout, tags: numpy.ndarray, 
     pieces = []
     for ((start, end, label), parts), d in zip(covered, doc_of.tolist()):
         offset = int(layout.offsets[d])
-        pieces.extend(docs[d][s - offset : e - offset].as_doc() for s, e in parts)
+        pieces.extend(_piece(docs[d], s - offset, e - offset) for s, e in parts)
     alone = iter(_label_alone(ner, pieces))
     tags = tags.copy()
     for (start, end, label), parts in covered:
@@ -56,6 +56,15 @@ def split_name_lists(ner, docs: List[Doc], layout: Layout, tags: numpy.ndarray, 
         if allowed[numpy.arange(start, end), retagged].all():
             tags[start:end] = retagged
     return tags
+
+
+def _piece(doc: Doc, start: int, end: int) -> Doc:
+    """Tokens of a doc as a doc of their own: their words and spaces. Not `Span.as_doc`, which copies
+    the whole doc's arrays each time (quadratic on a long doc). Nothing else is needed: a piece of
+    a decoded entity holds no sentence start past its first token, and no preset (a preset is an
+    entity of its own, which no split can change)."""
+    tokens = doc[start:end]
+    return Doc(doc.vocab, words=[token.text for token in tokens], spaces=[bool(token.whitespace_) for token in tokens])
 
 
 def _label_alone(ner, pieces: List[Doc]) -> List[Optional[int]]:
