@@ -115,15 +115,11 @@ def _short_form_mentions(ner, docs: List[Doc], offsets: numpy.ndarray, rows: num
     if not (family or label_acronyms):
         return heads, starts, short_form_heads, short_form_starts
     lexicon, initials = ner.featurizer.lexicon, ner.featurizer.initials
-    if not initials.any_telling(lexicon, rows):  # no "(" and no acronym: no mention, as in most sentences
-        if family:
-            heads, starts = _no_mentions(len(rows))
-        if label_acronyms or (folds is None and label_defined):
-            short_form_heads, short_form_starts = _no_mentions(len(rows))
-        return heads, starts, short_form_heads, short_form_starts
+    labelled = label_acronyms or (folds is None and label_defined)
+    if not initials.any_telling(lexicon, rows):  # no "(" and no word in capitals: no mention, as in most sentences
+        return _mentionless(len(rows), family, labelled)
     # Found among the words: a line break is not part of a long form, nor does it end one.
     words, word_offsets = words_of(is_space, offsets)
-    doc_span = [slice(a, b) for a, b in zip(word_offsets.tolist(), word_offsets[1:].tolist())]  # each doc's words
     # Only docs with an opening parenthesis can define a short form, and only docs with
     # an acronym use one undefined: the others are not read word by word.
     defining = _docs_with(lexicon.table[rows[words], COLUMNS["orth"]] == _OPENING, word_offsets)
@@ -131,6 +127,9 @@ def _short_form_mentions(ner, docs: List[Doc], offsets: numpy.ndarray, rows: num
     if label_acronyms:
         codes, acronyms = initials(lexicon, rows[words])
         using = _docs_with(acronyms, word_offsets)
+    if not (defining or using):  # capitals of a headline, not an acronym
+        return _mentionless(len(rows), family, labelled)
+    doc_span = [slice(a, b) for a, b in zip(word_offsets.tolist(), word_offsets[1:].tolist())]  # each doc's words
     doc_words = {
         d: Words(docs[d].vocab.strings, docs[d].to_array(ORTH)[words[doc_span[d]] - offsets[d]], sentence[words[doc_span[d]]])
         for d in sorted(defining | using)
@@ -213,6 +212,11 @@ def _with_line_ends(words: numpy.ndarray, word_offsets: numpy.ndarray, offsets: 
 def _no_mentions(n_tokens: int) -> Tuple[numpy.ndarray, numpy.ndarray]:
     """laid_end_to_end_mentions where no doc has a mention."""
     return numpy.full(n_tokens, -1, dtype=numpy.int64), numpy.zeros(n_tokens, dtype=numpy.bool_)
+
+
+def _mentionless(n_tokens: int, family: bool, labelled: bool) -> Tuple[Optional[numpy.ndarray], ...]:
+    """_short_form_mentions where no doc has a mention: empty mentions for the family and for the labelling rules if on."""
+    return (*(_no_mentions(n_tokens) if family else (None, None)), *(_no_mentions(n_tokens) if labelled else (None, None)))
 
 
 def laid_end_to_end_mentions(found: Dict[int, Tuple[numpy.ndarray, numpy.ndarray]], words: numpy.ndarray,
