@@ -135,6 +135,9 @@ def _short_form_mentions(ner, docs: List[Doc], offsets: numpy.ndarray, rows: num
         for d in sorted(defining | using)
     }
     defined = [definitions(doc_words[d]) if d in defining else {} for d in range(len(docs))]
+    undefined = {d: undefined_acronyms(doc_words[d], defined[d], codes[doc_span[d]], acronyms[doc_span[d]]) for d in using}
+    if not (any(defined) or any(undefined.values())):  # a "(" that defines nothing, acronyms spelled nowhere
+        return _mentionless(len(rows), family, labelled)
     if family:
         defined_mentions = {d: mentions(doc_words[d], defined[d]) for d in doc_words}
         heads, starts = laid_end_to_end_mentions(defined_mentions, words, word_offsets, len(rows))
@@ -142,9 +145,7 @@ def _short_form_mentions(ner, docs: List[Doc], offsets: numpy.ndarray, rows: num
             short_form_heads, short_form_starts = heads, starts
     if label_acronyms:
         labelled_mentions = {
-            d: mentions(doc_words[d], undefined_acronyms(doc_words[d], defined[d], codes[doc_span[d]], acronyms[doc_span[d]])
-                        if d in using else {}, defined_mentions[d] if label_defined else None)
-            for d in doc_words
+            d: mentions(doc_words[d], undefined.get(d, {}), defined_mentions[d] if label_defined else None) for d in doc_words
         }
         short_form_heads, short_form_starts = laid_end_to_end_mentions(labelled_mentions, words, word_offsets, len(rows))
     return heads, starts, short_form_heads, short_form_starts

@@ -4,6 +4,7 @@ Each rule takes the tags as decoded (or as the rule before it left them) and
 returns new ones; `apply_rules` runs them in order and records which rule gave
 each token its final tag, which `bioner explain` reports.
 """
+import functools
 from typing import Callable, Dict, List, NamedTuple, Tuple
 
 import numpy
@@ -39,8 +40,13 @@ def _short_form_names(layout: Layout, changed: numpy.ndarray) -> List[str]:
 
 def _surnames(ner, docs: List[Doc], layout: Layout, tags: numpy.ndarray, allowed: numpy.ndarray, matches) -> numpy.ndarray:
     """person_labels: a lone surname takes the label of the full name it ends."""
-    person_ids = [i for i, label in enumerate(ner.labels) if label in ner.settings.rules.person_labels]
-    return label_surnames(docs, tags, layout.offsets, layout.rows, ner.scheme, person_ids, allowed)
+    return label_surnames(docs, tags, layout.offsets, layout.rows, ner.scheme, _indices_of(tuple(ner.settings.rules.person_labels), tuple(ner.labels)), allowed)
+
+
+@functools.lru_cache(maxsize=16)
+def _indices_of(wanted: Tuple[str, ...], labels: Tuple[str, ...]) -> Tuple[int, ...]:
+    """The indices of the wanted labels among the component's labels: kept per label set, not made per call."""
+    return tuple(i for i, label in enumerate(labels) if label in wanted)
 
 
 RULES = [

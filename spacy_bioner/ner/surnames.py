@@ -40,13 +40,13 @@ def label_surnames(docs: List[Doc], tags: numpy.ndarray, offsets: numpy.ndarray,
         return tags
     # Where a full name's last word recurs in the same doc, untagged or as a one-word entity of another label.
     width = int(words.max()) + 1
-    full_name_keys = numpy.unique(_doc_numbers(offsets, full_name_ends) * width + words[full_name_ends])
     surname_words = numpy.zeros(width, dtype=bool)
     surname_words[words[full_name_ends]] = True
     open_to_relabel = (tags == 0) | (ends & ~continuing[tags] & ~is_person)
     candidates = numpy.flatnonzero(surname_words[words] & open_to_relabel)
     if not len(candidates):  # no surname recurs, as in most sentences
         return tags
+    full_name_keys = numpy.unique(_doc_numbers(offsets, full_name_ends) * width + words[full_name_ends])
     candidates = candidates[numpy.isin(_doc_numbers(offsets, candidates) * width + words[candidates], full_name_keys)]
     if not len(candidates):
         return tags
