@@ -27,6 +27,26 @@ def test_initialize_without_labels_predicts_nothing():
     assert doc.ents == () and all(token.ent_iob_ == "O" for token in doc)
 
 
+@pytest.mark.parametrize("factory", ["bioner", "bioner_tagger", "bioner_parser"])
+def test_initialize_reads_the_examples_once_and_checks_them_as_spacy_does(factory):
+    nlp = spacy.blank("en")
+    component = nlp.add_pipe(factory)
+    annotation = {"tags": ["NNP", "VBZ", "IN", "NNP"], "heads": [1, 1, 1, 2], "deps": ["nsubj", "ROOT", "prep", "pobj"],
+                  "entities": [(0, 5, "PER"), (15, 20, "LOC")]}
+    examples = [Example.from_dict(nlp.make_doc("Alice lives in Paris"), annotation)] * 2
+    calls = []
+
+    def get_examples():
+        calls.append(1)
+        return iter(examples)
+
+    component.initialize(get_examples, nlp=nlp)
+    assert len(calls) == 1  # spaCy's validate_get_examples would read them all first
+    for bad, code in ((None, "E930"), (lambda: [], "E930"), (lambda: [examples[0], "not an example"], "E978")):
+        with pytest.raises(TypeError, match=code):
+            component.initialize(bad, nlp=nlp)
+
+
 def test_a_gold_label_first_seen_in_update_is_added():
     nlp = train_nlp()
     examples = [Example.from_dict(nlp.make_doc("Mount Fuji is high ."), {"entities": [(0, 10, "MOUNTAIN")]})]

@@ -7,9 +7,10 @@ A subclass gives `_arrays()` (its averaged weights by name) and
 `_load(cfg, arrays, where)` (checks them and takes them on).
 """
 from pathlib import Path
-from typing import Dict, Iterable, List
+from typing import Callable, Dict, Iterable, Iterator, List
 
 import numpy
+from spacy.errors import Errors
 from spacy.pipeline import TrainablePipe
 from spacy.training import Example, validate_examples
 
@@ -27,6 +28,25 @@ def with_cost(scores: numpy.ndarray, gold: numpy.ndarray, margin: float) -> nump
     scores[known] += margin
     scores[known, gold[known]] -= margin
     return scores
+
+
+def checked_examples(get_examples: Callable[[], Iterable[Example]], method: str) -> Iterator[Example]:
+    """The examples of `get_examples()`, checked as spaCy's `validate_get_examples` checks them
+    (E930 now, E978 on the way) in the one pass `initialize` makes: that function reads every
+    example first, a whole extra pass over a training corpus read from disk."""
+    if get_examples is None or not hasattr(get_examples, "__call__"):
+        raise TypeError(Errors.E930.format(method=method, obj=type(get_examples)))
+    examples = get_examples()
+    if not examples:
+        raise TypeError(Errors.E930.format(method=method, obj=examples))
+    return _each_an_example(examples, method)
+
+
+def _each_an_example(examples: Iterable[Example], method: str) -> Iterator[Example]:
+    for example in examples:
+        if not isinstance(example, Example):
+            raise TypeError(Errors.E978.format(name=method, types={type(example)}))
+        yield example
 
 
 class PerceptronPipe(TrainablePipe):

@@ -21,12 +21,12 @@ from spacy.language import Language
 from spacy.scorer import get_ner_prf
 from spacy.tokenizer import Tokenizer
 from spacy.tokens import Doc
-from spacy.training import Example, validate_examples, validate_get_examples
+from spacy.training import Example, validate_examples
 from spacy.vocab import Vocab
 
 from ..core import serialize
 from ..core.decode import predecessor_lists
-from ..core.perceptron_pipe import PerceptronPipe
+from ..core.perceptron_pipe import PerceptronPipe, checked_examples
 from ..core.schemes import TagScheme
 from ..core.templates import MEMORY_FAMILY, TEMPLATES_VERSION, VECTORS_FAMILY
 from ..core.vector_clusters import VectorClusters
@@ -194,14 +194,14 @@ class BioNER(PerceptronPipe):
             a directory of them, added to any patterns already there.
         gazetteer_label (Optional[str]): The label of plain-text term lists.
         """
-        validate_get_examples(get_examples, "BioNER.initialize")
+        examples = checked_examples(get_examples, "BioNER.initialize")
         if gazetteer:
             self.gazetteer.load(gazetteer, label=gazetteer_label)
         remember = MEMORY_FAMILY in self.settings.features
         found = list(dict.fromkeys([*self.labels, *(labels or [])]))
         references = []  # kept for the memory only: a corpus is read once
         longest = 0
-        for example in get_examples():
+        for example in examples:
             if remember:
                 references.append(example.reference)
             for ent in example.reference.ents:

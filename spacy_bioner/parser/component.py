@@ -11,13 +11,13 @@ from spacy.attrs import IS_SPACE, LOWER, SUFFIX, TAG
 from spacy.language import Language
 from spacy.strings import get_string_id
 from spacy.tokens import Doc
-from spacy.training import Example, validate_examples, validate_get_examples
+from spacy.training import Example, validate_examples
 from spacy.vocab import Vocab
 
 from ..core import serialize
 from ..core.features import words_of
 from ..core.perceptron import AveragedPerceptron
-from ..core.perceptron_pipe import PerceptronPipe
+from ..core.perceptron_pipe import PerceptronPipe, checked_examples
 from . import beam, greedy
 from .arcs import write_parses
 from .projectivity import lift
@@ -187,14 +187,14 @@ class BioParser(PerceptronPipe):
     def initialize(self, get_examples: Callable[[], Iterable[Example]], *, nlp: Optional[Language] = None, labels: Optional[Sequence[str]] = None) -> None:
         """Set the arc labels (given ones, then those of the examples' trees, lifted
         when pseudo-projective) and reset the weights."""
-        validate_get_examples(get_examples, "BioParser.initialize")
+        examples = checked_examples(get_examples, "BioParser.initialize")
         self.cfg["labels"] = []
         self._build()
         for label in labels or []:
             self.add_label(label)
         root_labels = Counter()
         n_examples = 0
-        for example in get_examples():
+        for example in examples:
             n_examples += 1
             for unit in self._gold_units(example):
                 root_labels.update(label for head, label in zip(unit.heads[1:], unit.labels[1:]) if head == 0)

@@ -16,7 +16,7 @@ from spacy.language import Language
 from spacy.parts_of_speech import IDS as UNIVERSAL_POS
 from spacy.scorer import Scorer
 from spacy.tokens import Doc
-from spacy.training import Example, validate_examples, validate_get_examples
+from spacy.training import Example, validate_examples
 from spacy.util import registry
 from spacy.vocab import Vocab
 
@@ -24,7 +24,7 @@ from ..core import serialize
 from ..core.decode import viterbi
 from ..core.features import FeatureExtractor, Lexicon, batch_layout, words_of
 from ..core.perceptron import AveragedPerceptron
-from ..core.perceptron_pipe import PerceptronPipe, with_cost
+from ..core.perceptron_pipe import PerceptronPipe, checked_examples, with_cost
 from ..core.templates import CLUSTERS_FAMILY, FAMILIES, N_ATTRIBUTES, TEMPLATES_VERSION, VECTORS_FAMILY, compile_templates, word_attributes
 from ..core.word_clusters import shipped_clusters
 
@@ -129,9 +129,9 @@ class BioTagger(PerceptronPipe):
 
     def initialize(self, get_examples: Callable[[], Iterable[Example]], *, nlp: Optional[Language] = None, labels: Optional[Sequence[str]] = None) -> None:
         """Set the tags (given ones first, then those of the examples' words) and reset the weights."""
-        validate_get_examples(get_examples, "BioTagger.initialize")
+        examples = checked_examples(get_examples, "BioTagger.initialize")
         found = list(labels or [])
-        for example in get_examples():
+        for example in examples:
             for token in example.reference:
                 if token.is_space:
                     continue
