@@ -96,6 +96,8 @@ def test_span_groups_equal_spans_made_one_by_one(nlp):
     assert len(gaz.span_group(doc, "none", rows[:0])) == 0
     with pytest.raises(ValueError, match="does not lie in a doc"):
         gaz.span_group(doc, "bad", numpy.array([[0, len(doc) + 1, 0, 0]]))
+    with pytest.raises(IndexError, match="No string 7"):
+        gaz.span_group(doc, "bad", numpy.array([[0, 1, 7, 0]]))  # a label the gazetteer does not have
 
 
 @given(st.lists(st.tuples(st.integers(0, 8), st.integers(1, 4), st.integers(0, 2)), max_size=12))

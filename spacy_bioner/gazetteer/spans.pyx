@@ -36,7 +36,9 @@ cdef class Interned:
         self.strings = strings  # appended to by the gazetteer's tables; never reordered
 
     cdef uint64_t value(self, StringStore store, Py_ssize_t index) except? 0:
-        if index >= <Py_ssize_t>self.values.size():
+        if not 0 <= index < <Py_ssize_t>self.values.size():
+            if not 0 <= index < len(self.strings):
+                raise IndexError(f"No string {index}: there are {len(self.strings)}.")
             self.values.resize(len(self.strings), 0)
             self.kinds.resize(len(self.strings), UNSEEN)
         if self.kinds[index] == SYMBOL:
