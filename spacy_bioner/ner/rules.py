@@ -40,7 +40,8 @@ def _short_form_names(layout: Layout, changed: numpy.ndarray) -> List[str]:
 
 def _surnames(ner, docs: List[Doc], layout: Layout, tags: numpy.ndarray, allowed: numpy.ndarray, matches) -> numpy.ndarray:
     """person_labels: a lone surname takes the label of the full name it ends."""
-    return label_surnames(docs, tags, layout.offsets, layout.rows, ner.scheme, _indices_of(tuple(ner.settings.rules.person_labels), tuple(ner.labels)), allowed)
+    person_ids = _indices_of(tuple(ner.settings.rules.person_labels), tuple(ner.labels))
+    return label_surnames(docs, tags, layout.offsets, layout.rows, ner.scheme, person_ids, allowed)
 
 
 @functools.lru_cache(maxsize=16)
