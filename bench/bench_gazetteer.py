@@ -5,8 +5,10 @@ names, 1.2M terms), matches the same pre-tokenized CoNLL-2003 train+dev
 documents, and prints build time, RSS growth, match throughput and the ratios;
 also the time to load our saved gazetteer, and one call per doc: the
 bioner_gazetteer component (doc.spans and doc.ents written) against
-PhraseMatcher making Spans. A term with several KB ids (a name shared by
-several places) gives a match row per id: distinct spans are counted too.
+PhraseMatcher making Spans. The speeds are medians of five rounds in which
+the two take turns, so that a slow spell of the machine falls on both. A term
+with several KB ids (a name shared by several places) gives a match row per
+id: distinct spans are counted too.
 
 Over-trust: on each split of the seed toy corpus, trains the default config
 with `spacy train` without and with the toy's own location list (in
@@ -57,30 +59,34 @@ def read_terms(path: Path):
         return [line.split("\t", 2)[:2] for line in lines if line.strip()]
 
 
-def time_matching(match_batch, docs, repeats=3, batch_size=1000):
-    """Median tokens/s of matching all docs in batches (as nlp.pipe hands them over)."""
-    n_tokens = sum(len(doc) for doc in docs)
-    rates, n_matches = [], 0
-    for _ in range(repeats):
-        start = time.perf_counter()
-        n_matches = sum(
-            len(matches) for i in range(0, len(docs), batch_size) for matches in match_batch(docs[i : i + batch_size])
-        )
-        rates.append(n_tokens / (time.perf_counter() - start))
-    return statistics.median(rates), n_matches
+def matching_rate(match_batch, docs, batch_size=1000):
+    """Tokens/s of matching all docs in batches (as nlp.pipe hands them over), and the matches found."""
+    start = time.perf_counter()
+    n_matches = sum(len(matches) for i in range(0, len(docs), batch_size) for matches in match_batch(docs[i : i + batch_size]))
+    return sum(len(doc) for doc in docs) / (time.perf_counter() - start), n_matches
 
 
-def time_calls(call, docs, repeats=3):
-    """Median tokens/s of one call per doc, over fresh copies of the docs (a component writes to them)."""
-    n_tokens = sum(len(doc) for doc in docs)
-    rates = []
-    for _ in range(repeats):
-        fresh = [Doc(doc.vocab, words=[token.text for token in doc]) for doc in docs]
-        start = time.perf_counter()
-        for doc in fresh:
-            call(doc)
-        rates.append(n_tokens / (time.perf_counter() - start))
-    return statistics.median(rates)
+def call_rate(call, docs):
+    """Tokens/s of one call per doc, over fresh copies of the docs (a component writes to them)."""
+    fresh = [Doc(doc.vocab, words=[token.text for token in doc]) for doc in docs]
+    start = time.perf_counter()
+    for doc in fresh:
+        call(doc)
+    return sum(len(doc) for doc in docs) / (time.perf_counter() - start)
+
+
+def paired_rates(contenders, docs, rounds=5):
+    """Median tokens/s of each contender's batch matching and calls per doc, the contenders taking
+    turns a round at a time, so that a slow spell of the machine falls on both.
+
+    contenders: name -> (match_batch, call per doc).
+    """
+    rates = {name: {"batches": [], "calls": []} for name in contenders}
+    for _ in range(rounds):
+        for name, (match_batch, call) in contenders.items():
+            rates[name]["batches"].append(matching_rate(match_batch, docs)[0])
+            rates[name]["calls"].append(call_rate(call, docs))
+    return {name: {way: statistics.median(values) for way, values in found.items()} for name, found in rates.items()}
 
 
 def distinct_spans(gazetteer, docs) -> set:
@@ -89,6 +95,7 @@ def distinct_spans(gazetteer, docs) -> set:
 
 
 def ours(nlp, terms_path, docs):
+    """The gazetteer built, saved and loaded; its component (doc.spans and doc.ents written); its figures but speed."""
     gc.collect()
     before = rss_mb()
     start = time.perf_counter()
@@ -97,7 +104,7 @@ def ours(nlp, terms_path, docs):
     gazetteer.match(docs[0])  # compiles the automaton
     build = time.perf_counter() - start
     growth = rss_mb() - before
-    built_rate, n_matches = time_matching(gazetteer.match_batch, docs)
+    built_rate, n_matches = matching_rate(gazetteer.match_batch, docs)
     data = gazetteer.to_bytes()
     del gazetteer
     gc.collect()
@@ -105,18 +112,17 @@ def ours(nlp, terms_path, docs):
     loaded = Gazetteer(nlp.tokenizer).from_bytes(data)
     loaded.match(docs[0])
     load = time.perf_counter() - start
-    rate, loaded_matches = time_matching(loaded.match_batch, docs)
-    assert loaded_matches == n_matches
-    component = GazetteerComponent(nlp)  # doc.spans and doc.ents written, one call per doc
+    assert matching_rate(loaded.match_batch, docs)[1] == n_matches
+    component = GazetteerComponent(nlp)
     component.gazetteer = loaded
-    per_call = time_calls(component, docs)
     spans = distinct_spans(loaded, docs)
-    return spans, {"build_s": build, "rss_growth_mb": growth, "tokens_per_s": rate, "tokens_per_s_as_built": built_rate,
-            "component_per_call_tokens_per_s": per_call, "matches": n_matches, "distinct_spans": len(spans),
-            "load_s": load, "saved_mb": len(data) / 2**20, "terms": len(loaded)}
+    return loaded, component, spans, {
+        "build_s": build, "rss_growth_mb": growth, "tokens_per_s_as_built": built_rate, "matches": n_matches,
+        "distinct_spans": len(spans), "load_s": load, "saved_mb": len(data) / 2**20, "terms": len(loaded)}
 
 
 def phrasematcher(nlp, terms_path, docs):
+    """spaCy's PhraseMatcher on LOWER built from the same list; its figures but speed."""
     gc.collect()
     before = rss_mb()
     start = time.perf_counter()
@@ -129,10 +135,8 @@ def phrasematcher(nlp, terms_path, docs):
         matcher.add(label, list(nlp.tokenizer.pipe(texts, batch_size=10000)))
     build = time.perf_counter() - start
     growth = rss_mb() - before
-    rate, n_matches = time_matching(lambda batch: [matcher(doc) for doc in batch], docs)
-    per_call = time_calls(lambda doc: matcher(doc, as_spans=True), docs)
     spans = {(i, start, end) for i, doc in enumerate(docs) for _, start, end in matcher(doc)}
-    return spans, {"build_s": build, "rss_growth_mb": growth, "tokens_per_s": rate, "per_call_spans_tokens_per_s": per_call, "matches": n_matches}
+    return matcher, spans, {"build_s": build, "rss_growth_mb": growth, "matches": len(spans)}
 
 
 def seed_toy_overtrust(data: Path) -> dict:
@@ -171,25 +175,30 @@ def main() -> None:
         sys.exit(f"No term list at {terms}: pass --terms or --data.")
     nlp = spacy.blank("en")
     docs = conll_docs(nlp, [args.data / "conll2003" / "eng.train", args.data / "conll2003" / "eng.testa"])
-    our_spans, found = ours(nlp, terms, docs)
+    loaded, component, our_spans, found = ours(nlp, terms, docs)
     figures = {"tokens": sum(len(d) for d in docs), "bioner_gazetteer": found}
+    contenders = {"bioner_gazetteer": (loaded.match_batch, component)}
+    if not args.no_phrasematcher:
+        matcher, their_spans, figures["phrasematcher"] = phrasematcher(nlp, terms, docs)
+        figures["same_spans"] = our_spans == their_spans
+        contenders["phrasematcher"] = (lambda batch: [matcher(doc) for doc in batch], lambda doc: matcher(doc, as_spans=True))
+    for name, rates in paired_rates(contenders, docs).items():
+        figures[name]["tokens_per_s"], figures[name]["per_call_tokens_per_s"] = rates["batches"], rates["calls"]
     g = figures["bioner_gazetteer"]
     print(f"{figures['tokens']:,} tokens in {len(docs)} docs; {g['terms']:,} distinct terms from {terms.name}")
     print(f"bioner gazetteer: build {g['build_s']:.1f} s, RSS +{g['rss_growth_mb']:.0f} MB, "
           f"{g['tokens_per_s']:,.0f} tokens/s once saved and loaded ({g['tokens_per_s_as_built']:,.0f} as built), "
-          f"{g['matches']:,} matches ({g['distinct_spans']:,} distinct spans), {g['component_per_call_tokens_per_s']:,.0f} tokens/s "
+          f"{g['matches']:,} matches ({g['distinct_spans']:,} distinct spans), {g['per_call_tokens_per_s']:,.0f} tokens/s "
           f"as a component called per doc; saved {g['saved_mb']:.1f} MB, loads in {g['load_s']:.2f} s")
     if not args.no_phrasematcher:
-        their_spans, p = phrasematcher(nlp, terms, docs)
-        figures["phrasematcher"] = p
-        figures["same_spans"] = our_spans == their_spans
+        p = figures["phrasematcher"]
         print(f"PhraseMatcher(LOWER): build {p['build_s']:.1f} s, RSS +{p['rss_growth_mb']:.0f} MB, "
-              f"{p['tokens_per_s']:,.0f} tokens/s, {p['per_call_spans_tokens_per_s']:,.0f} as Spans per call, {p['matches']:,} matches; the same spans as ours: {figures['same_spans']}")
+              f"{p['tokens_per_s']:,.0f} tokens/s, {p['per_call_tokens_per_s']:,.0f} as Spans per call, {p['matches']:,} matches; the same spans as ours: {figures['same_spans']}")
         figures["ratios"] = {
             "build": g["build_s"] / p["build_s"],
             "rss_growth": g["rss_growth_mb"] / p["rss_growth_mb"],
             "throughput": g["tokens_per_s"] / p["tokens_per_s"],
-            "per_call_with_spans": g["component_per_call_tokens_per_s"] / p["per_call_spans_tokens_per_s"],
+            "per_call_with_spans": g["per_call_tokens_per_s"] / p["per_call_tokens_per_s"],
         }
         r = figures["ratios"]
         print(f"ratios bioner/PhraseMatcher: build {r['build']:.3f}, RSS growth {r['rss_growth']:.3f}, throughput {r['throughput']:.2f}x, "
