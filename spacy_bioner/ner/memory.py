@@ -61,8 +61,8 @@ class EntityMemory:
         """
         if folds is None or not self._folds:
             return self.entries.match_batch(docs, relabel=_label_map_of(self.entries, labels))
-        return [self._folds[k].match_batch([doc], relabel=_label_map_of(self._folds[k], labels))[0]
-                for doc, k in zip(docs, folds)]
+        # one doc laid out is the doc itself: no batch to split back into docs
+        return [self._folds[k].match_laid_out([doc], relabel=_label_map_of(self._folds[k], labels)) for doc, k in zip(docs, folds)]
 
     def match_laid_out(self, docs: Sequence[Doc], labels: Sequence[str]) -> numpy.ndarray:
         """`match` against all entities, of docs laid end to end: rows in positions of the whole batch."""
