@@ -148,6 +148,10 @@ class Gazetteer:
         interned in the doc's StringStore)."""
         return span_group(doc, name, rows, self._labels, self._kb_ids)
 
+    def kb_hashes(self, strings, kb_ids: numpy.ndarray) -> numpy.ndarray:
+        """uint64: the StringStore hash of each of these KB ids (indices), interned in `strings`."""
+        return self._kb_ids.values_of(strings, kb_ids)
+
     def write_ents(self, doc, rows: numpy.ndarray, keep_entities: bool) -> None:
         """Write non-overlapping match rows to `doc.ents`, as `doc.set_ents` with their spans and
         default="unmodified" would; with keep_entities, rows overlapping an entity are left out."""

@@ -50,6 +50,16 @@ cdef class Interned:
         self.kinds[index] = HASHED if string and self.values[index] == hash_string(string) else SYMBOL
         return self.values[index]
 
+    def values_of(self, StringStore store, indices) -> numpy.ndarray:
+        """uint64, the store's value of each of these strings (by index), added to it if new."""
+        cdef const int64_t[::1] wanted = numpy.ascontiguousarray(indices, dtype=numpy.int64)
+        found = numpy.empty(wanted.shape[0], dtype=numpy.uint64)
+        cdef uint64_t[::1] out = found
+        cdef Py_ssize_t k
+        for k in range(wanted.shape[0]):
+            out[k] = self.value(store, wanted[k])
+        return found
+
 
 cdef inline void _check_row(Doc doc, int64_t start, int64_t end) except *:
     if not 0 <= start < end <= doc.length:

@@ -94,5 +94,5 @@ def link(ner, values: numpy.ndarray, matches: List[numpy.ndarray], offsets: List
     chosen = rows[exact[first]]
     lengths = chosen[:, 1] - chosen[:, 0]
     positions = numpy.repeat(chosen[:, 0] - numpy.cumsum(lengths) + lengths, lengths) + numpy.arange(lengths.sum())
-    kb_hashes = numpy.array([ner.vocab.strings.add(gazetteer.kb_ids[kb]) for kb in chosen[:, 3].tolist()], dtype=numpy.uint64)
+    kb_hashes = gazetteer.kb_hashes(ner.vocab.strings, chosen[:, 3])
     values[positions, 2] = numpy.repeat(kb_hashes, lengths)
