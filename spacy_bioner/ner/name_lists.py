@@ -30,14 +30,18 @@ def split_name_lists(ner, docs: List[Doc], layout: Layout, tags: numpy.ndarray, 
         return tags  # off, or no entity of more than one token
     names = _known_names(ner, layout, matches)
     # A list's first name starts an entity and ends before it does, on a token that continues it.
-    firsts = names[(names[:, 1] < len(tags)) & ~continuing[names[:, 0]]]
-    if not continuing[firsts[:, 1]].any():
+    firsts = names[(names[:, 1] < len(tags)) & (tags[names[:, 0]] > 0) & ~continuing[names[:, 0]]]
+    firsts = firsts[continuing[firsts[:, 1]]]
+    if not len(firsts):
         return tags  # no entity starts with a known name shorter than itself, as in most sentences
-    entities = [(start, end, label) for start, end, label in ner.scheme.to_spans(tags) if end - start > 1]
+    entities = _entities_at(ner.scheme, tags, continuing, numpy.unique(firsts[:, 0]))
+    # Only the names inside those entities can make them up.
+    inside = numpy.searchsorted(entities[:, 0], names[:, 0], side="right") - 1
+    names = names[(inside >= 0) & (names[:, 1] <= entities[numpy.maximum(inside, 0), 1])]
     known: Dict[int, List[int]] = defaultdict(list)
     for start, end in names.tolist():
         known[start].append(end)
-    covered = [(entity, parts) for entity in entities for parts in [_parts(*entity[:2], known)] if parts is not None]
+    covered = [(entity, parts) for entity in map(tuple, entities.tolist()) for parts in [_parts(*entity[:2], known)] if parts is not None]
     if not covered:
         return tags
     doc_of = numpy.searchsorted(layout.offsets, [start for (start, _, _), _ in covered], side="right") - 1
@@ -78,6 +82,14 @@ def _label_alone(ner, pieces: List[Doc]) -> List[Optional[int]]:
         labels.append(spans[0][2] if len(spans) == 1 and spans[0][:2] == (0, len(piece)) else None)
         at += len(piece)
     return labels
+
+
+def _entities_at(scheme, tags: numpy.ndarray, continuing: numpy.ndarray, starts: numpy.ndarray) -> numpy.ndarray:
+    """The entities that begin at these sorted token positions, int64 rows (start, end, label): each runs
+    over the tokens that continue it (Viterbi's tags are a valid sequence, as `to_spans` reads them)."""
+    firsts = numpy.append(numpy.flatnonzero(~continuing), len(tags))  # where each entity, or an O, begins
+    ends = firsts[numpy.searchsorted(firsts, starts, side="right")]
+    return numpy.stack([starts, ends, (tags[starts] - 1) // len(scheme.moves)], axis=1).astype(numpy.int64)
 
 
 def _known_names(ner, layout: Layout, matches: Optional[List[numpy.ndarray]]) -> numpy.ndarray:
