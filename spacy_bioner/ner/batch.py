@@ -42,6 +42,7 @@ class Layout(NamedTuple):
     line_ends: Optional[numpy.ndarray] = None
     # the entity memory's matches, rows of (start, end, label, 0) in batch positions; None without the family
     memory_matches: Optional[numpy.ndarray] = None
+    spaced: bool = False  # whether any token is whitespace (is_space.any(), asked once)
 
 
 class Trellis(NamedTuple):
@@ -96,9 +97,10 @@ def lay_out(ner, docs: List[Doc], folds: Optional[List[int]] = None) -> Layout:
             found = [match_dropout(ner, doc_found) for doc_found in ner.memory.match(docs, ner.labels, folds)]
             memory_matches = laid_end_to_end(found, offsets.tolist())
         memory = match_codes(memory_matches, len(rows), len(ner.labels))
-    line_ends = _line_ends(docs, offsets, is_space, rules.line_breaks) if is_space.any() else None
+    spaced = bool(is_space.any())
+    line_ends = _line_ends(docs, offsets, is_space, rules.line_breaks) if spaced else None
     return Layout(offsets, rows, lexicon.mention_ids[rows], sentence, sent_starts, is_space, heads, starts, memory,
-                  short_form_heads, short_form_starts, line_ends, memory_matches)
+                  short_form_heads, short_form_starts, line_ends, memory_matches, spaced)
 
 
 def _short_form_mentions(ner, docs: List[Doc], offsets: numpy.ndarray, rows: numpy.ndarray, sentence: numpy.ndarray,
@@ -187,7 +189,7 @@ def over_words(layout: Layout, features: Callable[[Layout], numpy.ndarray], fill
     around it read no context across it ("City:\nManchester\n\nName:" reads no "Name" after
     "Manchester"), yet no sentence edge either, which reads as a clue of its own. Whitespace
     tokens get `fill`: decoding, training and probabilities read the words alone."""
-    if not layout.is_space.any():
+    if not layout.spaced:
         return features(layout)
     words, word_offsets = words_of(layout.is_space, layout.offsets)
     if layout.line_ends is not None:
@@ -303,10 +305,15 @@ def trellis_of(ner, layout: Layout, presets: List[List[Span]], allowed: Optional
 
     allowed: the tokens' allowed tags, if the caller has them (`allowed_tags`).
     """
-    if not layout.is_space.any():
-        return Trellis(None, allowed_tags(ner, layout, presets) if allowed is None else allowed, layout.offsets, lambda tags: tags)
+    if not layout.spaced:
+        return Trellis(None, allowed_tags(ner, layout, presets) if allowed is None else allowed, layout.offsets, _same)
     words, word_offsets = words_of(layout.is_space, layout.offsets)
     return Trellis(words, _words_allowed(ner, layout, presets, words), word_offsets, _with_spaces(ner.scheme, layout.is_space, words))
+
+
+def _same(tags: numpy.ndarray) -> numpy.ndarray:
+    """with_spaces where every token is a word."""
+    return tags
 
 
 def _words_allowed(ner, layout: Layout, presets: List[List[Span]], words: numpy.ndarray) -> numpy.ndarray:

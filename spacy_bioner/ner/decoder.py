@@ -81,7 +81,7 @@ def decode(ner, docs: List[Doc]) -> Decoded:
     if HISTORY_FAMILY in ner.settings.features:
         # The first pass saw no history features, so the second pass's
         # scores are the first's plus the weights of those alone.
-        scores += ner.model.scores(history(ner, layout, first_pass), averaged=True)
+        scores += ner.model.scores(history(ner, layout, first_pass, predicting=True), averaged=True)
         tags = best_tags_over(ner, trellis, scores)
     tags = bounded_over(ner, trellis, scores, tags)
     final, retagged = apply_rules(ner, docs, layout, tags, allowed, matches)

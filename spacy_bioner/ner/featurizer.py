@@ -67,28 +67,37 @@ def features(ner, layout: Layout, matches: List[numpy.ndarray], predicting: bool
     featurizer = ner.featurizer
     rows, offsets, n_buckets, lexicon = layout.rows, layout.offsets, featurizer.n_buckets, featurizer.lexicon
     extractor = featurizer.joint_extractor if predicting else featurizer.extractor
-    columns = [over_words(layout, lambda view: extractor.extract(view.rows, lexicon.table, view.sentence), DROPPED)]
+    columns = [over_words(layout, functools.partial(_window_features, extractor, lexicon.table), DROPPED)]
     if DOCUMENT_FAMILY in featurizer.families:
-        columns.append(over_words(layout, lambda view: document_features(
-            view.rows, lexicon.table, view.mentions, view.sentence, n_buckets, view.offsets), DROPPED))
+        columns.append(over_words(layout, functools.partial(_document_features, lexicon.table, n_buckets), DROPPED))
     if ner.settings.gazetteer.mode != "ents" and ner.gazetteer.labels:
         codes = match_codes(laid_end_to_end(matches, offsets.tolist()), len(rows), len(ner.gazetteer.labels))
         columns.append(match_columns(match_ids("gazetteer", ner.gazetteer.labels, n_buckets), codes, packed))
     if layout.memory_codes is not None:
         columns.append(match_columns(match_ids("memory", ner.labels, n_buckets), layout.memory_codes, packed))
-    if layout.abbreviation_heads is not None:
+    # Predicting, a batch with no short form leaves out their columns: every id in them is DROPPED, which scores nothing.
+    if layout.abbreviation_heads is not None and not (predicting and not layout.abbreviation_starts.any()):
         columns.append(abbreviation_features(rows, lexicon.table, layout.abbreviation_heads, n_buckets))
     if featurizer.n_history and not predicting:
         columns.append(numpy.full((len(rows), featurizer.n_history), DROPPED, dtype=numpy.uint32))
     return columns[0] if len(columns) == 1 else numpy.concatenate(columns, axis=1)
 
 
-def history(ner, layout: Layout, first_pass: numpy.ndarray) -> numpy.ndarray:
-    """The history features of every token, from a first pass's tags."""
+def _window_features(extractor: FeatureExtractor, table: numpy.ndarray, view: Layout) -> numpy.ndarray:
+    return extractor.extract(view.rows, table, view.sentence)
+
+
+def _document_features(table: numpy.ndarray, n_buckets: int, view: Layout) -> numpy.ndarray:
+    return document_features(view.rows, table, view.mentions, view.sentence, n_buckets, view.offsets)
+
+
+def history(ner, layout: Layout, first_pass: numpy.ndarray, predicting: bool = False) -> numpy.ndarray:
+    """The history features of every token, from a first pass's tags (predicting: as `features`
+    leaves out the short forms' columns, so does this)."""
     n_buckets, lexicon = ner.featurizer.n_buckets, ner.featurizer.lexicon
     types = ner.scheme.entity_types()[first_pass]
     found = history_features(layout.rows, lexicon.table, layout.mentions, types, len(ner.labels) + 1, n_buckets, layout.offsets)
-    if layout.abbreviation_heads is None:
+    if layout.abbreviation_heads is None or (predicting and not layout.abbreviation_starts.any()):
         return found
     return numpy.concatenate([found, abbreviation_history(layout.abbreviation_heads, types, n_buckets)], axis=1)
 
