@@ -2,8 +2,9 @@
 and the trellis that decoding runs over (every token, or the words alone).
 
 Functions here take the component (`ner`) for its scheme, labels, lexicon,
-gazetteer and memory; they keep no state of their own.
+gazetteer and memory; they keep no state of their own but a cache of edge masks (_edges_mask).
 """
+import functools
 from typing import Callable, Dict, Iterable, List, NamedTuple, Optional, Set, Tuple
 
 import numpy
@@ -18,6 +19,7 @@ from ..gazetteer.matcher import filter_matches
 from ..gazetteer.token_codes import match_codes
 from .abbreviations import Words, definitions, mentions, undefined_acronyms
 from .dropout import match_dropout
+from .entities import entity_annotated
 from .settings import TOKENS_PER_PASS
 
 INSIDE, OUTSIDE, BEGIN = 1, 2, 3  # spaCy's ENT_IOB codes; B without a type is a blocked token
@@ -218,8 +220,10 @@ def _no_mentions(n_tokens: int) -> Tuple[numpy.ndarray, numpy.ndarray]:
 
 
 def _mentionless(n_tokens: int, family: bool, labelled: bool) -> Tuple[Optional[numpy.ndarray], ...]:
-    """_short_form_mentions where no doc has a mention: empty mentions for the family and for the labelling rules if on."""
-    return (*(_no_mentions(n_tokens) if family else (None, None)), *(_no_mentions(n_tokens) if labelled else (None, None)))
+    """_short_form_mentions where no doc has a mention: empty mentions for the family and for the labelling
+    rules if on (one pair for both: nothing writes to them)."""
+    empty = _no_mentions(n_tokens)
+    return (*(empty if family else (None, None)), *(empty if labelled else (None, None)))
 
 
 def laid_end_to_end_mentions(found: Dict[int, Tuple[numpy.ndarray, numpy.ndarray]], words: numpy.ndarray,
@@ -251,7 +255,7 @@ def presets_of(ner, doc: Doc, matches: numpy.ndarray) -> List[Span]:
     """What the tagger must keep: the doc's entities, its blocked tokens (`doc.set_ents(blocked=...)`:
     each a one-token span without a label, which no entity may take), and gazetteer matches in "ents" mode."""
     presets = []
-    if doc.has_annotation("ENT_IOB"):  # entities or blocked tokens set before us; most docs have neither
+    if entity_annotated(doc):  # entities or blocked tokens set before us; most docs have neither
         presets = list(doc.ents)
         iob_types = doc.to_array([ENT_IOB, ENT_TYPE])
         blocked = numpy.flatnonzero((iob_types[:, 0] == BEGIN) & (iob_types[:, 1] == 0))
@@ -267,8 +271,23 @@ def presets_of(ner, doc: Doc, matches: numpy.ndarray) -> List[Span]:
 
 def allowed_tags(ner, layout: Layout, presets: List[List[Span]]) -> numpy.ndarray:
     """Which tag each token of the batch may take (sentence and doc edges, whitespace, presets)."""
+    if len(layout.rows) <= KEPT_MASK_TOKENS and layout.line_ends is None and not any(presets) and not ner.cfg["labels_from_presets"]:
+        return _edges_mask(ner.scheme, layout.sent_starts.tobytes(), layout.is_space.tobytes())
     forced, ends = presets_forced(ner, layout, presets)
     return _untaught_kept_out(ner, ner.scheme.allowed(layout.sent_starts, layout.is_space, forced, closed_before=ends), forced)
+
+
+KEPT_MASK_TOKENS = 256  # short batches (single calls) share their masks: one per pattern of sentence starts and whitespace
+
+
+@functools.lru_cache(maxsize=1024)
+def _edges_mask(scheme, sent_starts: bytes, is_space: bytes) -> numpy.ndarray:
+    """allowed_tags where only the sentence and doc edges and whitespace count, made once per scheme and
+    pattern (the bool arrays' bytes), read-only: a sentence's mask depends on little more than its length."""
+    starts, spaces = numpy.frombuffer(sent_starts, dtype=numpy.bool_), numpy.frombuffer(is_space, dtype=numpy.bool_)
+    allowed = scheme.allowed(starts, spaces, numpy.full(len(starts), -1, dtype=numpy.int32))
+    allowed.flags.writeable = False
+    return allowed
 
 
 def presets_forced(ner, layout: Layout, presets: List[List[Span]]) -> Tuple[numpy.ndarray, numpy.ndarray]:

@@ -1,5 +1,5 @@
 # cython: language_level=3
-"""Entity arrays -> Doc.ents, written straight into the docs' tokens.
+"""Entity arrays -> Doc.ents, written straight into the docs' tokens, and whether a doc has any.
 
 `Doc.from_array` checks its ENT_IOB column in a Python loop and builds its
 arguments anew for every doc: on short docs that cost more than tagging them.
@@ -36,3 +36,13 @@ def write_entities(docs, const uint64_t[:, ::1] values):
             doc.c[i].ent_type = values[n + i, 1]
             doc.c[i].ent_kb_id = values[n + i, 2]
         n += doc.length
+
+
+def entity_annotated(Doc doc):
+    """Whether any token has an ENT_IOB value (entities, or blocked tokens, set before):
+    `doc.has_annotation("ENT_IOB")` in a C loop, which is asked of every doc tagged."""
+    cdef int i
+    for i in range(doc.length):
+        if doc.c[i].ent_iob != 0:
+            return True
+    return False
