@@ -85,6 +85,10 @@ def long_form(short: str, words: List[str]) -> int:
     return 0
 
 
+_ORTH_OPENING, _ORTH_HYPHEN = get_string_id("("), get_string_id("-")  # ORTH hashes, as StringStore gives them
+_ORTH_ENDS = {get_string_id(mark) for mark in (")", ";", ",")}
+
+
 def definitions(words: Words) -> Dict[ShortForm, Definition]:
     """The short forms defined among a doc's words, by their ORTH hashes: the long form's span.
 
@@ -93,8 +97,7 @@ def definitions(words: Words) -> Dict[ShortForm, Definition]:
     """
     orths, strings = words.orths, words.strings
     found: Dict[ShortForm, Definition] = {}
-    opening, hyphen = strings["("], strings["-"]
-    ends = {strings[mark] for mark in (")", ";", ",")}
+    opening, hyphen, ends = _ORTH_OPENING, _ORTH_HYPHEN, _ORTH_ENDS
     parentheses = numpy.flatnonzero(orths == opening).tolist()
     if not parentheses:
         return found

@@ -142,14 +142,16 @@ def _short_form_mentions(ner, docs: List[Doc], offsets: numpy.ndarray, rows: num
     undefined = {d: undefined_acronyms(doc_words[d], defined[d], codes[doc_span[d]], acronyms[doc_span[d]]) for d in using}
     if not (any(defined) or any(undefined.values())):  # a "(" that defines nothing, acronyms spelled nowhere
         return _mentionless(len(rows), family, labelled)
+    # Only docs that define or use a short form have mentions (the others' would be empty, and are left out).
     if family:
-        defined_mentions = {d: mentions(doc_words[d], defined[d]) for d in doc_words}
+        defined_mentions = {d: mentions(doc_words[d], defined[d]) for d in doc_words if defined[d]}
         heads, starts = laid_end_to_end_mentions(defined_mentions, words, word_offsets, len(rows))
         if folds is None and label_defined:
             short_form_heads, short_form_starts = heads, starts
     if label_acronyms:
+        placed = defined_mentions if label_defined else {}
         labelled_mentions = {
-            d: mentions(doc_words[d], undefined.get(d, {}), defined_mentions[d] if label_defined else None) for d in doc_words
+            d: mentions(doc_words[d], undefined.get(d, {}), placed.get(d)) for d in doc_words if undefined.get(d) or d in placed
         }
         short_form_heads, short_form_starts = laid_end_to_end_mentions(labelled_mentions, words, word_offsets, len(rows))
     return heads, starts, short_form_heads, short_form_starts
