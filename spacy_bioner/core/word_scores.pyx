@@ -87,7 +87,9 @@ cdef class WordScores:
             a new array, or a new lexicon generation, empties the cache.
         generation (int): The lexicon's generation.
         """
-        cdef Py_ssize_t n = rows.shape[0], max_row = 1 + (int(numpy.asarray(rows).max()) if n else 0)
+        cdef Py_ssize_t n = rows.shape[0], max_row = 1, i
+        for i in range(n):  # a loop, not numpy's max: for a sentence its call costs more than the loop
+            max_row = max(max_row, rows[i] + 1)
         if weights is not self._weights or generation != self._generation:
             self._reset(weights, generation, max_row)
         if max_row > self._cache.shape[0]:
@@ -101,7 +103,7 @@ cdef class WordScores:
         cdef int n_tags = w.shape[1]
         out = numpy.empty((n, n_tags), dtype=numpy.float32)
         cdef float[:, ::1] out_view = out
-        cdef Py_ssize_t i, j, slot, at, tag
+        cdef Py_ssize_t j, slot, at, tag
         cdef int32_t row
         cdef const float* vector
         with nogil:
