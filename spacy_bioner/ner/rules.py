@@ -61,6 +61,10 @@ def apply_rules(ner, docs: List[Doc], layout: Layout, tags: numpy.ndarray, allow
                 matches: List[numpy.ndarray]) -> Tuple[numpy.ndarray, Dict[int, str]]:
     """The tags after every rule, and the rule that last retagged each token it changed (batch positions)."""
     retagged: Dict[int, str] = {}
+    # Name lists and surnames need an entity of two tokens or more, short forms a mention of one:
+    # most sentences have neither, and are not handed to each rule in turn.
+    if not ner.scheme.continuing()[tags].any() and (layout.short_form_starts is None or not layout.short_form_starts.any()):
+        return tags, retagged
     for rule in RULES:
         new_tags = rule.retag(ner, docs, layout, tags, allowed, matches)
         if new_tags is tags:  # the rule found nothing to do, as in most docs
