@@ -79,18 +79,7 @@ cdef class Lexicon:
 
     def batch_rows(self, docs):
         """`rows` of the tokens of docs laid end to end, read straight from the docs."""
-        cdef Doc doc
-        cdef Py_ssize_t i, n = 0
-        for doc in docs:
-            n += doc.length
-        orths = numpy.empty(n, dtype=numpy.uint64)
-        cdef uint64_t[::1] orth_view = orths
-        n = 0
-        for doc in docs:
-            for i in range(doc.length):
-                orth_view[n + i] = doc.c[i].lex.orth
-            n += doc.length
-        return self.rows(orths, docs[0].vocab.strings if len(docs) else None)
+        return self.rows(batch_orths(docs), docs[0].vocab.strings if len(docs) else None)
 
     cdef int32_t _add(self, uint64_t orth, str text) except -1:
         cdef uint64_t key
@@ -109,6 +98,22 @@ cdef class Lexicon:
 
     def __reduce__(self):
         return (Lexicon, (self._attributes, self.table.shape[1], self._max_size, self._mention_column))
+
+
+def batch_orths(docs):
+    """The ORTH hash of every token of docs laid end to end (uint64), read straight from the docs."""
+    cdef Doc doc
+    cdef Py_ssize_t i, n = 0
+    for doc in docs:
+        n += doc.length
+    orths = numpy.empty(n, dtype=numpy.uint64)
+    cdef uint64_t[::1] orth_view = orths
+    n = 0
+    for doc in docs:
+        for i in range(doc.length):
+            orth_view[n + i] = doc.c[i].lex.orth
+        n += doc.length
+    return orths
 
 
 def batch_layout(docs):

@@ -8,11 +8,11 @@ import functools
 from typing import Callable, Dict, Iterable, List, NamedTuple, Optional, Set, Tuple
 
 import numpy
-from spacy.attrs import ENT_IOB, ENT_TYPE, ORTH
+from spacy.attrs import ENT_IOB, ENT_TYPE
 from spacy.strings import get_string_id
 from spacy.tokens import Doc, Span
 
-from ..core.features import batch_layout, words_of
+from ..core.features import batch_layout, batch_orths, words_of
 from ..core.schemes import words_within
 from ..core.templates import ABBREVIATION_FAMILY, COLUMNS, MEMORY_FAMILY, WINDOW
 from ..gazetteer.matcher import filter_matches
@@ -134,10 +134,8 @@ def _short_form_mentions(ner, docs: List[Doc], offsets: numpy.ndarray, rows: num
     if not (defining or using):  # capitals of a headline, not an acronym
         return _mentionless(len(rows), family, labelled)
     doc_span = [slice(a, b) for a, b in zip(word_offsets.tolist(), word_offsets[1:].tolist())]  # each doc's words
-    doc_words = {
-        d: Words(docs[d].vocab.strings, docs[d].to_array(ORTH)[words[doc_span[d]] - offsets[d]], sentence[words[doc_span[d]]])
-        for d in sorted(defining | using)
-    }
+    word_orths = batch_orths(docs)[words]
+    doc_words = {d: Words(docs[d].vocab.strings, word_orths[doc_span[d]], sentence[words[doc_span[d]]]) for d in sorted(defining | using)}
     defined = [definitions(doc_words[d]) if d in defining else {} for d in range(len(docs))]
     undefined = {d: undefined_acronyms(doc_words[d], defined[d], codes[doc_span[d]], acronyms[doc_span[d]]) for d in using}
     if not (any(defined) or any(undefined.values())):  # a "(" that defines nothing, acronyms spelled nowhere
