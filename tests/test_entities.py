@@ -1,10 +1,12 @@
-"""write_entities against spaCy's Doc.from_array."""
+"""write_entities against spaCy's Doc.from_array, entity_annotated against Doc.has_annotation."""
 import numpy
 import pytest
 import spacy
 from spacy.attrs import ENT_IOB, ENT_KB_ID, ENT_TYPE
 
-from spacy_bioner.ner.entities import write_entities
+from spacy.tokens import Doc, Span
+
+from spacy_bioner.ner.entities import entity_annotated, write_entities
 
 
 def test_writes_what_from_array_writes():
@@ -32,3 +34,17 @@ def test_bad_values_are_refused():
         write_entities(docs, numpy.zeros((3, 3), dtype=numpy.uint64))
     with pytest.raises(ValueError, match="ENT_IOB codes"):
         write_entities(docs, numpy.full((2, 3), 9, dtype=numpy.uint64))
+
+
+def test_entity_annotated_is_has_annotation_of_ent_iob():
+    nlp = spacy.blank("en")
+    plain = nlp.make_doc("Ada met Charles in London")
+    with_ents = nlp.make_doc("Ada met Charles in London")
+    with_ents.ents = [Span(with_ents, 4, 5, label="LOC")]
+    blocked = nlp.make_doc("Ada met Charles in London")
+    blocked.set_ents([], blocked=[Span(blocked, 0, 1)])
+    outside = Doc(nlp.vocab, words=["Ada", "met"], ents=["O", "O"])
+    for doc in (plain, with_ents, blocked, outside):
+        assert entity_annotated(doc) == doc.has_annotation("ENT_IOB")
+    assert [entity_annotated(doc) for doc in (plain, with_ents, blocked, outside)] == [False, True, True, True]
+    assert not entity_annotated(nlp.make_doc(""))  # has_annotation says True of an empty doc: it has no entity either way

@@ -10,7 +10,7 @@ from spacy.training import Example
 
 from spacy_bioner import BioNER
 from spacy_bioner.core.serialize import ModelFileError
-from spacy_bioner.ner.batch import lay_out, trellis_of
+from spacy_bioner.ner.batch import _edges_mask, allowed_tags, lay_out, presets_forced, trellis_of
 from spacy_bioner.ner.featurizer import features as features_of
 from spacy_bioner.ner.decoder import best_tags_over
 
@@ -497,3 +497,19 @@ def test_whitespace_tokens_change_no_confidence_or_alternative():
     for key in ("bioner", "bioner_alternatives"):
         assert scored(plain, key)
         assert scored(spaced, key, on_words=True) == scored(plain, key)
+
+
+def test_short_batches_share_their_edge_masks_which_no_one_can_change():
+    nlp = train_nlp()
+    ner = nlp.get_pipe("bioner")
+    docs = [nlp.make_doc("Ada met Charles in London ."), nlp.make_doc("Ada met Charles in Paris .")]
+    layouts = [lay_out(ner, [doc]) for doc in docs]
+    masks = [allowed_tags(ner, layout, [[]]) for layout in layouts]
+    assert masks[0] is masks[1]  # one pattern of sentence starts and whitespace, one mask
+    forced, ends = presets_forced(ner, layouts[0], [[]])
+    assert numpy.array_equal(masks[0], ner.scheme.allowed(layouts[0].sent_starts, layouts[0].is_space, forced, closed_before=ends))
+    with pytest.raises(ValueError):
+        masks[0][0, 0] = 0
+    preset = [[Span(docs[0], 4, 5, label="LOC")]]
+    assert allowed_tags(ner, layouts[0], preset) is not masks[0]  # presets: a mask of the doc's own
+    assert _edges_mask.cache_info().currsize >= 1
