@@ -13,6 +13,7 @@ from spacy.attrs import ENT_IOB, IS_SPACE, ORTH, SENT_START
 from spacy.training import Example
 
 from ..core.schemes import TagScheme, words_within
+from .entities import entity_annotated
 
 _OUTSIDE = 2  # ENT_IOB: 0 missing, 1 inside, 2 outside, 3 begin
 
@@ -35,7 +36,7 @@ def gold_tags(example: Example, scheme: TagScheme) -> numpy.ndarray:
                 start, end, label = within
                 tags[start:end] = scheme.from_spans([(0, end - start, label)], end - start)
         return tags
-    if not reference.has_annotation("ENT_IOB"):
+    if not entity_annotated(reference):
         return numpy.full(len(predicted), -1, dtype=numpy.int32)
     label_ids = {label: i for i, label in enumerate(scheme.labels)}
     spans = []

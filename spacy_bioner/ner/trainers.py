@@ -4,6 +4,7 @@ configured trainer (perceptron, CRF or HMM counts), all behind `train_example`.
 from typing import Dict, List, Tuple
 
 import numpy
+from spacy.attrs import IS_SPACE
 from spacy.errors import Errors
 from spacy.training import Example
 
@@ -39,7 +40,7 @@ def train_example(ner, example: Example) -> float:
     if (known < 0).all():
         return 0.0
     longest = longest_entity([(start, end) for start, end, _ in ner.scheme.to_spans(numpy.maximum(known, 0))],
-                             numpy.array([token.is_space for token in doc]))
+                             doc.to_array(IS_SPACE) == 1)
     if longest > ner.cfg.get("longest_entity", 0):
         ner.cfg["longest_entity"] = longest
     negatives = _negative_spans(ner, example)
