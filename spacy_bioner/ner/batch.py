@@ -136,13 +136,13 @@ def _short_form_mentions(ner, docs: List[Doc], offsets: numpy.ndarray, rows: num
     doc_span = [slice(a, b) for a, b in zip(word_offsets.tolist(), word_offsets[1:].tolist())]  # each doc's words
     word_orths = batch_orths(docs)[words]
     doc_words = {d: Words(docs[d].vocab.strings, word_orths[doc_span[d]], sentence[words[doc_span[d]]]) for d in sorted(defining | using)}
-    defined = [definitions(doc_words[d]) if d in defining else {} for d in range(len(docs))]
-    undefined = {d: undefined_acronyms(doc_words[d], defined[d], codes[doc_span[d]], acronyms[doc_span[d]]) for d in using}
-    if not (any(defined) or any(undefined.values())):  # a "(" that defines nothing, acronyms spelled nowhere
+    defined = {d: definitions(doc_words[d]) for d in defining}
+    undefined = {d: undefined_acronyms(doc_words[d], defined.get(d, {}), codes[doc_span[d]], acronyms[doc_span[d]]) for d in using}
+    if not (any(defined.values()) or any(undefined.values())):  # a "(" that defines nothing, acronyms spelled nowhere
         return _mentionless(len(rows), family, labelled)
     # Only docs that define or use a short form have mentions (the others' would be empty, and are left out).
     if family:
-        defined_mentions = {d: mentions(doc_words[d], defined[d]) for d in doc_words if defined[d]}
+        defined_mentions = {d: mentions(doc_words[d], defined[d]) for d in doc_words if defined.get(d)}
         heads, starts = laid_end_to_end_mentions(defined_mentions, words, word_offsets, len(rows))
         if folds is None and label_defined:
             short_form_heads, short_form_starts = heads, starts

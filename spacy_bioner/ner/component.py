@@ -34,6 +34,7 @@ from ..gazetteer.matcher import Gazetteer
 from . import trainers, writer
 from .batch import groups
 from .decoder import Decoded, Prediction, decode, predict_group
+from .entities import entity_annotated
 from .featurizer import Featurizer, check_vectors, fit_clusters, word_clusters
 from .memory import EntityMemory
 from .saved import FORMAT_VERSION, check_trained, check_weights, component_cfg, read_cfg
@@ -232,7 +233,7 @@ class BioNER(PerceptronPipe):
             check_vectors(self)
         docs = list(docs)
         with self._predict_lock:
-            for label in {ent.label_ for doc in docs for ent in doc.ents} - set(self.labels):
+            for label in {ent.label_ for doc in docs if entity_annotated(doc) for ent in doc.ents} - set(self.labels):
                 self.add_label(label)
                 self.cfg["labels_from_presets"].append(label)
             return [prediction for group in groups(docs) for prediction in predict_group(self, group)]
