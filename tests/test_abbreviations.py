@@ -5,13 +5,13 @@ import spacy
 from spacy.attrs import ORTH, SENT_START
 from spacy.tokens import Doc
 
-from spacy_bioner.ner.abbreviations import BREAK, SKIPPED, Initials, Words, definitions, label_short_forms, long_form, mentions, undefined_acronyms
+from spacy_bioner.ner.abbreviations import BREAK, SKIPPED, Initials, Words, definitions, label_short_forms, long_form, may_define, mentions, undefined_acronyms
 from spacy_bioner.ner.document import abbreviation_features, abbreviation_history
 from spacy_bioner.core.features import Lexicon
 from spacy_bioner.core.perceptron import DROPPED
 from spacy_bioner.core.schemes import TagScheme
 from spacy_bioner.core.templates import COLUMNS, N_ATTRIBUTES, word_attributes
-from spacy_bioner.ner.batch import _may_define, lay_out
+from spacy_bioner.ner.batch import lay_out
 
 from conftest import save_as_version_0_1, short_form_nlp, train_nlp
 
@@ -86,10 +86,10 @@ def test_definitions_and_their_mentions():
 @settings(max_examples=200, deadline=None)
 @given(st.lists(st.sampled_from(["(", ")", ";", ",", "-", "AF", "A", "T", "atrial", "fibrillation", "Smith", "35"]), max_size=12))
 def test_a_parenthesis_that_may_define_is_never_passed_over(words):
-    """_may_define screens the "(" that definitions() reads: a doc it does not flag defines nothing."""
+    """may_define screens the "(" that definitions() reads: a doc it does not flag defines nothing."""
     doc = Doc(spacy.blank("en").vocab, words=words or ["x"])
     lexicon = Lexicon(word_attributes, N_ATTRIBUTES)
-    flagged = _may_define(lexicon.table[lexicon.batch_rows([doc]), COLUMNS["orth"]])
+    flagged = may_define(lexicon.table[lexicon.batch_rows([doc]), COLUMNS["orth"]])
     if definitions(doc_words(doc)):
         assert flagged.any()
     assert not flagged[[i for i, w in enumerate(doc) if w.text != "("]].any()
@@ -99,7 +99,7 @@ def test_parentheses_that_hold_more_than_a_short_form_are_not_read():
     lexicon = Lexicon(word_attributes, N_ATTRIBUTES)
     words = ["atrial", "fibrillation", "(", "AF", ")", "and", "Smith", "(", "Leeds", "35", ")", "(", "AO", "-", "GLD", ")"]
     doc = Doc(spacy.blank("en").vocab, words=words)
-    flagged = _may_define(lexicon.table[lexicon.batch_rows([doc]), COLUMNS["orth"]])
+    flagged = may_define(lexicon.table[lexicon.batch_rows([doc]), COLUMNS["orth"]])
     assert numpy.flatnonzero(flagged).tolist() == [2, 11]
 
 

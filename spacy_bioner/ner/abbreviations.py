@@ -85,8 +85,9 @@ def long_form(short: str, words: List[str]) -> int:
     return 0
 
 
-_ORTH_OPENING, _ORTH_HYPHEN = get_string_id("("), get_string_id("-")  # ORTH hashes, as StringStore gives them
-_ORTH_ENDS = {get_string_id(mark) for mark in (")", ";", ",")}
+OPENING, HYPHEN, CLOSERS = "(", "-", (")", ";", ",")  # a definition: "( short form" then a closer; pieces joined by hyphens
+_ORTH_OPENING, _ORTH_HYPHEN = get_string_id(OPENING), get_string_id(HYPHEN)  # ORTH hashes, as StringStore gives them
+_ORTH_ENDS = {get_string_id(mark) for mark in CLOSERS}
 
 
 def definitions(words: Words) -> Dict[ShortForm, Definition]:
@@ -120,6 +121,16 @@ def definitions(words: Words) -> Dict[ShortForm, Definition]:
     return found
 
 
+def may_define(orths: numpy.ndarray) -> numpy.ndarray:
+    """Where a "(" may open a short form's definition (`definitions`), from the words' column of
+    orth hashes in the tagger's lexicon: two words on comes a closer or a hyphen. Most parentheses
+    in news hold more ("( Smith 35 )"), and their docs need not be read word by word."""
+    flags = orths == _OPENING
+    flags[:-2] &= numpy.isin(orths[2:], _AFTER_SHORT_FORM)
+    flags[-2:] = False
+    return flags
+
+
 # What undefined_acronyms reads of each word, from its row of the tagger's
 # lexicon table (templates.word_attributes): the first character, as an ASCII
 # code, and whether the word may be an acronym.
@@ -129,7 +140,9 @@ _INITIAL_ORDER = numpy.argsort(_INITIAL_HASHES)
 _INITIAL_CODES = numpy.frombuffer(_LETTERS.encode("ascii"), dtype=numpy.uint8)[_INITIAL_ORDER]
 _INITIAL_HASHES = _INITIAL_HASHES[_INITIAL_ORDER]
 BREAK, SKIPPED = ord(" "), 0  # a run of words ends at a BREAK and passes over a SKIPPED token
-_HYPHEN, _OPENING = get_string_id("orth=-"), get_string_id("orth=(")
+_HYPHEN, _OPENING = get_string_id(f"orth={HYPHEN}"), get_string_id(f"orth={OPENING}")
+# What definitions() reads two words after a "(": a closer after a one-piece short form, or a hyphen within one.
+_AFTER_SHORT_FORM = numpy.array([get_string_id(f"orth={form}") for form in (*CLOSERS, HYPHEN)], dtype=numpy.uint64)
 _UPPER, _PLAIN = get_string_id("case=upper"), get_string_id("characters=plain")
 _TOO_SHORT = [get_string_id(f"length={n}") for n in range(1, MIN_UNDEFINED_ACRONYM)]
 

@@ -9,7 +9,6 @@ from typing import Callable, Dict, Iterable, List, NamedTuple, Optional, Set, Tu
 
 import numpy
 from spacy.attrs import ENT_IOB, ENT_TYPE
-from spacy.strings import get_string_id
 from spacy.tokens import Doc, Span
 
 from ..core.features import batch_layout, batch_orths, words_of
@@ -17,7 +16,7 @@ from ..core.schemes import words_within
 from ..core.templates import ABBREVIATION_FAMILY, COLUMNS, MEMORY_FAMILY, WINDOW
 from ..gazetteer.matcher import filter_matches
 from ..gazetteer.token_codes import match_codes
-from .abbreviations import Words, definitions, mentions, undefined_acronyms
+from .abbreviations import Words, definitions, may_define, mentions, undefined_acronyms
 from .dropout import match_dropout
 from .entities import entity_annotated
 from .settings import TOKENS_PER_PASS
@@ -126,7 +125,7 @@ def _short_form_mentions(ner, docs: List[Doc], offsets: numpy.ndarray, rows: num
     words, word_offsets = words_of(is_space, offsets)
     # Only docs with an opening parenthesis can define a short form, and only docs with
     # an acronym use one undefined: the others are not read word by word.
-    defining = _docs_with(_may_define(lexicon.table[rows[words], COLUMNS["orth"]]), word_offsets)
+    defining = _docs_with(may_define(lexicon.table[rows[words], COLUMNS["orth"]]), word_offsets)
     using = set()
     if label_acronyms:
         codes, acronyms = initials(lexicon, rows[words])
@@ -153,20 +152,6 @@ def _short_form_mentions(ner, docs: List[Doc], offsets: numpy.ndarray, rows: num
         }
         short_form_heads, short_form_starts = laid_end_to_end_mentions(labelled_mentions, words, word_offsets, len(rows))
     return heads, starts, short_form_heads, short_form_starts
-
-
-_OPENING = get_string_id("orth=(")  # the lexicon's orth column holds hashes of "orth=<form>"
-# What definitions() reads two words after a "(": a closer after a one-piece short form, or a hyphen within one.
-_AFTER_SHORT_FORM = numpy.array([get_string_id(f"orth={form}") for form in (")", ";", ",", "-")], dtype=numpy.uint64)
-
-
-def _may_define(orths: numpy.ndarray) -> numpy.ndarray:
-    """Where a "(" may open a short form's definition (abbreviations.definitions), from the words' orth
-    column: two words on comes a closer or a hyphen. Most parentheses in news hold more ("( Smith 35 )")."""
-    flags = orths == _OPENING
-    flags[:-2] &= numpy.isin(orths[2:], _AFTER_SHORT_FORM)
-    flags[-2:] = False
-    return flags
 
 
 def _docs_with(flags: numpy.ndarray, word_offsets: numpy.ndarray) -> Set[int]:

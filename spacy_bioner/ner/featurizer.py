@@ -75,12 +75,17 @@ def features(ner, layout: Layout, matches: List[numpy.ndarray], predicting: bool
         columns.append(match_columns(match_ids("gazetteer", ner.gazetteer.labels, n_buckets), codes, packed))
     if layout.memory_codes is not None:
         columns.append(match_columns(match_ids("memory", ner.labels, n_buckets), layout.memory_codes, packed))
-    # Predicting, a batch with no short form leaves out their columns: every id in them is DROPPED, which scores nothing.
-    if layout.abbreviation_heads is not None and not (predicting and not layout.abbreviation_starts.any()):
+    if _reads_short_forms(layout, predicting):
         columns.append(abbreviation_features(rows, lexicon.table, layout.abbreviation_heads, n_buckets))
     if featurizer.n_history and not predicting:
         columns.append(numpy.full((len(rows), featurizer.n_history), DROPPED, dtype=numpy.uint32))
     return columns[0] if len(columns) == 1 else numpy.concatenate(columns, axis=1)
+
+
+def _reads_short_forms(layout: Layout, predicting: bool) -> bool:
+    """Whether the short forms' columns are made: with the abbreviations family, except when predicting
+    a batch with no short form, where every id in them is DROPPED, which scores nothing."""
+    return layout.abbreviation_heads is not None and not (predicting and not layout.abbreviation_starts.any())
 
 
 def _window_features(extractor: FeatureExtractor, table: numpy.ndarray, view: Layout) -> numpy.ndarray:
@@ -97,7 +102,7 @@ def history(ner, layout: Layout, first_pass: numpy.ndarray, predicting: bool = F
     n_buckets, lexicon = ner.featurizer.n_buckets, ner.featurizer.lexicon
     types = ner.scheme.entity_types()[first_pass]
     found = history_features(layout.rows, lexicon.table, layout.mentions, types, len(ner.labels) + 1, n_buckets, layout.offsets)
-    if layout.abbreviation_heads is None or (predicting and not layout.abbreviation_starts.any()):
+    if not _reads_short_forms(layout, predicting):
         return found
     return numpy.concatenate([found, abbreviation_history(layout.abbreviation_heads, types, n_buckets)], axis=1)
 
