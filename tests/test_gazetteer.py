@@ -379,6 +379,14 @@ def test_phrase_words_match_alone_and_after_unknown_runs(nlp):
     assert [len(m) for m in gaz.match_batch([first, nlp(""), second])] == [1, 0, 1]
 
 
+def test_match_batch_without_terms_shares_one_read_only_empty_array(nlp):
+    """With no term lists, every doc gets the same empty rows, which nothing may write to."""
+    found = Gazetteer(nlp.tokenizer).match_batch([nlp("New York"), nlp("Oslo")])
+    assert [m.shape for m in found] == [(0, 4), (0, 4)] and found[0] is found[1]
+    with pytest.raises(ValueError):
+        found[0][:, :2] += 1
+
+
 def test_old_format_gazetteer_is_refused(nlp):
     import json
 

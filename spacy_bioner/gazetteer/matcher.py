@@ -167,8 +167,8 @@ class Gazetteer:
     def match_batch(self, docs, relabel: Optional[numpy.ndarray] = None) -> List[numpy.ndarray]:
         """`match` for many docs with one pass of the automaton over all of them (relabel: as match_laid_out)."""
         docs = list(docs)
-        if not len(self):  # no term lists: nothing to lay out
-            return [numpy.zeros((0, 4), dtype=numpy.int64) for _ in docs]
+        if not len(self):  # no term lists: nothing to lay out, and every doc shares one empty, read-only array
+            return [NO_MATCHES] * len(docs)
         rows = self.match_laid_out(docs, relabel)
         doc_starts = numpy.cumsum([0] + [len(doc) for doc in docs])
         bounds = numpy.searchsorted(rows[:, 0], doc_starts)
@@ -190,6 +190,10 @@ class Gazetteer:
     def from_bytes(self, data: bytes, where: str = "bytes") -> "Gazetteer":
         self._set_tables(*TermTables.from_bytes(data, where))
         return self
+
+
+NO_MATCHES = numpy.zeros((0, 4), dtype=numpy.int64)
+NO_MATCHES.flags.writeable = False
 
 
 def filter_matches(matches, how: str = "leftmost_longest") -> List[Match]:

@@ -102,8 +102,7 @@ def definitions(words: Words) -> Dict[ShortForm, Definition]:
     parentheses = numpy.flatnonzero(orths == opening).tolist()
     if not parentheses:
         return found
-    # A long form stays in its sentence: the first word of the sentence holding each word.
-    starts = numpy.searchsorted(words.sentence, words.sentence)
+    starts = None  # the first word of the sentence holding each word: a long form stays in its sentence
     for i in parentheses:
         end = i + 2  # past the short form's tokens: the first piece, then "- piece" pairs
         while end + 1 < len(orths) and orths[end] == hyphen and end - i < 2 * MAX_SHORT_FORM_PIECES - 1:
@@ -114,6 +113,8 @@ def definitions(words: Words) -> Dict[ShortForm, Definition]:
         short = "".join(strings[orth] for orth in key)
         if key in found or not _is_short_form(short):
             continue
+        if starts is None:
+            starts = numpy.searchsorted(words.sentence, words.sentence)
         start = max(int(starts[i - 1]), i - max_long_form_words(short))  # the words long_form reads
         n_words = long_form(short, [strings[orth] for orth in orths[start:i].tolist()])
         if n_words:
@@ -126,8 +127,9 @@ def may_define(orths: numpy.ndarray) -> numpy.ndarray:
     orth hashes in the tagger's lexicon: two words on comes a closer or a hyphen. Most parentheses
     in news hold more ("( Smith 35 )"), and their docs need not be read word by word."""
     flags = orths == _OPENING
-    flags[:-2] &= numpy.isin(orths[2:], _AFTER_SHORT_FORM)
     flags[-2:] = False
+    for i in numpy.flatnonzero(flags).tolist():  # few: a loop, where numpy.isin costs ~90 µs a call
+        flags[i] = int(orths[i + 2]) in _AFTER_SHORT_FORM
     return flags
 
 
@@ -142,7 +144,7 @@ _INITIAL_HASHES = _INITIAL_HASHES[_INITIAL_ORDER]
 BREAK, SKIPPED = ord(" "), 0  # a run of words ends at a BREAK and passes over a SKIPPED token
 _HYPHEN, _OPENING = get_string_id(f"orth={HYPHEN}"), get_string_id(f"orth={OPENING}")
 # What definitions() reads two words after a "(": a closer after a one-piece short form, or a hyphen within one.
-_AFTER_SHORT_FORM = numpy.array([get_string_id(f"orth={form}") for form in (*CLOSERS, HYPHEN)], dtype=numpy.uint64)
+_AFTER_SHORT_FORM = frozenset(get_string_id(f"orth={form}") for form in (*CLOSERS, HYPHEN))
 _UPPER, _PLAIN = get_string_id("case=upper"), get_string_id("characters=plain")
 _TOO_SHORT = [get_string_id(f"length={n}") for n in range(1, MIN_UNDEFINED_ACRONYM)]
 
@@ -220,9 +222,8 @@ def undefined_acronyms(words: Words, defined: Dict[ShortForm, Definition], initi
     at = numpy.flatnonzero(acronyms).tolist()
     if not at:
         return found
-    kept = initials != SKIPPED
-    word_at = numpy.flatnonzero(kept)
-    spelled = initials[kept].tobytes()
+    spelled = initials.tobytes().replace(bytes([SKIPPED]), b"")  # hyphens skipped
+    word_at = None  # the word of each letter of `spelled`, found when an acronym is spelled (seldom)
     tried = set(defined)
     for i in at:
         orth = int(words.orths[i])
@@ -236,6 +237,8 @@ def undefined_acronyms(words: Words, defined: Dict[ShortForm, Definition], initi
         letters = letters.encode("ascii")
         start = spelled.find(letters)
         while start >= 0:
+            if word_at is None:
+                word_at = numpy.flatnonzero(initials != SKIPPED)
             first, last = int(word_at[start]), int(word_at[start + len(letters) - 1])
             if (words.orths[first : last + 1] != orth).all():
                 found[key] = (first, last + 1)

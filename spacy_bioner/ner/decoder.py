@@ -13,6 +13,7 @@ from ..core.templates import HISTORY_FAMILY
 from .batch import Layout, Trellis, allowed_tags, lay_out, presets_of, trellis_of
 from .bounds import within_bound
 from .confidence import alternatives, entity_probabilities
+from .entities import entity_annotated
 from .featurizer import features, history
 from .rules import apply_rules
 
@@ -64,7 +65,9 @@ def bounded_over(ner, trellis: Trellis, scores: numpy.ndarray, tags: numpy.ndarr
 def decode(ner, docs: List[Doc]) -> Decoded:
     """Tags of a group of docs, with the scores and masks that chose them (averaged weights)."""
     matches = ner.gazetteer.match_batch(docs)
-    presets = [presets_of(ner, doc, doc_matches) for doc, doc_matches in zip(docs, matches)]
+    # Only docs with entities or blocked tokens set before us have presets, or any doc in "ents" mode.
+    all_docs = ner.settings.gazetteer.mode == "ents"
+    presets = [presets_of(ner, doc, found) if all_docs or entity_annotated(doc) else [] for doc, found in zip(docs, matches)]
     layout = lay_out(ner, docs)
     allowed = allowed_tags(ner, layout, presets)
     model = ner.model

@@ -74,9 +74,9 @@ def link(ner, values: numpy.ndarray, matches: List[numpy.ndarray], offsets: List
 
     values: the batch's entity values, docs laid end to end at offsets; matches: each doc's match rows.
     """
-    rows = laid_end_to_end(matches, offsets)
-    if not len(rows):
+    if not any(len(doc_matches) for doc_matches in matches):  # as for most docs without term lists
         return
+    rows = laid_end_to_end(matches, offsets)
     gazetteer = ner.gazetteer
     type_ids = numpy.array(
         [ner.vocab.strings.add(label) if label in ner.labels else 0 for label in gazetteer.labels], dtype=numpy.uint64
