@@ -5,7 +5,7 @@ from setuptools import Extension, setup
 
 KERNELS = [
     "core.features", "core.word_scores", "core.perceptron", "core.sparse_perceptron", "core.decode", "core.marginals",
-    "gazetteer.token_codes", "gazetteer.spans", "ner.document", "ner.entities",
+    "gazetteer.token_codes", "gazetteer.spans", "ner.document", "ner.entities", "ner.passes",
     "parser.transitions", "parser.state_features", "parser.greedy", "parser.beam",
 ]
 

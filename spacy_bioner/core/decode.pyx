@@ -78,21 +78,6 @@ def allowed_mask(sent_starts, is_space, const int32_t[::1] forced, closed_before
     return allowed
 
 
-cdef struct Trellis:
-    const float* transitions  # (T + 1, T), the last row the start's
-    const uint8_t* legal  # (T + 1, T)
-    const int32_t* starts  # predecessor_lists
-    const int32_t* predecessors
-    const float* moves  # the transition weight of each predecessor in `predecessors`
-    const float* exits  # factored: (T + 1,), else NULL
-    const float* entries  # factored: (T,)
-    const int32_t* closing  # factored: the tags after which an opener may come
-    int n_closing
-    const int32_t* openers  # factored: the tags scored from the best exit
-    int n_openers
-    int n_tags
-
-
 cdef int _viterbi(
     const Trellis* t, const float* emissions, const uint8_t* allowed, int n, int32_t* out,
     double* delta, double* next_delta, int32_t* backpointers,
@@ -185,13 +170,24 @@ def viterbi(
     cdef int n_tags = emissions.shape[1]
     if allowed.shape[0] != n or allowed.shape[1] != n_tags:
         raise ValueError(f"allowed has shape {(allowed.shape[0], allowed.shape[1])}, expected {(n, n_tags)}")
-    if transitions.shape[0] != n_tags + 1 or transitions.shape[1] != n_tags:
-        raise ValueError(f"transitions have shape {(transitions.shape[0], transitions.shape[1])}, expected {(n_tags + 1, n_tags)}")
-    if legal.shape[0] != n_tags + 1 or legal.shape[1] != n_tags:
-        raise ValueError(f"legal has shape {(legal.shape[0], legal.shape[1])}, expected {(n_tags + 1, n_tags)}")
     if offsets is None:
         offsets = numpy.array([0, n], dtype=numpy.int64)
-    # checked in a loop, not with numpy: for a sentence, numpy's calls cost more than decoding
+    out = numpy.zeros(n, dtype=numpy.int32)
+    if predecessors is None:
+        predecessors = predecessor_lists(legal, factors is not None)
+    cdef Pool mem = Pool()
+    cdef Trellis t
+    prepare_trellis(&t, transitions, legal, factors, predecessors, n_tags, mem)
+    if n:
+        decode_sequences(&t, &emissions[0, 0], &allowed[0, 0], offsets, out, mem)
+    else:
+        check_offsets(offsets, n)
+    return out
+
+
+cdef Py_ssize_t check_offsets(const int64_t[::1] offsets, Py_ssize_t n) except -1:
+    """That offsets rise from 0 to n; RETURNS the longest sequence. Checked in a loop,
+    not with numpy: for a sentence, numpy's calls cost more than decoding."""
     cdef Py_ssize_t s, longest = 0, n_offsets = offsets.shape[0]
     if n_offsets < 1 or offsets[0] != 0 or offsets[n_offsets - 1] != n:
         raise ValueError(f"offsets must rise from 0 to {n}")
@@ -199,16 +195,22 @@ def viterbi(
         if offsets[s + 1] < offsets[s]:
             raise ValueError(f"offsets must rise from 0 to {n}")
         longest = max(longest, offsets[s + 1] - offsets[s])
-    out = numpy.zeros(n, dtype=numpy.int32)
-    if n == 0:
-        return out
-    if predecessors is None:
-        predecessors = predecessor_lists(legal, factors is not None)
+    return longest
+
+
+cdef int prepare_trellis(Trellis* t, const float[:, ::1] transitions, const uint8_t[:, ::1] legal, factors, predecessors,
+                         int n_tags, Pool mem) except -1:
+    """Fill `t` with the weights and moves Viterbi reads (as `viterbi` takes them). `t` points into
+    transitions, legal, factors and predecessors, which the caller must keep until it is done with `t`;
+    the moves it makes live in `mem`."""
+    if transitions.shape[0] != n_tags + 1 or transitions.shape[1] != n_tags:
+        raise ValueError(f"transitions have shape {(transitions.shape[0], transitions.shape[1])}, expected {(n_tags + 1, n_tags)}")
+    if legal.shape[0] != n_tags + 1 or legal.shape[1] != n_tags:
+        raise ValueError(f"legal has shape {(legal.shape[0], legal.shape[1])}, expected {(n_tags + 1, n_tags)}")
     cdef const int32_t[::1] starts = predecessors[0]
     cdef const int32_t[::1] predecessor_ids = predecessors[1]
     cdef const int32_t[::1] closing = predecessors[2]
     cdef const int32_t[::1] openers = predecessors[3]
-    cdef Trellis t
     t.transitions, t.legal, t.n_tags = &transitions[0, 0], &legal[0, 0], n_tags
     t.starts = &starts[0]
     t.predecessors = &predecessor_ids[0] if predecessor_ids.shape[0] else NULL
@@ -226,8 +228,6 @@ def viterbi(
         t.openers = &openers[0]
         if closing.shape[0]:
             t.closing = &closing[0]
-    cdef int32_t[::1] out_ints = out
-    cdef Pool mem = Pool()
     # Each listed move's weight, read in order in the loop, not gathered from the (T + 1, T) matrix.
     cdef float* moves = <float*>mem.alloc(max(1, predecessor_ids.shape[0]), sizeof(float))
     cdef int tag, k
@@ -235,21 +235,28 @@ def viterbi(
         for k in range(starts[tag], starts[tag + 1]):
             moves[k] = transitions[predecessor_ids[k], tag]
     t.moves = moves
+    return 0
+
+
+cdef int decode_sequences(const Trellis* t, const float* emissions, const uint8_t* allowed, const int64_t[::1] offsets,
+                     int32_t[::1] out, Pool mem) except -1:
+    """The best tags of each sequence (offsets) of emissions and allowed (n rows of t.n_tags) into out."""
+    cdef Py_ssize_t s, start, length, longest = check_offsets(offsets, out.shape[0])
+    cdef int n_tags = t.n_tags
     cdef double* delta = <double*>mem.alloc(n_tags, sizeof(double))
     cdef double* next_delta = <double*>mem.alloc(n_tags, sizeof(double))
     # Each sequence is traced back before the next starts: room for the longest one will do.
-    cdef int32_t* backpointers = <int32_t*>mem.alloc(longest * n_tags, sizeof(int32_t))
+    cdef int32_t* backpointers = <int32_t*>mem.alloc(max(1, longest * n_tags), sizeof(int32_t))
     cdef int status = 0
-    cdef Py_ssize_t start, length
     with nogil:
         for s in range(offsets.shape[0] - 1):
             start, length = offsets[s], offsets[s + 1] - offsets[s]
             if length == 0:
                 continue
-            status = _viterbi(&t, &emissions[start, 0], &allowed[start, 0], length, &out_ints[start],
+            status = _viterbi(t, emissions + start * n_tags, allowed + start * n_tags, length, &out[start],
                               delta, next_delta, backpointers)
             if status != 0:
                 break
     if status != 0:
         raise ValueError("No tag sequence satisfies the constraints (conflicting preset entities?)")
-    return out
+    return 0

@@ -171,11 +171,7 @@ cdef class FeatureExtractor:
         and its (attribute column, token offset) parts.
     n_buckets (int): Feature ids are taken modulo this.
     """
-    cdef readonly int n_buckets
-    cdef readonly int n_features
-    cdef int _max_parts
-    cdef object _seeds, _columns, _offsets, _n_parts
-    cdef object _templates
+    # Attributes are declared in features.pxd, for ner/passes.pyx.
 
     def __init__(self, templates, int n_buckets):
         if n_buckets < 1:
@@ -203,9 +199,14 @@ cdef class FeatureExtractor:
             sentence edges and see a padding value there instead.
         RETURNS (uint32[n, n_features]): Feature ids in [0, n_buckets).
         """
+        out = numpy.zeros((rows.shape[0], self.n_features), dtype=numpy.uint32)
+        self.extract_into(rows, table, sentence, out)
+        return out
+
+    cdef int extract_into(self, const int32_t[::1] rows, const uint64_t[:, ::1] table, const int32_t[::1] sentence,
+                          uint32_t[:, :] out_view) except -1:
+        """`extract` into the first n_features columns of out_view (a row per token)."""
         cdef int n = rows.shape[0]
-        out = numpy.zeros((n, self.n_features), dtype=numpy.uint32)
-        cdef uint32_t[:, ::1] out_view = out
         cdef const uint64_t[::1] seeds = self._seeds
         cdef const int32_t[:, ::1] columns = self._columns
         cdef const int32_t[:, ::1] offsets = self._offsets
@@ -213,7 +214,7 @@ cdef class FeatureExtractor:
         cdef int i, j, k, at
         cdef uint64_t h, value
         if n == 0 or self.n_features == 0:
-            return out
+            return 0
         with nogil:
             for i in range(n):
                 for j in range(self.n_features):
@@ -226,7 +227,7 @@ cdef class FeatureExtractor:
                             value = table[rows[at], columns[j, k]]
                         h = _mix(h ^ value)
                     out_view[i, j] = <uint32_t>_bucket(h, <uint64_t>self.n_buckets)
-        return out
+        return 0
 
     def __reduce__(self):
         return (FeatureExtractor, (self._templates, self.n_buckets))

@@ -29,7 +29,7 @@ cdef extern from *:
 cdef int _PREFETCH_DISTANCE = 4
 
 
-cdef void _emit(
+cdef void emit(
     const float* weights, const uint32_t* features, int n, int n_features,
     int n_tags, float* out,
 ) noexcept nogil:
@@ -264,7 +264,7 @@ cdef class AveragedPerceptron:
             out.fill(0)
             return out
         with nogil:
-            _emit(&weights[0, 0], &features[0, 0], n, n_features, n_tags, &out_view[0, 0])
+            emit(&weights[0, 0], &features[0, 0], n, n_features, n_tags, &out_view[0, 0])
         return out
 
     def weights_of(self, features, int tag):

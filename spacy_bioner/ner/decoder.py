@@ -9,12 +9,14 @@ import numpy
 from spacy.tokens import Doc, Span
 
 from ..core.decode import viterbi
-from ..core.templates import HISTORY_FAMILY
+from ..core.perceptron import AveragedPerceptron
+from ..core.templates import DOCUMENT_FAMILY, HISTORY_FAMILY
 from .batch import Layout, Trellis, allowed_tags, lay_out, presets_of, trellis_of
 from .bounds import within_bound
 from .confidence import alternatives, entity_probabilities
 from .entities import entity_annotated
-from .featurizer import features, history
+from .featurizer import features, history, match_ids, reads_short_forms, reads_term_lists
+from .passes import decode_plain
 from .rules import apply_rules
 
 
@@ -70,6 +72,18 @@ def decode(ner, docs: List[Doc]) -> Decoded:
     presets = [presets_of(ner, doc, found) if all_docs or entity_annotated(doc) else [] for doc, found in zip(docs, matches)]
     layout = lay_out(ner, docs)
     allowed = allowed_tags(ner, layout, presets)
+    trellis = trellis_of(ner, layout, presets, allowed)
+    if is_plain(ner, layout):
+        scores, first_pass, tags = compiled_passes(ner, layout, allowed)
+    else:
+        scores, first_pass, tags = passes(ner, layout, matches, trellis)
+    tags = bounded_over(ner, trellis, scores, tags)
+    final, retagged = apply_rules(ner, docs, layout, tags, allowed, matches)
+    return Decoded(matches, presets, layout, trellis, trellis.rows(scores), allowed, final, first_pass, tags, retagged)
+
+
+def passes(ner, layout: Layout, matches: List[numpy.ndarray], trellis: Trellis) -> Tuple[numpy.ndarray, numpy.ndarray, numpy.ndarray]:
+    """The emission scores (a row per token) the last Viterbi pass read, the first pass's tags and the last's."""
     model = ner.model
     if model.dense:  # single-word templates from the per-word cache, the others hashed
         scores = ner.featurizer.scores(layout, model.averages()[0])
@@ -79,16 +93,37 @@ def decode(ner, docs: List[Doc]) -> Decoded:
     bias = ner.settings.confidence.entity_bias
     if bias:  # the recall knob
         scores[:, 1:] += bias
-    trellis = trellis_of(ner, layout, presets, allowed)
     tags = first_pass = best_tags_over(ner, trellis, scores)
     if HISTORY_FAMILY in ner.settings.features:
         # The first pass saw no history features, so the second pass's
         # scores are the first's plus the weights of those alone.
         scores += ner.model.scores(history(ner, layout, first_pass, predicting=True), averaged=True)
         tags = best_tags_over(ner, trellis, scores)
-    tags = bounded_over(ner, trellis, scores, tags)
-    final, retagged = apply_rules(ner, docs, layout, tags, allowed, matches)
-    return Decoded(matches, presets, layout, trellis, trellis.rows(scores), allowed, final, first_pass, tags, retagged)
+    return scores, first_pass, tags
+
+
+def is_plain(ner, layout: Layout) -> bool:
+    """Whether `compiled_passes` gives what `passes` would: every token a word, dense perceptron
+    weights, and no term-list or short-form columns among the features."""
+    model = ner.model
+    return (not layout.spaced and type(model) is AveragedPerceptron and not reads_term_lists(ner)
+            and not reads_short_forms(layout, predicting=True))
+
+
+def compiled_passes(ner, layout: Layout, allowed: numpy.ndarray) -> Tuple[numpy.ndarray, numpy.ndarray, numpy.ndarray]:
+    """`passes` of a plain batch (is_plain), in one compiled call after the word-cache scores (passes.pyx)."""
+    model, featurizer, settings = ner.model, ner.featurizer, ner.settings
+    emission = model.averages()[0]
+    scores = featurizer.scores(layout, emission)
+    memory_ids = None if layout.memory_codes is None else match_ids("memory", ner.labels, featurizer.n_buckets)
+    transitions, factors = model.decoding_weights(averaged=True)
+    decoding = (transitions, factors, ner.legal, ner.predecessors, ner.scheme.entity_types(), len(ner.labels) + 1)
+    first_pass, tags = decode_plain(
+        layout, featurizer.joint_extractor, DOCUMENT_FAMILY in featurizer.families, memory_ids, featurizer.lexicon.table,
+        featurizer.n_buckets, scores, emission, settings.confidence.entity_bias, allowed, decoding,
+        HISTORY_FAMILY in settings.features,
+    )
+    return scores, first_pass, tags
 
 
 def predict_group(ner, docs: List[Doc]) -> List[Prediction]:

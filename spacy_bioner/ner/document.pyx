@@ -80,8 +80,8 @@ cdef int _mentions(const int32_t[::1] mentions, int32_t* slots, int32_t* group) 
 SHORT_BATCH = 64
 
 
-def _mention_slots(const int32_t[::1] mentions):
-    """Scratch for `_mentions`: -1 for every mention id of the batch; None for a short batch."""
+def mention_slots(const int32_t[::1] mentions):
+    """Scratch for the mention groups (`_mentions`): -1 for every mention id of the batch; None for a short batch."""
     cdef Py_ssize_t i
     cdef int32_t top = 0
     for i in range(mentions.shape[0]):
@@ -122,16 +122,16 @@ def document_features(const int32_t[::1] rows, const uint64_t[:, ::1] table, con
     _check_lengths(rows, mentions)
     out = numpy.full((rows.shape[0], len(DOCUMENT_FEATURES)), DROPPED, dtype=numpy.uint32)
     cdef uint32_t[:, ::1] out_view = out
-    cdef int32_t[::1] slots = _mention_slots(mentions)
+    cdef int32_t[::1] slots = mention_slots(mentions)
     cdef int32_t* slot_table = &slots[0] if slots is not None else NULL
     for start, end in _each_doc(offsets, rows.shape[0]):
         if end > start:
-            _document_features(rows[start:end], table, mentions[start:end], slot_table, sentence[start:end], n_buckets, out_view[start:end])
+            fill_document_features(rows[start:end], table, mentions[start:end], slot_table, sentence[start:end], n_buckets, out_view[start:end])
     return out
 
 
-cdef void _document_features(const int32_t[::1] rows, const uint64_t[:, ::1] table, const int32_t[::1] mentions, int32_t* slots,
-                             const int32_t[::1] sentence, uint64_t n_buckets, uint32_t[:, ::1] out_view) noexcept:
+cdef void fill_document_features(const int32_t[::1] rows, const uint64_t[:, ::1] table, const int32_t[::1] mentions, int32_t* slots,
+                                 const int32_t[::1] sentence, uint64_t n_buckets, uint32_t[:, :] out_view) noexcept:
     cdef Py_ssize_t i, n = rows.shape[0], at
     cdef vector[int32_t] group = vector[int32_t](n)
     cdef int n_groups = _mentions(mentions, slots, group.data())
@@ -175,16 +175,16 @@ def history_features(const int32_t[::1] rows, const uint64_t[:, ::1] table, cons
     _check_lengths(rows, mentions)
     out = numpy.full((rows.shape[0], len(HISTORY_FEATURES)), DROPPED, dtype=numpy.uint32)
     cdef uint32_t[:, ::1] out_view = out
-    cdef int32_t[::1] slots = _mention_slots(mentions)
+    cdef int32_t[::1] slots = mention_slots(mentions)
     cdef int32_t* slot_table = &slots[0] if slots is not None else NULL
     for start, end in _each_doc(offsets, rows.shape[0]):
         if end > start:
-            _history_features(rows[start:end], table, mentions[start:end], slot_table, types[start:end], n_types, n_buckets, out_view[start:end])
+            fill_history_features(rows[start:end], table, mentions[start:end], slot_table, types[start:end], n_types, n_buckets, out_view[start:end])
     return out
 
 
-cdef int _history_features(const int32_t[::1] rows, const uint64_t[:, ::1] table, const int32_t[::1] mentions, int32_t* slots,
-                           const int64_t[::1] types, int n_types, uint64_t n_buckets, uint32_t[:, ::1] out_view) except -1:
+cdef int fill_history_features(const int32_t[::1] rows, const uint64_t[:, ::1] table, const int32_t[::1] mentions, int32_t* slots,
+                               const int64_t[::1] types, int n_types, uint64_t n_buckets, uint32_t[:, :] out_view) except -1:
     cdef Py_ssize_t i, n = rows.shape[0]
     cdef int t, best, best_count, count, total
     cdef vector[int32_t] group = vector[int32_t](n)

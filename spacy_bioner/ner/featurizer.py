@@ -70,19 +70,24 @@ def features(ner, layout: Layout, matches: List[numpy.ndarray], predicting: bool
     columns = [over_words(layout, functools.partial(_window_features, extractor, lexicon.table), DROPPED)]
     if DOCUMENT_FAMILY in featurizer.families:
         columns.append(over_words(layout, functools.partial(_document_features, lexicon.table, n_buckets), DROPPED))
-    if ner.settings.gazetteer.mode != "ents" and ner.gazetteer.labels:
+    if reads_term_lists(ner):
         codes = match_codes(laid_end_to_end(matches, offsets.tolist()), len(rows), len(ner.gazetteer.labels))
         columns.append(match_columns(match_ids("gazetteer", ner.gazetteer.labels, n_buckets), codes, packed))
     if layout.memory_codes is not None:
         columns.append(match_columns(match_ids("memory", ner.labels, n_buckets), layout.memory_codes, packed))
-    if _reads_short_forms(layout, predicting):
+    if reads_short_forms(layout, predicting):
         columns.append(abbreviation_features(rows, lexicon.table, layout.abbreviation_heads, n_buckets))
     if featurizer.n_history and not predicting:
         columns.append(numpy.full((len(rows), featurizer.n_history), DROPPED, dtype=numpy.uint32))
     return columns[0] if len(columns) == 1 else numpy.concatenate(columns, axis=1)
 
 
-def _reads_short_forms(layout: Layout, predicting: bool) -> bool:
+def reads_term_lists(ner) -> bool:
+    """Whether the features have a column per term-list label: with term lists, but in "ents" mode."""
+    return ner.settings.gazetteer.mode != "ents" and bool(ner.gazetteer.labels)
+
+
+def reads_short_forms(layout: Layout, predicting: bool) -> bool:
     """Whether the short forms' columns are made: with the abbreviations family, except when predicting
     a batch with no short form, where every id in them is DROPPED, which scores nothing."""
     return layout.abbreviation_heads is not None and not (predicting and not layout.abbreviation_starts.any())
@@ -102,7 +107,7 @@ def history(ner, layout: Layout, first_pass: numpy.ndarray, predicting: bool = F
     n_buckets, lexicon = ner.featurizer.n_buckets, ner.featurizer.lexicon
     types = ner.scheme.entity_types()[first_pass]
     found = history_features(layout.rows, lexicon.table, layout.mentions, types, len(ner.labels) + 1, n_buckets, layout.offsets)
-    if not _reads_short_forms(layout, predicting):
+    if not reads_short_forms(layout, predicting):
         return found
     return numpy.concatenate([found, abbreviation_history(layout.abbreviation_heads, types, n_buckets)], axis=1)
 

@@ -1,0 +1,24 @@
+from cymem.cymem cimport Pool
+from libc.stdint cimport int32_t, int64_t, uint8_t
+
+
+cdef struct Trellis:
+    const float* transitions  # (T + 1, T), the last row the start's
+    const uint8_t* legal  # (T + 1, T)
+    const int32_t* starts  # predecessor_lists
+    const int32_t* predecessors
+    const float* moves  # the transition weight of each predecessor in `predecessors`
+    const float* exits  # factored: (T + 1,), else NULL
+    const float* entries  # factored: (T,)
+    const int32_t* closing  # factored: the tags after which an opener may come
+    int n_closing
+    const int32_t* openers  # factored: the tags scored from the best exit
+    int n_openers
+    int n_tags
+
+
+cdef Py_ssize_t check_offsets(const int64_t[::1] offsets, Py_ssize_t n) except -1
+cdef int prepare_trellis(Trellis* t, const float[:, ::1] transitions, const uint8_t[:, ::1] legal, factors, predecessors,
+                         int n_tags, Pool mem) except -1
+cdef int decode_sequences(const Trellis* t, const float* emissions, const uint8_t* allowed, const int64_t[::1] offsets,
+                     int32_t[::1] out, Pool mem) except -1

@@ -1,0 +1,116 @@
+"""The compiled passes (ner/passes.pyx) give what decoding's Python steps give, to the bit."""
+import numpy
+import pytest
+import spacy
+from hypothesis import given, settings, strategies as st
+from spacy.tokens import Doc
+
+from spacy_bioner.ner import decoder
+from spacy_bioner.ner.batch import lay_out
+
+from conftest import train_nlp
+
+# Training words (so the memory matches "Acme Corp" and "Alice Smith"), new words, punctuation.
+WORDS = ["Alice", "Smith", "Bob", "Acme", "Corp", "Paris", "Berlin", "Carol", "Jones", "works", "in", "at",
+         "lives", "hired", "the", "Oslo", "ACME", "paris", "Nothing", ".", ",", "-", ":"]
+
+
+def with_random_weights(features=None, trainer=None):
+    """A trained bioner (small table) whose averaged weights are then drawn at random: every
+    feature scores, so a different order of float32 additions would show in the scores."""
+    config = {"n_buckets": 4096}
+    if features is not None:
+        config["features"] = features
+    if trainer is not None:
+        config["trainer"] = trainer
+    nlp = train_nlp(config, epochs=3)
+    model = nlp.get_pipe("bioner").model
+    emission, transition = model.averages()
+    rng = numpy.random.default_rng(0)
+    model.load_averages(rng.normal(size=emission.shape).astype(numpy.float32),
+                        rng.normal(size=transition.shape).astype(numpy.float32))
+    return nlp
+
+
+@pytest.fixture(scope="module")
+def default_nlp():
+    return with_random_weights()
+
+
+@pytest.fixture(scope="module")
+def few_families_nlp():
+    return with_random_weights(features=["word", "window", "shape"])
+
+
+def decoded_both_ways(ner, docs):
+    """decode(ner, docs) through the compiled passes, and through the Python steps alone."""
+    compiled = decoder.decode(ner, docs)
+    is_plain = decoder.is_plain
+    decoder.is_plain = lambda ner, layout: False
+    try:
+        stepwise = decoder.decode(ner, docs)
+    finally:
+        decoder.is_plain = is_plain
+    return compiled, stepwise
+
+
+def assert_same(compiled, stepwise):
+    assert compiled.scores.dtype == stepwise.scores.dtype == numpy.float32
+    assert compiled.scores.tobytes() == stepwise.scores.tobytes()
+    for name in ("first_pass", "best_path", "tags"):
+        assert getattr(compiled, name).tolist() == getattr(stepwise, name).tolist(), name
+
+
+docs_words = st.lists(st.lists(st.sampled_from(WORDS), min_size=0, max_size=25), min_size=1, max_size=4)
+
+
+def make_docs(vocab, batch, starts_seed):
+    """Docs of these words, some with sentence starts inside."""
+    rng = numpy.random.default_rng(starts_seed)
+    docs = []
+    for words in batch:
+        starts = [True] + [bool(rng.random() < 0.2) for _ in words[1:]] if words else []
+        docs.append(Doc(vocab, words=words, sent_starts=starts or None))
+    return docs
+
+
+@settings(max_examples=60, deadline=None)
+@given(batch=docs_words, starts_seed=st.integers(0, 2**16))
+def test_compiled_passes_equal_the_python_steps(default_nlp, batch, starts_seed):
+    ner = default_nlp.get_pipe("bioner")
+    docs = make_docs(default_nlp.vocab, batch, starts_seed)
+    assert decoder.is_plain(ner, lay_out(ner, docs))
+    assert_same(*decoded_both_ways(ner, docs))
+
+
+@settings(max_examples=20, deadline=None)
+@given(batch=docs_words, starts_seed=st.integers(0, 2**16))
+def test_compiled_passes_without_document_history_or_memory(few_families_nlp, batch, starts_seed):
+    ner = few_families_nlp.get_pipe("bioner")
+    docs = make_docs(few_families_nlp.vocab, batch, starts_seed)
+    assert_same(*decoded_both_ways(ner, docs))
+
+
+def test_compiled_passes_add_the_entity_bias_as_the_steps_do(default_nlp):
+    biased = default_nlp.get_pipe("bioner").with_settings(confidence={"entity_bias": 1.7})
+    docs = [Doc(default_nlp.vocab, words="Bob works at Acme Corp in Oslo .".split()), Doc(default_nlp.vocab, words=["Alice"])]
+    compiled, stepwise = decoded_both_ways(biased, docs)
+    assert_same(compiled, stepwise)
+    assert not numpy.array_equal(compiled.scores, decoder.decode(default_nlp.get_pipe("bioner"), docs).scores)
+
+
+def test_batches_the_compiled_passes_do_not_take(default_nlp):
+    """Whitespace tokens, term-list columns and other weights go through the Python steps."""
+    nlp = default_nlp
+    ner = nlp.get_pipe("bioner")
+    spaced = nlp.make_doc("Bob works\n\nat Acme Corp")
+    assert not decoder.is_plain(ner, lay_out(ner, [spaced]))
+    assert_same(*decoded_both_ways(ner, [spaced]))  # the same steps both ways
+    with_terms = spacy.blank("en")
+    gazetteer_ner = with_terms.add_pipe("bioner", config={"n_buckets": 4096})
+    gazetteer_ner.add_patterns([{"label": "LOC", "pattern": "Oslo"}])
+    train_nlp(nlp=with_terms, epochs=2)
+    assert not decoder.is_plain(gazetteer_ner, lay_out(gazetteer_ner, [with_terms.make_doc("Oslo")]))
+    hmm = train_nlp({"n_buckets": 4096, "trainer": {"@misc": "bioner.hmm.v1"}, "features": ["word", "window"]}, epochs=1)
+    hmm_ner = hmm.get_pipe("bioner")
+    assert not decoder.is_plain(hmm_ner, lay_out(hmm_ner, [hmm.make_doc("Bob works")]))
