@@ -15,15 +15,15 @@ WORDS = ["Alice", "Smith", "Bob", "Acme", "Corp", "Paris", "Berlin", "Carol", "J
          "lives", "hired", "the", "Oslo", "ACME", "paris", "Nothing", ".", ",", "-", ":"]
 
 
-def with_random_weights(features=None, trainer=None):
+def with_random_weights(features=None, patterns=()):
     """A trained bioner (small table) whose averaged weights are then drawn at random: every
     feature scores, so a different order of float32 additions would show in the scores."""
     config = {"n_buckets": 4096}
     if features is not None:
         config["features"] = features
-    if trainer is not None:
-        config["trainer"] = trainer
-    nlp = train_nlp(config, epochs=3)
+    nlp = spacy.blank("en")
+    nlp.add_pipe("bioner", config=config).add_patterns(patterns)
+    train_nlp(nlp=nlp, epochs=3)
     model = nlp.get_pipe("bioner").model
     emission, transition = model.averages()
     rng = numpy.random.default_rng(0)
@@ -40,6 +40,17 @@ def default_nlp():
 @pytest.fixture(scope="module")
 def few_families_nlp():
     return with_random_weights(features=["word", "window", "shape"])
+
+
+# 20 term-list labels (more than featurizer.PACKED_ABOVE: the Python steps pack the columns), several per term.
+TERM_LABELS = [f"T{i}" for i in range(20)]
+PATTERNS = [{"label": label, "pattern": term} for i, label in enumerate(TERM_LABELS)
+            for term in ("Oslo", "Acme Corp", "Paris", "works at")[: 1 + i % 4]]
+
+
+@pytest.fixture(scope="module")
+def terms_nlp():
+    return with_random_weights(patterns=PATTERNS)
 
 
 def decoded_both_ways(ner, docs):
@@ -99,18 +110,29 @@ def test_compiled_passes_add_the_entity_bias_as_the_steps_do(default_nlp):
     assert not numpy.array_equal(compiled.scores, decoder.decode(default_nlp.get_pipe("bioner"), docs).scores)
 
 
+@settings(max_examples=30, deadline=None)
+@given(batch=docs_words, starts_seed=st.integers(0, 2**16))
+def test_compiled_passes_with_term_list_columns(terms_nlp, batch, starts_seed):
+    ner = terms_nlp.get_pipe("bioner")
+    docs = make_docs(terms_nlp.vocab, batch, starts_seed)
+    assert_same(*decoded_both_ways(ner, docs))
+
+
+def test_compiled_passes_with_short_form_columns(default_nlp):
+    ner = default_nlp.get_pipe("bioner")
+    defining = Doc(default_nlp.vocab, words="Bob works at Acme Corp ( AC ) in Oslo ; AC hired Alice .".split())
+    layout = lay_out(ner, [defining, Doc(default_nlp.vocab, words=["AC", "works"])])
+    assert layout.abbreviation_starts.any()
+    assert_same(*decoded_both_ways(ner, [defining, Doc(default_nlp.vocab, words=["AC", "works"])]))
+
+
 def test_batches_the_compiled_passes_do_not_take(default_nlp):
-    """Whitespace tokens, term-list columns and other weights go through the Python steps."""
+    """Whitespace tokens and weights other than dense perceptron ones go through the Python steps."""
     nlp = default_nlp
     ner = nlp.get_pipe("bioner")
     spaced = nlp.make_doc("Bob works\n\nat Acme Corp")
     assert not decoder.is_plain(ner, lay_out(ner, [spaced]))
     assert_same(*decoded_both_ways(ner, [spaced]))  # the same steps both ways
-    with_terms = spacy.blank("en")
-    gazetteer_ner = with_terms.add_pipe("bioner", config={"n_buckets": 4096})
-    gazetteer_ner.add_patterns([{"label": "LOC", "pattern": "Oslo"}])
-    train_nlp(nlp=with_terms, epochs=2)
-    assert not decoder.is_plain(gazetteer_ner, lay_out(gazetteer_ner, [with_terms.make_doc("Oslo")]))
     hmm = train_nlp({"n_buckets": 4096, "trainer": {"@misc": "bioner.hmm.v1"}, "features": ["word", "window"]}, epochs=1)
     hmm_ner = hmm.get_pipe("bioner")
     assert not decoder.is_plain(hmm_ner, lay_out(hmm_ner, [hmm.make_doc("Bob works")]))

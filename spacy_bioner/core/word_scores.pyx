@@ -32,15 +32,7 @@ cdef class WordScores:
         offset) parts, as FeatureExtractor takes them, at most one part each.
     n_buckets (int): Rows of the hashed weight table.
     """
-    cdef uint64_t[::1] _bias_seeds
-    cdef uint64_t[::1] _seeds
-    cdef int32_t[::1] _columns
-    cdef int32_t[::1] _slots  # each template's offset, as an index into the offsets
-    cdef readonly int min_offset, n_offsets
-    cdef uint64_t n_buckets
-    cdef object _weights, _cache, _filled, _fixed  # fixed: the bias, then each offset's padding vector
-    cdef int _generation
-    cdef object _templates
+    # Attributes are declared in word_scores.pxd, for ner/passes.pyx.
 
     def __init__(self, templates, uint64_t n_buckets):
         if any(len(parts) > 1 for _, parts in templates):
@@ -78,8 +70,8 @@ cdef class WordScores:
                 f[1 + slot, tag] += w[row, tag]
         self._fixed = fixed
 
-    def scores(self, const int32_t[::1] rows, const uint64_t[:, ::1] table, const int32_t[::1] sentence,
-               weights, int generation):
+    cpdef scores(self, const int32_t[::1] rows, const uint64_t[:, ::1] table, const int32_t[::1] sentence,
+                 weights, int generation):
         """The single-word templates' scores of every token: float32[n, n_tags].
 
         rows, table, sentence: as FeatureExtractor.extract takes them.

@@ -15,7 +15,7 @@ from .batch import Layout, Trellis, allowed_tags, lay_out, presets_of, trellis_o
 from .bounds import within_bound
 from .confidence import alternatives, entity_probabilities
 from .entities import entity_annotated
-from .featurizer import features, history, match_ids, reads_short_forms, reads_term_lists
+from .featurizer import features, history, match_sources, reads_short_forms
 from .passes import decode_plain
 from .rules import apply_rules
 
@@ -74,7 +74,7 @@ def decode(ner, docs: List[Doc]) -> Decoded:
     allowed = allowed_tags(ner, layout, presets)
     trellis = trellis_of(ner, layout, presets, allowed)
     if is_plain(ner, layout):
-        scores, first_pass, tags = compiled_passes(ner, layout, allowed)
+        scores, first_pass, tags = compiled_passes(ner, layout, matches, allowed)
     else:
         scores, first_pass, tags = passes(ner, layout, matches, trellis)
     tags = bounded_over(ner, trellis, scores, tags)
@@ -103,27 +103,21 @@ def passes(ner, layout: Layout, matches: List[numpy.ndarray], trellis: Trellis) 
 
 
 def is_plain(ner, layout: Layout) -> bool:
-    """Whether `compiled_passes` gives what `passes` would: every token a word, dense perceptron
-    weights, and no term-list or short-form columns among the features."""
-    model = ner.model
-    return (not layout.spaced and type(model) is AveragedPerceptron and not reads_term_lists(ner)
-            and not reads_short_forms(layout, predicting=True))
+    """Whether `compiled_passes` gives what `passes` would: every token a word, and dense perceptron weights."""
+    return not layout.spaced and type(ner.model) is AveragedPerceptron
 
 
-def compiled_passes(ner, layout: Layout, allowed: numpy.ndarray) -> Tuple[numpy.ndarray, numpy.ndarray, numpy.ndarray]:
-    """`passes` of a plain batch (is_plain), in one compiled call after the word-cache scores (passes.pyx)."""
+def compiled_passes(ner, layout: Layout, matches: List[numpy.ndarray], allowed: numpy.ndarray) -> Tuple[numpy.ndarray, numpy.ndarray, numpy.ndarray]:
+    """`passes` of a plain batch (is_plain), in one compiled call (passes.pyx)."""
     model, featurizer, settings = ner.model, ner.featurizer, ner.settings
-    emission = model.averages()[0]
-    scores = featurizer.scores(layout, emission)
-    memory_ids = None if layout.memory_codes is None else match_ids("memory", ner.labels, featurizer.n_buckets)
+    short_form_heads = layout.abbreviation_heads if reads_short_forms(layout, predicting=True) else None
     transitions, factors = model.decoding_weights(averaged=True)
     decoding = (transitions, factors, ner.legal, ner.predecessors, ner.scheme.entity_types(), len(ner.labels) + 1)
-    first_pass, tags = decode_plain(
-        layout, featurizer.joint_extractor, DOCUMENT_FAMILY in featurizer.families, memory_ids, featurizer.lexicon.table,
-        featurizer.n_buckets, scores, emission, settings.confidence.entity_bias, allowed, decoding,
-        HISTORY_FAMILY in settings.features,
+    return decode_plain(
+        layout, featurizer.word_scores, featurizer.joint_extractor, DOCUMENT_FAMILY in featurizer.families,
+        match_sources(ner, layout, matches), short_form_heads, featurizer.lexicon, featurizer.n_buckets,
+        model.averages()[0], settings.confidence.entity_bias, allowed, decoding, HISTORY_FAMILY in settings.features,
     )
-    return scores, first_pass, tags
 
 
 def predict_group(ner, docs: List[Doc]) -> List[Prediction]:

@@ -215,15 +215,19 @@ def abbreviation_features(const int32_t[::1] rows, const uint64_t[:, ::1] table,
     heads (int64[n]): Each token's long-form head token, -1 if it is no defined short form.
     RETURNS (uint32[n, len(ABBREVIATION_FEATURES)]): Feature ids, DROPPED for other tokens.
     """
+    out = numpy.full((rows.shape[0], len(ABBREVIATION_FEATURES)), DROPPED, dtype=numpy.uint32)
+    fill_abbreviation_features(rows, table, heads, n_buckets, out)
+    return out
+
+
+cdef void fill_abbreviation_features(const int32_t[::1] rows, const uint64_t[:, ::1] table, const int64_t[::1] heads,
+                                     uint64_t n_buckets, uint32_t[:, :] out_view) noexcept:
     cdef Py_ssize_t i, n = rows.shape[0]
-    out = numpy.full((n, len(ABBREVIATION_FEATURES)), DROPPED, dtype=numpy.uint32)
-    cdef uint32_t[:, ::1] out_view = out
     cdef uint64_t seed_head = _ABBREVIATION_SEEDS[0], seed_suffix = _ABBREVIATION_SEEDS[1]
     for i in range(n):
         if heads[i] >= 0:
             out_view[i, 0] = <uint32_t>_bucket(_mix(seed_head ^ table[rows[heads[i]], _LOWER_COLUMN]), n_buckets)
             out_view[i, 1] = <uint32_t>_bucket(_mix(seed_suffix ^ table[rows[heads[i]], _SUFFIX3_COLUMN]), n_buckets)
-    return out
 
 
 def abbreviation_history(const int64_t[::1] heads, const int64_t[::1] types, uint64_t n_buckets):
@@ -232,11 +236,15 @@ def abbreviation_history(const int64_t[::1] heads, const int64_t[::1] types, uin
     types (int64[n]): Each token's entity type in the first pass: 0 for O, else label + 1.
     RETURNS (uint32[n, 1]): Feature ids, DROPPED for other tokens.
     """
+    out = numpy.full((heads.shape[0], 1), DROPPED, dtype=numpy.uint32)
+    fill_abbreviation_history(heads, types, n_buckets, out)
+    return out
+
+
+cdef void fill_abbreviation_history(const int64_t[::1] heads, const int64_t[::1] types, uint64_t n_buckets,
+                                    uint32_t[:, :] out_view) noexcept:
     cdef Py_ssize_t i, n = heads.shape[0]
-    out = numpy.full((n, 1), DROPPED, dtype=numpy.uint32)
-    cdef uint32_t[:, ::1] out_view = out
     cdef uint64_t seed = _ABBREVIATION_SEEDS[2]
     for i in range(n):
         if heads[i] >= 0:
             out_view[i, 0] = <uint32_t>_bucket(_mix(seed ^ <uint64_t>(1 + types[heads[i]])), n_buckets)
-    return out

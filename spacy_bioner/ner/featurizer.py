@@ -70,16 +70,27 @@ def features(ner, layout: Layout, matches: List[numpy.ndarray], predicting: bool
     columns = [over_words(layout, functools.partial(_window_features, extractor, lexicon.table), DROPPED)]
     if DOCUMENT_FAMILY in featurizer.families:
         columns.append(over_words(layout, functools.partial(_document_features, lexicon.table, n_buckets), DROPPED))
-    if reads_term_lists(ner):
-        codes = match_codes(laid_end_to_end(matches, offsets.tolist()), len(rows), len(ner.gazetteer.labels))
-        columns.append(match_columns(match_ids("gazetteer", ner.gazetteer.labels, n_buckets), codes, packed))
-    if layout.memory_codes is not None:
-        columns.append(match_columns(match_ids("memory", ner.labels, n_buckets), layout.memory_codes, packed))
+    for codes, ids in match_sources(ner, layout, matches):
+        columns.append(match_columns(ids, codes, packed))
     if reads_short_forms(layout, predicting):
         columns.append(abbreviation_features(rows, lexicon.table, layout.abbreviation_heads, n_buckets))
     if featurizer.n_history and not predicting:
         columns.append(numpy.full((len(rows), featurizer.n_history), DROPPED, dtype=numpy.uint32))
     return columns[0] if len(columns) == 1 else numpy.concatenate(columns, axis=1)
+
+
+def match_sources(ner, layout: Layout, matches: List[numpy.ndarray]) -> List[Tuple[numpy.ndarray, numpy.ndarray]]:
+    """What the match columns are made of, in column order: the term lists' matches (unless in "ents"
+    mode), then the entity memory's; for each, its codes (match_codes: n_tokens x labels) and
+    their feature ids (match_ids)."""
+    n_buckets = ner.featurizer.n_buckets
+    sources = []
+    if reads_term_lists(ner):
+        codes = match_codes(laid_end_to_end(matches, layout.offsets.tolist()), len(layout.rows), len(ner.gazetteer.labels))
+        sources.append((codes, match_ids("gazetteer", ner.gazetteer.labels, n_buckets)))
+    if layout.memory_codes is not None:
+        sources.append((layout.memory_codes, match_ids("memory", ner.labels, n_buckets)))
+    return sources
 
 
 def reads_term_lists(ner) -> bool:

@@ -1,0 +1,17 @@
+from libc.stdint cimport int32_t, uint64_t
+
+
+cdef class WordScores:
+    cdef uint64_t[::1] _bias_seeds
+    cdef uint64_t[::1] _seeds
+    cdef int32_t[::1] _columns
+    cdef int32_t[::1] _slots  # each template's offset, as an index into the offsets
+    cdef readonly int min_offset, n_offsets
+    cdef uint64_t n_buckets
+    cdef object _weights, _cache, _filled, _fixed  # fixed: the bias, then each offset's padding vector
+    cdef int _generation
+    cdef object _templates
+
+    cpdef scores(self, const int32_t[::1] rows, const uint64_t[:, ::1] table, const int32_t[::1] sentence,
+                 weights, int generation)
+    cdef void _fill(self, int32_t row, const uint64_t[:, ::1] table, const float[:, ::1] w, float[:, :, ::1] cache) noexcept nogil
