@@ -143,6 +143,19 @@ def test_initials_follow_the_lexicon_as_it_grows_and_restarts():
     assert lexicon.generation == 1
 
 
+def test_initials_fed_word_by_word_match_those_worked_out_at_once():
+    """Rows added over many calls (past the arrays' first room) give what one call over all of them gives."""
+    vocab = spacy.blank("en").vocab
+    words = [f"W{i}" if i % 3 else f"ABC{i}" for i in range(2500)] + ["(", "-", "x"]
+    lexicon, fed = Lexicon(word_attributes, N_ATTRIBUTES), Initials()
+    for start in range(0, len(words), 7):
+        fed.any_telling(lexicon, lexicon.batch_rows([Doc(vocab, words=words[start : start + 7])]))
+    rows = lexicon.batch_rows([Doc(vocab, words=words)])
+    at_once = Initials()
+    assert [a.tolist() for a in fed(lexicon, rows)] == [a.tolist() for a in at_once(lexicon, rows)]
+    assert fed.any_telling(lexicon, rows[-3:-2]) and not fed.any_telling(lexicon, rows[-1:])
+
+
 def undefined(words, defined=()):
     doc = Doc(spacy.blank("en").vocab, words=words)
     codes, acronyms = doc_initials(doc)

@@ -161,6 +161,7 @@ class Initials:
 
     def _clear(self, generation: int) -> None:
         self._generation = generation
+        self._done = 0  # the lexicon rows worked out; the arrays below have room for more, as the lexicon's table does
         self._codes = numpy.zeros(0, dtype=numpy.uint8)
         self._capitals = numpy.zeros(0, dtype=numpy.bool_)
         self._long = numpy.zeros(0, dtype=numpy.bool_)
@@ -188,23 +189,30 @@ class Initials:
         return self._codes[rows], capitals & ~beside_capitals & self._long[rows]
 
     def _update(self, lexicon) -> None:
-        """Work out what the lexicon's new rows give."""
+        """Work out what the lexicon's new rows give: in place, in arrays that double when full,
+        so that a stream of new words costs each word once, not a copy of all rows per call."""
         if lexicon.generation != self._generation:  # the lexicon restarted: its rows are new
             self._clear(lexicon.generation)
-        done = len(self._codes)
-        if len(lexicon) > done:
-            words = lexicon.table[done : len(lexicon)]
-            first = words[:, COLUMNS["prefix1"]]
-            at = numpy.minimum(numpy.searchsorted(_INITIAL_HASHES, first), len(_INITIAL_HASHES) - 1)
-            codes = numpy.where(_INITIAL_HASHES[at] == first, _INITIAL_CODES[at], BREAK).astype(numpy.uint8)
-            codes[words[:, COLUMNS["orth"]] == _HYPHEN] = SKIPPED
-            capitals = (words[:, COLUMNS["case"]] == _UPPER) & (words[:, COLUMNS["characters"]] == _PLAIN)
-            long = ~numpy.isin(words[:, COLUMNS["length"]], _TOO_SHORT)
-            self._codes = numpy.concatenate([self._codes, codes])
-            self._capitals = numpy.concatenate([self._capitals, capitals])
-            self._long = numpy.concatenate([self._long, long])
-            telling = (words[:, COLUMNS["orth"]] == _OPENING) | (capitals & long)
-            self._telling = numpy.concatenate([self._telling, telling])
+        done, size = self._done, len(lexicon)
+        if size <= done:
+            return
+        if size > len(self._codes):
+            room = max(size, 2 * len(self._codes), 1024)
+            self._codes, self._capitals, self._long, self._telling = (
+                numpy.concatenate([array[:done], numpy.zeros(room - done, dtype=array.dtype)])
+                for array in (self._codes, self._capitals, self._long, self._telling))
+        words = lexicon.table[done:size]
+        first = words[:, COLUMNS["prefix1"]]
+        at = numpy.minimum(numpy.searchsorted(_INITIAL_HASHES, first), len(_INITIAL_HASHES) - 1)
+        codes = numpy.where(_INITIAL_HASHES[at] == first, _INITIAL_CODES[at], BREAK).astype(numpy.uint8)
+        codes[words[:, COLUMNS["orth"]] == _HYPHEN] = SKIPPED
+        capitals = (words[:, COLUMNS["case"]] == _UPPER) & (words[:, COLUMNS["characters"]] == _PLAIN)
+        long = numpy.ones(len(words), dtype=numpy.bool_)
+        for length in _TOO_SHORT:  # two hashes: comparisons, where numpy.isin costs ~90 µs a call
+            long &= words[:, COLUMNS["length"]] != length
+        self._codes[done:size], self._capitals[done:size], self._long[done:size] = codes, capitals, long
+        self._telling[done:size] = (words[:, COLUMNS["orth"]] == _OPENING) | (capitals & long)
+        self._done = size
 
 
 def undefined_acronyms(words: Words, defined: Dict[ShortForm, Definition], initials: numpy.ndarray, acronyms: numpy.ndarray) -> Dict[ShortForm, Definition]:

@@ -217,9 +217,16 @@ def _no_mentions(n_tokens: int) -> Tuple[numpy.ndarray, numpy.ndarray]:
 
 def _mentionless(n_tokens: int, family: bool, labelled: bool) -> Tuple[Optional[numpy.ndarray], ...]:
     """_short_form_mentions where no doc has a mention: empty mentions for the family and for the labelling
-    rules if on (one pair for both: nothing writes to them)."""
-    empty = _no_mentions(n_tokens)
+    rules if on (one read-only pair for both, and for every batch of this many tokens)."""
+    empty = _read_only_no_mentions(n_tokens)
     return (*(empty if family else (None, None)), *(empty if labelled else (None, None)))
+
+
+@functools.lru_cache(maxsize=256)
+def _read_only_no_mentions(n_tokens: int) -> Tuple[numpy.ndarray, numpy.ndarray]:
+    heads, starts = _no_mentions(n_tokens)
+    heads.flags.writeable = starts.flags.writeable = False
+    return heads, starts
 
 
 def laid_end_to_end_mentions(found: Dict[int, Tuple[numpy.ndarray, numpy.ndarray]], words: numpy.ndarray,
