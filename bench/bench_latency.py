@@ -40,11 +40,9 @@ from common import ROOT, conll_model, convert, convert_treebank, train, train_sp
 # Where a single call's time goes: the functions whose cumulative time is each stage's.
 STAGES = {
     "lay out (word rows, sentences, abbreviations, memory matches)": ("batch.py", "lay_out"),
-    "allowed tags and trellis": ("batch.py", "allowed_tags"),
-    "features": ("featurizer.py", "features"),
-    "word-cache scores": ("featurizer.py", "scores"),
-    "history features": ("featurizer.py", "history"),
-    "Viterbi (both passes)": ("decoder.py", "best_tags"),
+    "allowed tags": ("batch.py", "allowed_tags"),
+    "features, scores and both Viterbi passes (one compiled call)": ("decoder.py", "compiled_passes"),
+    "the entity length bound": ("decoder.py", "bounded_over"),
     "rules after decoding": ("rules.py", "apply_rules"),
     "writing Doc.ents": ("writer.py", "write"),
 }
