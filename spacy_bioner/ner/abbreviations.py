@@ -96,27 +96,31 @@ def definitions(words: Words) -> Dict[ShortForm, Definition]:
     Only words around an opening parenthesis are read, so docs without one cost
     a single array comparison.
     """
-    orths, strings = words.orths, words.strings
+    strings = words.strings
     found: Dict[ShortForm, Definition] = {}
     opening, hyphen, ends = _ORTH_OPENING, _ORTH_HYPHEN, _ORTH_ENDS
-    parentheses = numpy.flatnonzero(orths == opening).tolist()
+    parentheses = numpy.flatnonzero(words.orths == opening).tolist()
     if not parentheses:
         return found
-    starts = None  # the first word of the sentence holding each word: a long form stays in its sentence
+    orths = words.orths.tolist()  # Python ints: the loop below compares and slices them
+    sentence = None  # each word's sentence number, read when a candidate gets that far
     for i in parentheses:
         end = i + 2  # past the short form's tokens: the first piece, then "- piece" pairs
         while end + 1 < len(orths) and orths[end] == hyphen and end - i < 2 * MAX_SHORT_FORM_PIECES - 1:
             end += 2
         if i < 1 or end >= len(orths) or orths[end] not in ends:
             continue
-        key = tuple(orths[i + 1 : end].tolist())
+        key = tuple(orths[i + 1 : end])
         short = "".join(strings[orth] for orth in key)
         if key in found or not _is_short_form(short):
             continue
-        if starts is None:
-            starts = numpy.searchsorted(words.sentence, words.sentence)
-        start = max(int(starts[i - 1]), i - max_long_form_words(short))  # the words long_form reads
-        n_words = long_form(short, [strings[orth] for orth in orths[start:i].tolist()])
+        # The words long_form reads: as many as the short form allows, within the sentence of the word before "(".
+        if sentence is None:
+            sentence = words.sentence.tolist()
+        start = max(0, i - max_long_form_words(short))
+        while sentence[start] != sentence[i - 1]:  # sentence numbers never fall: the sentence's first word is ahead
+            start += 1
+        n_words = long_form(short, [strings[orth] for orth in orths[start:i]])
         if n_words:
             found[key] = (i - n_words, i)
     return found
