@@ -135,3 +135,47 @@ def test_power_of_two_tables_take_the_low_bits_of_the_hash():
     wide = FeatureExtractor(templates, 2**30).extract(rows, lexicon.table, sentence)
     assert numpy.array_equal(FeatureExtractor(templates, 1024).extract(rows, lexicon.table, sentence), wide % 1024)
     assert FeatureExtractor(templates, 1000).extract(rows, lexicon.table, sentence).max() < 1000
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 2**16), factored=st.booleans(), margin=st.sampled_from([0.0, 1.5, 100.0]))
+def test_steps_equal_one_python_step_per_run(seed, factored, margin):
+    """AveragedPerceptron.steps gives the weights and loss of scoring, adding the cost, decoding and
+    updating each run in turn from Python (with_cost, viterbi, update), with unknown gold tags too."""
+    from spacy_bioner.core.decode import predecessor_lists, viterbi
+    from spacy_bioner.core.perceptron_pipe import with_cost
+    from spacy_bioner.core.schemes import TagScheme
+    from spacy_bioner.core.sparse_perceptron import SparsePerceptron
+
+    rng = numpy.random.default_rng(seed)
+    scheme = TagScheme("BILOU", ["A", "B"])
+    legal = scheme.transitions().astype(numpy.uint8)
+    predecessors = predecessor_lists(legal, factored)
+    n, n_buckets = int(rng.integers(1, 30)), 64
+    features = rng.integers(0, n_buckets, size=(n, 5)).astype(numpy.uint32)
+    features[rng.random(features.shape) < 0.1] = DROPPED
+    gold = numpy.array([int(t) for t in scheme.from_spans([(0, 1, 0), (2, min(4, n), 1)] if n > 2 else [], n)], dtype=numpy.int32)
+    known = numpy.where(rng.random(n) < 0.8, gold, -1).astype(numpy.int32)
+    allowed = numpy.ones((n, scheme.n_tags), dtype=numpy.uint8)
+    cuts = sorted({0, n, *rng.integers(1, n, size=3).tolist()}) if n > 1 else [0, n]
+    runs = list(zip(cuts, cuts[1:]))
+    for kind in (AveragedPerceptron, SparsePerceptron):
+        stepped, by_hand = kind(n_buckets, scheme.n_tags), kind(n_buckets, scheme.n_tags)
+        if factored:
+            stepped.factor(scheme.continuing())
+            by_hand.factor(scheme.continuing())
+        for model in (stepped, by_hand):  # the same weights to start from, so that guesses differ from gold
+            model.update(features, gold, numpy.roll(gold, 1).astype(numpy.int32))
+        loss = stepped.steps(features, allowed, gold, known, runs, margin, legal, predecessors)
+        expected = 0.0
+        for start, end in runs:
+            scores = with_cost(by_hand.scores(features[start:end], averaged=False), known[start:end], margin)
+            transitions, factors = by_hand.decoding_weights(averaged=False)
+            guess = viterbi(scores, transitions, allowed[start:end], legal, None, factors, predecessors)
+            by_hand.update(features[start:end], gold[start:end], guess)
+            expected += float((gold[start:end] != guess).sum())
+        assert loss == expected
+        every_row = numpy.arange(n_buckets, dtype=numpy.uint32)[:, None]  # each bucket's averaged weights
+        for averaged in (True, False):
+            assert stepped.scores(every_row, averaged=averaged).tobytes() == by_hand.scores(every_row, averaged=averaged).tobytes()
+            assert stepped.transitions(averaged=averaged).tobytes() == by_hand.transitions(averaged=averaged).tobytes()

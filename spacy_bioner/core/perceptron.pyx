@@ -12,7 +12,10 @@ before plus an entry weight of the new tag, so that decoding can take one max
 over the tags before for all of them (decode.pyx), linear in the labels. Moves
 inside an entity (into I, L) keep their pairwise weights either way.
 """
+from cymem.cymem cimport Pool
 from libc.stdint cimport int32_t, uint8_t, uint32_t
+
+from .decode cimport Trellis, decode_sequences, prepare_trellis
 
 import numpy
 
@@ -300,6 +303,45 @@ cdef class AveragedPerceptron:
                 )
         self.step += 1
         self._averages = None
+
+    def steps(self, features, const uint8_t[:, ::1] allowed, gold, const int32_t[::1] known, runs, float margin,
+              legal, predecessors):
+        """Cost-augmented training steps, one per run of rows (start, end), each with the weights the one
+        before left: score the rows, give every wrong tag of a row whose gold tag is known (known >= 0)
+        a head start of `margin`, take the best tags `allowed` allows (decode.viterbi, with `legal` and
+        its `predecessors`), and update toward gold. RETURNS the number of mistagged rows over all steps.
+
+        features (uint32[n, F]), gold (int32[n]): every row's features and gold tags (known, completed).
+        """
+        cdef Py_ssize_t start, end, i, tag, n_tags = self.n_tags
+        cdef const int32_t[::1] gold_view = gold
+        cdef float[:, ::1] score_view
+        cdef int32_t[::1] guess_view
+        cdef Trellis trellis
+        cdef Pool mem
+        cdef double mistagged = 0
+        offsets = numpy.zeros(2, dtype=numpy.int64)
+        for start, end in runs:
+            row_features, row_gold = features[start:end], gold[start:end]
+            scores = self.scores(row_features, averaged=False)
+            score_view = scores
+            if margin != 0:  # as perceptron_pipe.with_cost adds it
+                for i in range(start, end):
+                    if known[i] >= 0:
+                        for tag in range(n_tags):
+                            score_view[i - start, tag] += margin
+                        score_view[i - start, known[i]] -= margin
+            transitions, factors = self.decoding_weights(averaged=False)
+            mem = Pool()
+            prepare_trellis(&trellis, transitions, legal, factors, predecessors, n_tags, mem)
+            guess = numpy.zeros(end - start, dtype=numpy.int32)
+            offsets[1] = end - start
+            decode_sequences(&trellis, &score_view[0, 0], &allowed[start, 0], offsets, guess, mem)
+            self.update(row_features, row_gold, guess)
+            guess_view = guess
+            for i in range(end - start):
+                mistagged += gold_view[start + i] != guess_view[i]
+        return mistagged
 
     def _update_emission(self, const uint32_t[:, ::1] features, const int32_t[::1] gold, const int32_t[::1] guess):
         cdef float[:, ::1] emission = self.emission

@@ -9,7 +9,6 @@ from spacy.errors import Errors
 from spacy.training import Example
 
 from ..core.marginals import expected_counts
-from ..core.perceptron_pipe import with_cost
 from ..core.templates import HISTORY_FAMILY
 from .batch import lay_out, presets_of, trellis_of
 from .bounds import longest_entity
@@ -85,8 +84,9 @@ def train_example(ner, example: Example) -> float:
         starts = layout.sent_starts.copy()
         starts[[start for start, _ in token_runs]] = True
         allowed = trellis_of(ner, layout._replace(sent_starts=starts), presets).allowed
-    step = crf_step if trainer.name == "crf" else perceptron_step
-    return sum(step(ner, features[start:end], allowed[start:end], gold[start:end], known[start:end]) for start, end in runs)
+    if trainer.name == "crf":
+        return sum(crf_step(ner, features[start:end], allowed[start:end], gold[start:end], known[start:end]) for start, end in runs)
+    return ner.model.steps(features, allowed, gold, known, runs, trainer.margin, ner.legal, ner.predecessors)
 
 
 def _negative_spans(ner, example: Example) -> List[Tuple[int, int, int]]:
@@ -104,14 +104,6 @@ def _negative_spans(ner, example: Example) -> List[Tuple[int, int, int]]:
         if predicted is not None and span.label_ in ner.labels:
             found.append((predicted.start, predicted.end, ner.labels.index(span.label_)))
     return found
-
-
-def perceptron_step(ner, features: numpy.ndarray, allowed: numpy.ndarray, gold: numpy.ndarray, known: numpy.ndarray) -> float:
-    """One cost-augmented perceptron step on one sentence; RETURNS the number of mistagged tokens."""
-    scores = with_cost(ner.model.scores(features, averaged=False), known, ner.settings.trainer.margin)
-    guess = best_tags(ner, scores, allowed, _one_sequence(gold), averaged=False)
-    ner.model.update(features, gold, guess)
-    return float((gold != guess).sum())
 
 
 def crf_step(ner, features: numpy.ndarray, allowed: numpy.ndarray, gold: numpy.ndarray, known: numpy.ndarray) -> float:
