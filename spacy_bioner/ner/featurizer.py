@@ -94,7 +94,7 @@ def match_sources(ner, layout: Layout, matches: List[numpy.ndarray]) -> List[Tup
 
 
 def reads_term_lists(ner) -> bool:
-    """Whether the features have a column per term-list label: with term lists, but in "ents" mode."""
+    """Whether the features have a column per term-list label: with term lists, except in "ents" mode."""
     return ner.settings.gazetteer.mode != "ents" and bool(ner.gazetteer.labels)
 
 

@@ -32,7 +32,7 @@ def decode_plain(layout, WordScores word_scores, FeatureExtractor joint, bint do
     """The scores the last pass read, the first pass's tags and the final ones (before the entity
     bound and the rules) of a plain batch.
 
-    layout (batch.Layout): The batch; its rows, sentence, mentions, offsets and memory_codes are read.
+    layout (batch.Layout): The batch; its rows, sentence, mentions and offsets are read.
     word_scores (WordScores): The single-word templates' cache (`Featurizer.word_scores`).
     joint (FeatureExtractor): The other templates (`Featurizer.joint_extractor`).
     document (bool): Whether the document family is on.
