@@ -32,25 +32,25 @@ def with_random_weights(features=None, patterns=()):
     return nlp
 
 
-@pytest.fixture(scope="module")
-def default_nlp():
-    return with_random_weights()
-
-
-@pytest.fixture(scope="module")
-def few_families_nlp():
-    return with_random_weights(features=["word", "window", "shape"])
-
-
 # 20 term-list labels (more than featurizer.PACKED_ABOVE: the Python steps pack the columns), several per term.
 TERM_LABELS = [f"T{i}" for i in range(20)]
 PATTERNS = [{"label": label, "pattern": term} for i, label in enumerate(TERM_LABELS)
             for term in ("Oslo", "Acme Corp", "Paris", "works at")[: 1 + i % 4]]
+PIPELINES = {
+    "default features": lambda: with_random_weights(),
+    "no document, history or memory": lambda: with_random_weights(features=["word", "window", "shape"]),
+    "term lists": lambda: with_random_weights(patterns=PATTERNS),
+}
 
 
 @pytest.fixture(scope="module")
-def terms_nlp():
-    return with_random_weights(patterns=PATTERNS)
+def default_nlp():
+    return PIPELINES["default features"]()
+
+
+@pytest.fixture(scope="module", params=sorted(PIPELINES))
+def any_nlp(request):
+    return PIPELINES[request.param]()
 
 
 def decoded_both_ways(ner, docs):
@@ -85,20 +85,12 @@ def make_docs(vocab, batch, starts_seed):
     return docs
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=40, deadline=None)
 @given(batch=docs_words, starts_seed=st.integers(0, 2**16))
-def test_compiled_passes_equal_the_python_steps(default_nlp, batch, starts_seed):
-    ner = default_nlp.get_pipe("bioner")
-    docs = make_docs(default_nlp.vocab, batch, starts_seed)
+def test_compiled_passes_equal_the_python_steps(any_nlp, batch, starts_seed):
+    ner = any_nlp.get_pipe("bioner")
+    docs = make_docs(any_nlp.vocab, batch, starts_seed)
     assert decoder.is_plain(ner, lay_out(ner, docs))
-    assert_same(*decoded_both_ways(ner, docs))
-
-
-@settings(max_examples=20, deadline=None)
-@given(batch=docs_words, starts_seed=st.integers(0, 2**16))
-def test_compiled_passes_without_document_history_or_memory(few_families_nlp, batch, starts_seed):
-    ner = few_families_nlp.get_pipe("bioner")
-    docs = make_docs(few_families_nlp.vocab, batch, starts_seed)
     assert_same(*decoded_both_ways(ner, docs))
 
 
@@ -108,14 +100,6 @@ def test_compiled_passes_add_the_entity_bias_as_the_steps_do(default_nlp):
     compiled, stepwise = decoded_both_ways(biased, docs)
     assert_same(compiled, stepwise)
     assert not numpy.array_equal(compiled.scores, decoder.decode(default_nlp.get_pipe("bioner"), docs).scores)
-
-
-@settings(max_examples=30, deadline=None)
-@given(batch=docs_words, starts_seed=st.integers(0, 2**16))
-def test_compiled_passes_with_term_list_columns(terms_nlp, batch, starts_seed):
-    ner = terms_nlp.get_pipe("bioner")
-    docs = make_docs(terms_nlp.vocab, batch, starts_seed)
-    assert_same(*decoded_both_ways(ner, docs))
 
 
 def test_compiled_passes_with_short_form_columns(default_nlp):
