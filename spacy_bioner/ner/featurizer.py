@@ -65,7 +65,7 @@ def features(ner, layout: Layout, matches: List[numpy.ndarray], predicting: bool
         label, in label order (for explanations, which name each column).
     """
     featurizer = ner.featurizer
-    rows, offsets, n_buckets, lexicon = layout.rows, layout.offsets, featurizer.n_buckets, featurizer.lexicon
+    rows, n_buckets, lexicon = layout.rows, featurizer.n_buckets, featurizer.lexicon
     extractor = featurizer.joint_extractor if predicting else featurizer.extractor
     columns = [over_words(layout, functools.partial(_window_features, extractor, lexicon.table), DROPPED)]
     if DOCUMENT_FAMILY in featurizer.families:
