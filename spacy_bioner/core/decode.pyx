@@ -239,7 +239,7 @@ cdef int prepare_trellis(Trellis* t, const float[:, ::1] transitions, const uint
 
 
 cdef int decode_sequences(const Trellis* t, const float* emissions, const uint8_t* allowed, const int64_t[::1] offsets,
-                     int32_t[::1] out, Pool mem) except -1:
+                          int32_t[::1] out, Pool mem) except -1:
     """The best tags of each sequence (offsets) of emissions and allowed (n rows of t.n_tags) into out."""
     cdef Py_ssize_t s, start, length, longest = check_offsets(offsets, out.shape[0])
     cdef int n_tags = t.n_tags

@@ -66,7 +66,8 @@ def decode_plain(layout, WordScores word_scores, FeatureExtractor joint, bint do
     cdef Pool mem = Pool()
     cdef Trellis trellis
     prepare_trellis(&trellis, transitions, legal, factors, predecessors, n_tags, mem)
-    slots = mention_slots(mentions)  # scratch shared by the document and history features
+    # Scratch shared by the document and history features; neither family, none needed.
+    slots = mention_slots(mentions) if document or history else None
     cdef int32_t[::1] slot_view
     cdef int32_t* slot_table = NULL
     if slots is not None:
