@@ -5,4 +5,4 @@ from .gazetteer.matcher import Gazetteer
 from .ner.component import BioNER, make_bioner
 
 __all__ = ["BioNER", "Gazetteer", "GazetteerComponent", "TagScheme", "make_bioner", "make_gazetteer"]
-__version__ = "0.2.0"
+__version__ = "0.3.0"

@@ -17,6 +17,7 @@ from . import __version__
 
 from .annotate import BadLine, annotate
 from .bulk import annotate_shards
+from .core.serialize import ModelFileError
 from .ner.calibration import expected_calibration_error, fit_temperature, log_loss, outcomes, reliability
 from .evaluate import candidate_curve, corpus_stats, recall_curve, report
 from .ner.explain import explain
@@ -65,6 +66,8 @@ def load_pipeline(model: str):
         if saved_by_0_1(Path(model)):
             fail(f"{model} was saved by spacy-bioner 0.1, whose settings this version keeps in config blocks: run `bioner upgrade {model}` once.")
         raise
+    except ModelFileError as err:
+        fail(str(err).replace("bioner upgrade PIPELINE", f"bioner upgrade {model}"))
 
 
 @gazetteer_app.command("compile")
@@ -364,12 +367,14 @@ def _bioner_name(nlp, model: str) -> str:
 
 
 @app.command("upgrade")
-def upgrade_cli(model: Path = typer.Argument(..., help="A pipeline directory saved by spacy-bioner 0.1.", exists=True, file_okay=False)) -> None:
-    """Rewrite a pipeline saved by spacy-bioner 0.1 (flat bioner settings) into config blocks, in place.
+def upgrade_cli(model: Path = typer.Argument(..., help="A pipeline directory saved by an older spacy-bioner.", exists=True, file_okay=False)) -> None:
+    """Bring a pipeline saved by an older spacy-bioner to this version's form, in place: 0.1's flat bioner
+    settings become config blocks, and each component saved before 0.3 gets the manifest of its files'
+    SHA-256 digests that loading checks (for its files as they are now: upgrade only files you trust).
     The weights are untouched, and the pipeline tags exactly as before."""
     names = upgrade(model)
     if not names:
-        msg.info(f"{model}: no bioner component in the 0.1 form; nothing to do.")
+        msg.info(f"{model}: no spacy-bioner component to upgrade; nothing to do.")
     else:
         msg.good(f"{model}: upgraded {', '.join(names)}")
 

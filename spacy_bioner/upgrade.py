@@ -1,17 +1,22 @@
-"""Pipelines saved by spacy-bioner 0.1: recognise them, and rewrite their config into this version's blocks.
+"""Pipelines saved by an older spacy-bioner: recognise them, and bring them to this version's form.
 
 0.1 kept every bioner setting as a flat key of `[components.NAME]`; confection
 rejects those keys now, so spacy.load stops before any bioner code runs.
-The component's own files need no rewrite: `BioNER.from_disk` reads 0.1's cfg.
+Before 0.3 a component's directory had no manifest of its files' digests,
+which loading now requires (core/serialize.py): upgrading records them, once,
+for the files as they are. The files themselves need no rewrite:
+`BioNER.from_disk` reads 0.1's cfg.
 """
 from pathlib import Path
 from typing import List
 
 from spacy.util import load_config
 
+from .core.serialize import MANIFEST, write_manifest
 from .ner.settings import from_version_0_1
 
 CONFIG_FILE = "config.cfg"
+FACTORIES = ("bioner", "bioner_tagger", "bioner_parser", "bioner_gazetteer")
 
 
 def _flat_bioner_sections(config) -> List[str]:
@@ -31,7 +36,8 @@ def saved_by_0_1(path: Path) -> bool:
 
 
 def upgrade(path: Path) -> List[str]:
-    """Rewrite the 0.1 bioner sections of `path`/config.cfg as config blocks; RETURNS the components upgraded."""
+    """Rewrite the 0.1 bioner sections of `path`/config.cfg as config blocks, and record the files of
+    each spacy-bioner component that has no manifest; RETURNS the components upgraded."""
     config_path = Path(path) / CONFIG_FILE
     config = load_config(config_path, interpolate=False)
     names = _flat_bioner_sections(config)
@@ -41,4 +47,9 @@ def upgrade(path: Path) -> List[str]:
         config["components"][name] = {**kept, **from_version_0_1(section)}
     if names:
         config.to_disk(config_path)
-    return names
+    unlisted = [name for name, section in config.get("components", {}).items()
+                if section.get("factory") in FACTORIES and (Path(path) / name).is_dir() and not (Path(path) / name / MANIFEST).exists()]
+    for name in unlisted:
+        directory = Path(path) / name
+        write_manifest(directory, {file.name: file.read_bytes() for file in sorted(directory.iterdir()) if file.is_file()})
+    return sorted(set(names) | set(unlisted))

@@ -98,3 +98,24 @@ def save_as_version_0_1(nlp, path, drop=()) -> None:
     config.to_disk(path / "config.cfg")
     saved = {**flat, "labels": list(ner.labels), "templates_version": json.loads((path / "bioner" / "cfg").read_text())["templates_version"]}
     (path / "bioner" / "cfg").write_text(json.dumps(saved), encoding="utf8")
+    (path / "bioner" / "manifest.json").unlink()  # 0.1 recorded no checksums
+
+
+def reseal(directory: Path) -> None:
+    """Record a component directory's files as they are now in its manifest, as a writer that saved them
+    so would have: for tests of the checks behind the digests (versions, shapes, settings)."""
+    from spacy_bioner.core.serialize import MANIFEST, write_manifest
+
+    write_manifest(directory, {file.name: file.read_bytes() for file in directory.iterdir() if file.is_file() and file.name != MANIFEST})
+
+
+def resealed_bytes(data: bytes, change) -> bytes:
+    """Component bytes (serialize.pack) with `change` made to their message, sealed again with its digest."""
+    import srsly
+
+    from spacy_bioner.core.serialize import sha256
+
+    message = srsly.msgpack_loads(srsly.msgpack_loads(data)["body"])
+    change(message)
+    body = srsly.msgpack_dumps(message)
+    return srsly.msgpack_dumps({"sha256": sha256(body), "body": body})

@@ -330,8 +330,8 @@ def test_models_saved_before_short_form_labels_keep_their_output(tmp_path):
 
     nlp = train_nlp({"features": ["word", "abbreviations"]})
     save_as_version_0_1(nlp, tmp_path, drop=("short_form_labels", "acronym_labels"))
-    alone = BioNER(nlp.vocab).from_disk(tmp_path / "bioner")
     assert upgrade(tmp_path) == ["bioner"]
+    alone = BioNER(nlp.vocab).from_disk(tmp_path / "bioner")
     for ner in (spacy.load(tmp_path).get_pipe("bioner"), alone):
         assert ner.settings.rules.short_form_labels is False and ner.settings.rules.acronym_labels is False
 

@@ -111,7 +111,7 @@ LAYOUT = ["Best,\n  Maria  Garcia\n\tAmsterdam", "Name:\nJohn\nSmith\nEmployer:\
 ])
 def test_line_breaks_end_entities_as_configured(line_breaks, breaking):
     # A huge entity_bias makes every word part of some entity: only the constraints keep them apart.
-    nlp = train_nlp({"rules": {"line_breaks": line_breaks}, "confidence": {"entity_bias": 1e6}})
+    nlp = train_nlp({"rules": {"line_breaks": line_breaks}, "confidence": {"entity_bias": 1000.0}})
     for doc in nlp.pipe(LAYOUT):
         assert doc.ents
         for ent in doc.ents:
@@ -119,12 +119,12 @@ def test_line_breaks_end_entities_as_configured(line_breaks, breaking):
 
 
 def test_without_the_rule_line_breaks_are_transparent():
-    nlp = train_nlp({"rules": {"line_breaks": "none"}, "confidence": {"entity_bias": 1e6}})
+    nlp = train_nlp({"rules": {"line_breaks": "none"}, "confidence": {"entity_bias": 1000.0}})
     assert any("\n" in ent.text for doc in nlp.pipe(LAYOUT) for ent in doc.ents)
 
 
 def test_a_single_line_break_or_a_run_of_spaces_may_join_an_entity():
-    nlp = train_nlp({"confidence": {"entity_bias": 1e6}})
+    nlp = train_nlp({"confidence": {"entity_bias": 1000.0}})
     texts = ["Maria  Garcia  Lopez  Diaz", "New\nYork\nCity\nHall"]
     assert any(ent.end - ent.start > 1 for doc in nlp.pipe(texts) for ent in doc.ents if " " in ent.text or "\n" in ent.text)
 

@@ -15,7 +15,7 @@ from spacy_bioner.ner.component import BioNER
 from spacy_bioner.tagger.component import BioTagger
 from spacy_bioner.core.serialize import ModelFileError
 
-from conftest import train_nlp
+from conftest import reseal, train_nlp
 from test_parser_component import _trained as train_parser
 
 CASES = {"ner": 0, "parser": 0}
@@ -132,6 +132,7 @@ def test_damaged_configs_and_wrong_shapes_are_named(parser_nlp, tmp_path, compon
     cfg = (path / "cfg").read_text()
     version_key = "features_version" if component == "bioner_parser" else "templates_version"
     (path / "cfg").write_text(cfg.replace(f'"{version_key}": ', f'"{version_key}": 9'))
+    reseal(path)
     with pytest.raises(ModelFileError, match="retrain"):
         cls(parser_nlp.vocab).from_disk(path)
     pipe.to_disk(path)
@@ -139,6 +140,7 @@ def test_damaged_configs_and_wrong_shapes_are_named(parser_nlp, tmp_path, compon
     key = "moves" if component == "bioner_parser" else "emission"
     arrays[key] = arrays[key][:-1]
     numpy.savez(path / "weights.npz", **arrays)
+    reseal(path)
     with pytest.raises(ModelFileError, match=f"'{key}' is float32"):
         cls(parser_nlp.vocab).from_disk(path)
 

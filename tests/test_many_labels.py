@@ -10,6 +10,8 @@ from spacy_bioner.core.schemes import TagScheme
 from spacy_bioner.core.sparse_perceptron import SparsePerceptron
 from spacy_bioner.ner.featurizer import PACKED_ABOVE, match_columns
 
+from conftest import reseal
+
 
 def trained_pair(factored: bool):
     """The same updates on dense and on sparse weights."""
@@ -168,6 +170,7 @@ def test_sparse_weights_round_trip_through_bytes_and_damaged_rows_are_named(tmp_
     arrays = dict(numpy.load(weights))
     arrays["emission_tags"][:1] = 10**6  # a tag beyond the labels'
     numpy.savez_compressed(weights, **arrays)
+    reseal(weights.parent)
     with pytest.raises(Exception, match="weights.npz.*sparse emission rows"):
         spacy.load(tmp_path)
 

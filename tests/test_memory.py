@@ -10,7 +10,7 @@ from spacy_bioner.core.serialize import ModelFileError
 from spacy_bioner.ner.batch import lay_out
 from spacy_bioner.ner.featurizer import features as features_of, match_ids
 
-from conftest import make_examples, train_nlp
+from conftest import make_examples, resealed_bytes, train_nlp
 
 # Firms that recur across docs, so each doc's fold of the memory still holds most of them.
 FIRMS = ["Acme Corp", "Globex Inc", "Initech Ltd", "Umbrella Co"]
@@ -107,10 +107,9 @@ def test_bytes_without_the_memory_part_are_refused():
     import srsly
 
     ner = train_nlp(data=MEMORY_DATA, epochs=1).get_pipe("bioner")
-    message = srsly.msgpack_loads(ner.to_bytes())
-    del message["memory"]
+    data = resealed_bytes(ner.to_bytes(), lambda message: message.pop("memory"))
     with pytest.raises(ModelFileError, match="memory"):
-        spacy.blank("en").add_pipe("bioner").from_bytes(srsly.msgpack_dumps(message))
+        spacy.blank("en").add_pipe("bioner").from_bytes(data)
 
 
 def test_loading_a_model_without_the_family_forgets_the_memory():

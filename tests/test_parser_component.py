@@ -10,6 +10,8 @@ from spacy_bioner.parser.component import BioParser
 from spacy_bioner.tagger.component import BioTagger
 from spacy_bioner.core.serialize import ModelFileError
 
+from conftest import reseal
+
 # (words, heads, deps, tags); the second tree is non-projective: "on the issue"
 # hangs from "hearing" across the verb.
 SENTENCES = [
@@ -113,6 +115,7 @@ def test_parsers_saved_before_beam_width_load_as_greedy(tmp_path):
     cfg = json.loads((tmp_path / "parser" / "cfg").read_text())
     del cfg["beam_width"]
     (tmp_path / "parser" / "cfg").write_text(json.dumps(cfg))
+    reseal(tmp_path / "parser")
     loaded = BioParser(parser.vocab).from_disk(tmp_path / "parser")
     assert loaded.cfg["beam_width"] == 1
     doc = Doc(parser.vocab, words=SENTENCES[0][0].split(), tags=SENTENCES[0][3])
@@ -139,6 +142,7 @@ def test_bad_settings_and_files_are_named(tmp_path):
     with pytest.raises(ModelFileError, match="weights.npz"):
         BioParser(nlp.vocab).from_disk(tmp_path / "parser")
     (tmp_path / "parser" / "cfg").write_text('{"transition_system": "arc-eager"}')
+    reseal(tmp_path / "parser")
     with pytest.raises(ModelFileError, match="cfg|parser"):
         BioParser(nlp.vocab).from_disk(tmp_path / "parser")
 
@@ -262,6 +266,7 @@ def test_taggers_saved_before_the_margin_setting_load(tmp_path):
     assert cfg["margin"] == 30.0
     del cfg["margin"]
     cfg_path.write_text(json.dumps(cfg), encoding="utf8")
+    reseal(cfg_path.parent)
     loaded = spacy.load(tmp_path)
     assert loaded.get_pipe("bioner_tagger").cfg["margin"] == 0.0
     text = SENTENCES[0][0]

@@ -14,7 +14,7 @@ from spacy_bioner.ner.batch import _edges_mask, allowed_tags, lay_out, presets_f
 from spacy_bioner.ner.featurizer import features as features_of
 from spacy_bioner.ner.decoder import best_tags_over
 
-from conftest import TRAIN_DATA, make_examples, train_nlp
+from conftest import TRAIN_DATA, make_examples, reseal, train_nlp
 
 CRF = {"@misc": "bioner.crf.v1"}
 HMM = {"@misc": "bioner.hmm.v1"}
@@ -238,6 +238,9 @@ def test_wrong_shape_is_refused(trained_nlp, tmp_path):
         arrays = dict(archive)
     arrays["transition"] = arrays["transition"][:-1]
     numpy.savez(path, **arrays)
+    with pytest.raises(ModelFileError, match="Damaged model file .*weights.npz"):
+        spacy.load(tmp_path)
+    reseal(path.parent)
     with pytest.raises(ModelFileError, match="transition"):
         spacy.load(tmp_path)
 
@@ -273,6 +276,7 @@ def test_model_with_other_feature_templates_is_refused(trained_nlp, tmp_path):
     cfg = json.loads(cfg_path.read_text())
     del cfg["templates_version"]  # as written before templates were versioned
     cfg_path.write_text(json.dumps(cfg))
+    reseal(cfg_path.parent)
     with pytest.raises(ModelFileError, match="feature templates version 1.*retrain"):
         spacy.load(tmp_path)
 

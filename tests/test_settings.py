@@ -30,7 +30,7 @@ def test_the_component_files_hold_only_what_training_fixed(saved):
     ({"confidence": {"probabilities": True}}, lambda doc: "bioner" in doc.spans and len(doc.spans["bioner"]) == len(doc.ents)),
     ({"confidence": {"alternatives": 2, "alternatives_threshold": 1e-9, "temperature": 100.0}},
      lambda doc: 0 < len(doc.spans["bioner_alternatives"]) <= 2),
-    ({"confidence": {"entity_bias": -1e6}}, lambda doc: len(doc.ents) == 0),
+    ({"confidence": {"entity_bias": -1000.0}}, lambda doc: len(doc.ents) == 0),
     ({"gazetteer": {"spans_key": "other"}}, lambda doc: "other" in doc.spans and "matches" not in doc.spans),
     ({"gazetteer": {"mode": "ents"}}, lambda doc: ("Paris", "LOC", "geo:paris") in [(e.text, e.label_, e.kb_id_) for e in doc.ents]),
     ({"rules": {"person_labels": []}}, lambda doc: True),

@@ -10,7 +10,9 @@ from confection import ConfigValidationError
 from typer.testing import CliRunner
 
 from spacy_bioner.cli import app
+from spacy_bioner.core.serialize import ModelFileError
 from spacy_bioner.ner.component import BioNER
+from spacy_bioner.upgrade import upgrade
 
 FIXTURE = Path(__file__).parent / "fixtures" / "pipeline_0_1"
 EXPECTED = json.loads((Path(__file__).parent / "fixtures" / "pipeline_0_1_expected.json").read_text(encoding="utf8"))
@@ -21,9 +23,14 @@ def tagged(nlp):
             for doc in nlp.pipe(EXPECTED["texts"])]
 
 
-def test_a_0_1_component_loads_alone_with_its_settings_and_tags_as_0_1_did():
+def test_a_0_1_component_loads_alone_once_upgraded_with_its_settings_and_tags_as_0_1_did(tmp_path):
+    copy = tmp_path / "pipeline"
+    shutil.copytree(FIXTURE, copy)
     nlp = spacy.blank("en")
-    ner = BioNER(nlp.vocab, tokenizer=nlp.tokenizer).from_disk(FIXTURE / "bioner")
+    with pytest.raises(ModelFileError, match="No manifest.json .*bioner upgrade"):  # 0.1 recorded no checksums
+        BioNER(nlp.vocab, tokenizer=nlp.tokenizer).from_disk(copy / "bioner")
+    assert upgrade(copy) == ["bioner"]
+    ner = BioNER(nlp.vocab, tokenizer=nlp.tokenizer).from_disk(copy / "bioner")
     assert ner.settings.confidence.probabilities and ner.settings.n_buckets == 1024
     docs = [ner(nlp.make_doc(text)) for text in EXPECTED["texts"]]
     assert [[[e.text, e.label_, e.kb_id_, round(p, 6)] for e, p in zip(doc.ents, doc.spans["bioner"].attrs["scores"])]

@@ -2,7 +2,8 @@
 
 They update their weights in `update` itself, so there is no optimizer step,
 no gradient and no parameter swap; their labels live in `cfg["labels"]`;
-and they are saved as a JSON config plus a numpy archive, nothing unpickled.
+and they are saved as a JSON config plus a numpy archive, nothing unpickled, with a
+manifest of their digests (serialize.write_files).
 A subclass gives `_arrays()` (its averaged weights by name) and
 `_load(cfg, arrays, where)` (checks them and takes them on).
 """
@@ -97,5 +98,7 @@ class PerceptronPipe(TrainablePipe):
         serialize.write_model(Path(path), self.cfg, self._arrays())
 
     def from_disk(self, path, *, exclude=tuple()) -> "PerceptronPipe":
-        cfg, arrays = serialize.read_model(Path(path))
-        return self._load(cfg, arrays, str(path))
+        cfg, arrays, _ = serialize.read_model(Path(path))
+        self._load(cfg, arrays, str(path))
+        serialize.check_meta_labels(Path(path), self.name, self.labels)
+        return self

@@ -1,9 +1,16 @@
-"""Safe model files: a JSON config and numpy arrays, read without pickle.
+"""Safe model files: a JSON config and numpy arrays, read without pickle, and checked
+against the SHA-256 digests they were written with.
 
+A component's directory holds its files and `manifest.json`, written last, which lists
+each file with its digest: a file changed, cut short or swapped after saving is refused
+by name (`read_files`). Bytes (`pack`) carry the digest of their content the same way.
 Every failure names the file (or "bytes") and what is wrong with it.
 """
+import hashlib
 import io
 import json
+import os
+import re
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence, Tuple
 
@@ -15,18 +22,79 @@ class ModelFileError(ValueError):
     """A model file is missing, unreadable or inconsistent."""
 
 
-def write_cfg(path: Path, cfg: dict) -> None:
-    # The standard library's JSON writes floats exactly (srsly's rounds 0.3 to 0.30000000000000004).
-    path.write_text(json.dumps(cfg, indent=2, sort_keys=True), encoding="utf8")
+MANIFEST = "manifest.json"
+MANIFEST_FORMAT = "spacy-bioner files v1"
+_DIGEST = re.compile(r"[0-9a-f]{64}")
 
 
-def read_cfg(path: Path) -> dict:
-    if not path.exists():
-        raise ModelFileError(f"Missing model file {path}: the component's directory is incomplete.")
+def sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def write_files(path: Path, files: Dict[str, bytes]) -> None:
+    """A component's directory: these files, then the manifest of their digests. The old
+    manifest goes first, so a save cut short leaves a directory that does not load."""
+    path.mkdir(parents=True, exist_ok=True)
+    (path / MANIFEST).unlink(missing_ok=True)
+    for name, data in files.items():
+        (path / name).write_bytes(data)
+    write_manifest(path, files)
+
+
+def write_manifest(path: Path, files: Dict[str, bytes]) -> None:
+    manifest = {"format": MANIFEST_FORMAT, "sha256": {name: sha256(data) for name, data in sorted(files.items())}}
+    partial = path / f"{MANIFEST}.partial"
+    partial.write_text(json.dumps(manifest, indent=2), encoding="utf8")
+    os.replace(partial, path / MANIFEST)
+
+
+def read_files(path: Path) -> Dict[str, bytes]:
+    """Each file `path`'s manifest lists, as bytes, once its digest is checked."""
+    listed = path / MANIFEST
+    if not listed.is_file():
+        raise ModelFileError(
+            f"No {MANIFEST} in {path}: the component was not saved completely, or was saved by a spacy-bioner "
+            f"before 0.3, which listed no checksums. If you trust its files, `bioner upgrade PIPELINE` records them once."
+        )
     try:
-        return json.loads(path.read_text(encoding="utf8"))
+        manifest = json.loads(listed.read_text(encoding="utf8"))
+        digests = manifest["sha256"]
+        valid = manifest["format"] == MANIFEST_FORMAT and isinstance(digests, dict) and all(
+            isinstance(name, str) and name and name == Path(name).name and name != MANIFEST
+            and isinstance(digest, str) and _DIGEST.fullmatch(digest) for name, digest in digests.items())
+    except (ValueError, UnicodeDecodeError, KeyError, TypeError) as err:
+        raise ModelFileError(f"Corrupted model file {listed}: not a manifest ({err}).") from None
+    if not valid:
+        raise ModelFileError(f"Corrupted model file {listed}: not a {MANIFEST_FORMAT} manifest of file names and SHA-256 digests.")
+    files = {}
+    for name, digest in digests.items():
+        file = path / name
+        if not file.is_file():
+            raise ModelFileError(f"Missing model file {file}: {listed} lists it.")
+        data = file.read_bytes()
+        if sha256(data) != digest:
+            raise ModelFileError(f"Damaged model file {file}: its SHA-256 is not the one {listed} lists. Restore it or save the model again.")
+        files[name] = data
+    return files
+
+
+def listed_file(files: Dict[str, bytes], path: Path, name: str) -> bytes:
+    """One of `read_files`' files, which the component's config says it saved."""
+    if name not in files:
+        raise ModelFileError(f"Missing model file {path / name}: {path / MANIFEST} does not list it.")
+    return files[name]
+
+
+def cfg_bytes(cfg: dict) -> bytes:
+    # The standard library's JSON writes floats exactly (srsly's rounds 0.3 to 0.30000000000000004).
+    return json.dumps(cfg, indent=2, sort_keys=True).encode("utf8")
+
+
+def cfg_from_bytes(data: bytes, where: str) -> dict:
+    try:
+        return json.loads(data.decode("utf8"))
     except (ValueError, UnicodeDecodeError) as err:
-        raise ModelFileError(f"Corrupted model file {path}: not valid JSON ({err}).") from None
+        raise ModelFileError(f"Corrupted model file {where}: not valid JSON ({err}).") from None
 
 
 def check_keys(cfg: dict, keys: Dict[str, type], where: str) -> None:
@@ -51,17 +119,9 @@ def arrays_from_bytes(data: bytes, where: str) -> Dict[str, numpy.ndarray]:
         with numpy.load(io.BytesIO(data), allow_pickle=False) as archive:
             return {key: archive[key] for key in archive.files}
     except Exception as err:  # zipfile, numpy and pickle-refusal errors all mean a bad file
-        raise ModelFileError(f"Corrupted weights in {where}: {err}") from None
-
-
-def write_arrays(path: Path, arrays: Dict[str, numpy.ndarray]) -> None:
-    path.write_bytes(arrays_to_bytes(arrays))
-
-
-def read_arrays(path: Path) -> Dict[str, numpy.ndarray]:
-    if not path.exists():
-        raise ModelFileError(f"Missing model file {path}: the component's directory is incomplete.")
-    return arrays_from_bytes(path.read_bytes(), str(path))
+        # numpy's own message for pickled data suggests loading it unsafely: never pass that on.
+        detail = "it holds pickled objects, which no model file has" if "pickle" in str(err) else str(err)
+        raise ModelFileError(f"Corrupted weights in {where}: {detail}") from None
 
 
 def check_array(arrays: Dict[str, numpy.ndarray], key: str, shape: Tuple[int, ...], where: str, dtype=numpy.float32) -> None:
@@ -76,15 +136,10 @@ def check_array(arrays: Dict[str, numpy.ndarray], key: str, shape: Tuple[int, ..
         raise ModelFileError(f"Corrupted weights in {where}: {key!r} holds NaN or infinite values.")
 
 
-def read_bytes(path: Path) -> bytes:
-    if not path.exists():
-        raise ModelFileError(f"Missing model file {path}: the component's directory is incomplete.")
-    return path.read_bytes()
-
-
 def pack(cfg: dict, arrays: Dict[str, numpy.ndarray], **parts: bytes) -> bytes:
-    """A component as bytes: its config, its weights, and any other named parts (a gazetteer)."""
-    return srsly.msgpack_dumps({"cfg": json.dumps(cfg, sort_keys=True), "weights": arrays_to_bytes(arrays), **parts})
+    """A component as bytes: its config, its weights, and any other named parts (a gazetteer), with their digest."""
+    body = srsly.msgpack_dumps({"cfg": json.dumps(cfg, sort_keys=True), "weights": arrays_to_bytes(arrays), **parts})
+    return srsly.msgpack_dumps({"sha256": sha256(body), "body": body})
 
 
 def unpack(
@@ -93,7 +148,11 @@ def unpack(
     """The config, weights and named parts of `pack`'s bytes: the `parts`, then
     the `optional` ones (None where absent; which a config needs is its reader's call)."""
     try:
-        message = srsly.msgpack_loads(data)
+        sealed = srsly.msgpack_loads(data)
+        body = sealed["body"]
+        if sha256(body) != sealed["sha256"]:
+            raise ValueError("its SHA-256 is not the one it was saved with")
+        message = srsly.msgpack_loads(body)
         cfg = json.loads(message["cfg"])
         weights = message["weights"]
         values = [message[name] for name in parts] + [message.get(name) for name in optional]
@@ -104,13 +163,28 @@ def unpack(
     return cfg, arrays_from_bytes(weights, where), values
 
 
-def write_model(path: Path, cfg: dict, arrays: Dict[str, numpy.ndarray]) -> None:
-    """A component's directory: `cfg` (JSON) and `weights.npz`."""
-    path.mkdir(parents=True, exist_ok=True)
-    write_cfg(path / "cfg", cfg)
-    write_arrays(path / "weights.npz", arrays)
+def write_model(path: Path, cfg: dict, arrays: Dict[str, numpy.ndarray], **parts: bytes) -> None:
+    """A component's directory: `cfg` (JSON), `weights.npz`, any other named parts, and the manifest."""
+    write_files(path, {"cfg": cfg_bytes(cfg), "weights.npz": arrays_to_bytes(arrays), **parts})
 
 
-def read_model(path: Path) -> Tuple[dict, Dict[str, numpy.ndarray]]:
-    """The config and weights of `write_model`'s directory."""
-    return read_cfg(path / "cfg"), read_arrays(path / "weights.npz")
+def read_model(path: Path) -> Tuple[dict, Dict[str, numpy.ndarray], Dict[str, bytes]]:
+    """The config, weights and every file of `write_model`'s directory, checked against its manifest."""
+    files = read_files(path)
+    cfg = cfg_from_bytes(listed_file(files, path, "cfg"), str(path / "cfg"))
+    return cfg, arrays_from_bytes(listed_file(files, path, "weights.npz"), str(path / "weights.npz")), files
+
+
+def check_meta_labels(path: Path, name: str, labels: Sequence[str]) -> None:
+    """The labels a component loaded with are those its pipeline's meta.json lists for it: a component
+    directory copied in from another pipeline is refused, not run under the other's labels."""
+    meta_path = path.parent / "meta.json"
+    try:
+        listed = json.loads(meta_path.read_text(encoding="utf8"))["labels"][name]
+    except (OSError, ValueError, KeyError, TypeError):  # no pipeline meta around the component, or none for it
+        return
+    if list(listed) != list(labels):
+        raise ModelFileError(
+            f"{path} does not belong to the pipeline around it: {meta_path} lists labels {list(listed)} for {name!r}, "
+            f"but the component was saved with {list(labels)}."
+        )

@@ -10,7 +10,7 @@ from spacy.training import Example, validate_examples
 
 from .matcher import FILTERS, Gazetteer
 from .spans import non_overlapping
-from ..core.serialize import ModelFileError, read_bytes, read_cfg, write_cfg
+from ..core.serialize import ModelFileError, cfg_bytes, check_meta_labels, cfg_from_bytes, listed_file, read_files, write_files
 
 
 @Language.factory(
@@ -66,17 +66,15 @@ class GazetteerComponent(Pipe):
         spans_key: str = "bioner_gazetteer",
         scorer: Optional[Callable] = get_ner_prf,
     ):
-        if filter not in FILTERS:
-            raise ValueError(f"Unknown filter {filter!r}: use one of {FILTERS}.")
         self.name = name
         self.scorer = scorer
-        self.cfg = {
+        self.cfg = checked_cfg({
             "write_ents": write_ents,
             "overwrite_ents": overwrite_ents,
             "case_sensitive": case_sensitive,
             "filter": filter,
             "spans_key": spans_key,
-        }
+        }, f"the {name} settings")
         self.gazetteer = Gazetteer(nlp.tokenizer, case_sensitive=case_sensitive)
 
     @property
@@ -125,16 +123,27 @@ class GazetteerComponent(Pipe):
         return self
 
     def to_disk(self, path, *, exclude=tuple()) -> None:
-        path = Path(path)
-        path.mkdir(parents=True, exist_ok=True)
-        write_cfg(path / "cfg", self.cfg)
-        (path / "gazetteer").write_bytes(self.gazetteer.to_bytes())
+        write_files(Path(path), {"cfg": cfg_bytes(self.cfg), "gazetteer": self.gazetteer.to_bytes()})
 
     def from_disk(self, path, *, exclude=tuple()) -> "GazetteerComponent":
         path = Path(path)
-        cfg = read_cfg(path / "cfg")
-        if not isinstance(cfg, dict) or set(cfg) != set(self.cfg):
-            raise ModelFileError(f"Bad config in {path / 'cfg'}: expected keys {sorted(self.cfg)}.")
-        self.cfg = cfg
-        self.gazetteer.from_bytes(read_bytes(path / "gazetteer"), where=str(path / "gazetteer"))
+        files = read_files(path)
+        cfg = cfg_from_bytes(listed_file(files, path, "cfg"), str(path / "cfg"))
+        self.cfg = checked_cfg(cfg, str(path / "cfg"))
+        self.gazetteer.from_bytes(listed_file(files, path, "gazetteer"), where=str(path / "gazetteer"))
+        check_meta_labels(path, self.name, self.labels)
         return self
+
+
+def checked_cfg(cfg, where: str) -> dict:
+    """The component's settings, each of its type and in range, or an error naming `where` and the setting."""
+    if not isinstance(cfg, dict) or set(cfg) != {"write_ents", "overwrite_ents", "case_sensitive", "filter", "spans_key"}:
+        raise ModelFileError(f"Bad config in {where}: expected the keys case_sensitive, filter, overwrite_ents, spans_key and write_ents.")
+    for key in ("write_ents", "overwrite_ents", "case_sensitive"):
+        if not isinstance(cfg[key], bool):
+            raise ModelFileError(f"Bad config in {where}: {key!r} should be true or false, got {cfg[key]!r}.")
+    if cfg["filter"] not in FILTERS:
+        raise ModelFileError(f"Bad config in {where}: 'filter' should be one of {FILTERS}, got {cfg['filter']!r}.")
+    if not (isinstance(cfg["spans_key"], str) and cfg["spans_key"]):
+        raise ModelFileError(f"Bad config in {where}: 'spans_key' should be a non-empty string, got {cfg['spans_key']!r}.")
+    return cfg

@@ -13,11 +13,11 @@ import ahocorasick
 import numpy
 import srsly
 
-from ..core.serialize import ModelFileError
+from ..core.serialize import ModelFileError, sha256
 from .terms import collector_paused
 from .token_codes import CODE_LENGTH, MAX_WORDS
 
-FORMAT_VERSION = 2  # of to_bytes; 1 held byte-string keys
+FORMAT_VERSION = 2  # of to_bytes' content, which is sealed with its SHA-256; 1 held byte-string keys
 
 
 class TermTables:
@@ -72,13 +72,14 @@ class TermTables:
             in_phrases=numpy.frombuffer(self.in_phrases, dtype=numpy.int8),
         )
         meta = {"format": FORMAT_VERSION, "case_sensitive": case_sensitive, "labels": self.labels}
-        return srsly.msgpack_dumps({
+        body = srsly.msgpack_dumps({
             "meta": json.dumps(meta),
             "words": "\n".join(self.words).encode("utf8"),
             "phrase_keys": "\n".join(key for key, _ in items).encode("utf-16-le"),
             "kb_ids": "\n".join(self.kb_ids).encode("utf8"),
             "entries": buffer.getvalue(),
         })
+        return srsly.msgpack_dumps({"sha256": sha256(body), "body": body})
 
     @classmethod
     def from_bytes(cls, data: bytes, where: str = "bytes") -> Tuple["TermTables", bool]:
@@ -91,6 +92,10 @@ class TermTables:
         names = ("offsets", "labels", "kbs", "phrase_key_ids", "unit_keys", "in_phrases")
         try:
             message = srsly.msgpack_loads(data)
+            if "body" in message:  # files compiled before digests were written have none to check
+                if sha256(message["body"]) != message["sha256"]:
+                    raise ValueError("its SHA-256 is not the one it was saved with")
+                message = srsly.msgpack_loads(message["body"])
             meta = json.loads(message["meta"])
             if meta.get("format") != FORMAT_VERSION:
                 raise ValueError(f"format {meta.get('format', 1)}, this version reads {FORMAT_VERSION}: recompile the term lists")
@@ -99,7 +104,11 @@ class TermTables:
             kb_ids = message["kb_ids"].decode("utf8").split("\n")
             with numpy.load(io.BytesIO(message["entries"]), allow_pickle=False) as archive:
                 offsets, labels, kbs, key_ids, unit_keys, in_phrases = (archive[name] for name in names)
-            labels_list, case_sensitive = list(meta["labels"]), bool(meta["case_sensitive"])
+            labels_list, case_sensitive = meta["labels"], meta["case_sensitive"]
+            if not (isinstance(labels_list, list) and all(isinstance(label, str) and label for label in labels_list)):
+                raise ValueError(f"'labels' should be a list of non-empty strings, got {labels_list!r}")
+            if not isinstance(case_sensitive, bool):
+                raise ValueError(f"'case_sensitive' should be true or false, got {case_sensitive!r}")
         except Exception as err:
             raise ModelFileError(f"Corrupted gazetteer in {where}: {err}") from None
         key_lengths = numpy.fromiter(map(len, keys), dtype=numpy.int64, count=len(keys))

@@ -281,26 +281,25 @@ class BioNER(PerceptronPipe):
         return self._load(settings, labels, learned, arrays, gazetteer, where="bytes", memory=memory)
 
     def to_disk(self, path, *, exclude=tuple()) -> None:
-        path = Path(path)
-        serialize.write_model(path, self._saved_cfg(), self._arrays())
-        (path / "gazetteer").write_bytes(self.gazetteer.to_bytes())
-        if MEMORY_FAMILY in self.settings.features:
-            (path / "memory").write_bytes(self.memory.to_bytes())
+        memory = {"memory": self.memory.to_bytes()} if MEMORY_FAMILY in self.settings.features else {}
+        serialize.write_model(Path(path), self._saved_cfg(), self._arrays(), gazetteer=self.gazetteer.to_bytes(), **memory)
 
     def from_disk(self, path, *, exclude=tuple()) -> "BioNER":
         path = Path(path)
-        cfg, arrays = serialize.read_model(path)
+        cfg, arrays, files = serialize.read_model(path)
         settings, labels, learned = read_cfg(cfg, str(path / "cfg"))
-        gazetteer = serialize.read_bytes(path / "gazetteer")
-        memory = serialize.read_bytes(path / "memory") if MEMORY_FAMILY in settings.features else None
-        return self._load(settings, labels, learned, arrays, gazetteer, where=str(path / "weights.npz"), gazetteer_where=str(path / "gazetteer"),
-                          memory=memory, memory_where=str(path / "memory"))
+        gazetteer = serialize.listed_file(files, path, "gazetteer")
+        memory = serialize.listed_file(files, path, "memory") if MEMORY_FAMILY in settings.features else None
+        self._load(settings, labels, learned, arrays, gazetteer, where=str(path / "weights.npz"), cfg_where=str(path / "cfg"),
+                   gazetteer_where=str(path / "gazetteer"), memory=memory, memory_where=str(path / "memory"))
+        serialize.check_meta_labels(path, self.name, self.labels)
+        return self
 
-    def _load(self, settings: Settings, labels: List[str], learned: Dict[str, int], arrays, gazetteer: bytes, where: str, gazetteer_where: str = "bytes",
-              memory: Optional[bytes] = None, memory_where: str = "bytes") -> "BioNER":
+    def _load(self, settings: Settings, labels: List[str], learned: Dict[str, int], arrays, gazetteer: bytes, where: str, cfg_where: str = "bytes",
+              gazetteer_where: str = "bytes", memory: Optional[bytes] = None, memory_where: str = "bytes") -> "BioNER":
         trained_transitions = settings.transitions
         if self._settings_given:
-            check_trained(self.name, self.settings, settings, where)
+            check_trained(self.name, self.settings, settings, cfg_where)
             settings = self.settings.replace(transitions=trained_transitions)  # "auto" was decided in training
         check_weights(arrays, settings.n_buckets, TagScheme(settings.scheme, labels), trained_transitions, where)
         self.clusters = VectorClusters.from_arrays(arrays, where) if VECTORS_FAMILY in settings.features else None

@@ -34,6 +34,8 @@ TRANSITIONS = ("auto", "pairwise", "factored")
 FACTORED_ABOVE = 50
 # What a model's files keep of its settings (Settings.trained_cfg)
 TRAINED_KEYS = ("scheme", "transitions", "n_buckets", "features", "trainer", "case_sensitive")
+# Beyond this the float32 scores it is added to would lose the weights' precision, and every token is an entity long before.
+MAX_ENTITY_BIAS = 1000.0
 
 
 class Block(BaseModel):
@@ -94,9 +96,9 @@ class Confidence(Block):
         'Per doc, up to this many other spans (not the entities) whose probability of being an entity is at least '
         '`alternatives_threshold`, in `doc.spans["bioner_alternatives"]`; 0 for none.'))
     alternatives_threshold: float = Field(0.1, gt=0, le=1, description="The least probability of an alternative.")
-    entity_bias: float = Field(0.0, description=(
+    entity_bias: float = Field(0.0, ge=-MAX_ENTITY_BIAS, le=MAX_ENTITY_BIAS, description=(
         "The recall knob: added to every entity tag's score when tagging (not in training). "
-        "Above 0 more entities are found, below 0 fewer."))
+        f"Above 0 more entities are found, below 0 fewer; at most {MAX_ENTITY_BIAS:g} either way."))
 
 
 class Rules(Block):
@@ -166,8 +168,8 @@ class Settings(BaseModel):
         "Rows of the hashed feature table: more rows, fewer collisions and a larger model. While rows x tags "
         "is at most 2**26 the weights are a dense matrix (rows x tags x 4 bytes; on disk deflated, mostly zeros); "
         "beyond, as with hundreds of labels, the perceptron keeps each row's tags sparse (the CRF and HMM refuse)."))
-    features: List[str] = Field(list(DEFAULT_FAMILIES), description=(
-        "Feature families: see Feature families below."))
+    features: List[str] = Field(list(DEFAULT_FAMILIES), min_length=1, description=(
+        "Feature families (at least one): see Feature families below."))
     seed: StrictInt = Field(0, description=(
         "Seeds the word and match dropout and the k-means of the `vectors` family: same seed and data, same weights."))
     incorrect_spans_key: Optional[str] = Field(None, min_length=1, description=(
