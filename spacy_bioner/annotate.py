@@ -1,62 +1,53 @@
-"""Bulk annotation: text or JSONL in, JSONL with entities out, streamed.
+"""Bulk annotation: text or JSONL in, JSONL with entities out, streamed, and resumed
+where an interrupted run stopped.
 
-Each input line is one doc. Plain text lines are the text; JSONL lines are
-objects with a "text" field, and every other field is passed through. A line
-that cannot be read (bad JSON, no text) is skipped and reported with its line
-number, or stops the run where that is asked for; nothing is dropped
-silently. The output file appears under its name only when complete.
+Each input line is one record (records.py). A line that is not a record, or whose
+text is over the limits, or on which the pipeline fails, is skipped and reported
+with its line number (or stops the run, with `strict`); the others are all written,
+in input order. Lines read = records written + lines skipped.
 
-With several processes, each worker annotates whole batches of records and
-sends back their output lines: records and JSON strings cross the process
-boundary, not Docs. (`nlp.pipe(n_process=...)` sends every Doc back through
-`Doc.to_bytes`, which costs more than tagging it: see README, Speed.)
+The output is written to OUTPUT.partial and renamed to OUTPUT when complete. After
+each batch, OUTPUT.partial.state records how many input lines are done and how many
+bytes of the partial file hold them. A run that is interrupted (Ctrl-C, SIGTERM, a
+dead worker, a full disk) keeps both, and a rerun with the same source, format,
+limits and pipeline cuts the partial file to that length and goes on after that
+line: its output is byte for byte what an uninterrupted run writes. A rerun with
+any of those changed starts over.
+
+With several processes, each worker annotates whole batches and sends back their
+output lines: records and JSON strings cross the process boundary, not Docs
+(`nlp.pipe(n_process=...)` sends every Doc back through `Doc.to_bytes`, which costs
+more than tagging it). A worker that dies stops the run within a second, resumable.
 """
+import hashlib
 import itertools
 import json
 import multiprocessing
 import os
-from collections import deque
+import queue
+import signal
 from pathlib import Path
-from typing import Callable, Dict, Iterable, Iterator, List, Optional, Tuple
+from typing import Callable, Dict, Iterable, Iterator, List, Optional, Tuple, Union
 
-import srsly
 from spacy.language import Language
 from spacy.tokens import Doc
 
-FORMATS = ("text", "jsonl")
+from .records import BadLine, Limits, Record, Windows, output_line, read_records
+
+Entry = Tuple[int, Union[Tuple[Record, Windows], BadLine]]  # (line number, what read_records gives)
+Written = Tuple[int, Union[Tuple[object, int], BadLine]]  # (line number, (output, entities) or why it is skipped)
+Render = Callable[[Record, List[Dict[str, object]]], object]  # a record and its entities -> the output
+BATCHES_IN_FLIGHT = 2  # per worker: the input is read about as fast as it is annotated
 
 
-class BadLine(ValueError):
-    """An input line that is not a record."""
+class WorkerDied(RuntimeError):
+    """A worker process ended without finishing its batch (killed, out of memory)."""
 
 
-def read_records(path: Path, fmt: str) -> Iterator[Tuple[int, Dict[str, object]]]:
-    """(line number, record) for each line; BadLine values for lines that are not records."""
-    with open(path, encoding="utf8", errors="strict") as lines:
-        line_no = 0
-        try:
-            for line_no, line in enumerate(lines, 1):
-                line = line.rstrip("\r\n")
-                if fmt == "text":
-                    yield line_no, {"text": line}
-                    continue
-                try:
-                    record = json.loads(line)
-                except json.JSONDecodeError as err:
-                    yield line_no, BadLine(f"line {line_no}: not valid JSON ({err.msg})")
-                    continue
-                if not isinstance(record, dict) or not isinstance(record.get("text"), str):
-                    yield line_no, BadLine(f"line {line_no}: expected an object with a string \"text\" field")
-                    continue
-                yield line_no, record
-        except UnicodeDecodeError as err:
-            raise BadLine(f"{path}, line {line_no + 1}: not UTF-8 ({err.reason}); stopped there") from None
-
-
-def entities(doc: Doc) -> List[Dict[str, object]]:
-    """A doc's entities as character offsets, label and KB id."""
+def entities(doc: Doc, offset: int = 0) -> List[Dict[str, object]]:
+    """A doc's entities as character offsets (plus `offset`), label and KB id."""
     return [
-        {"start": ent.start_char, "end": ent.end_char, "label": ent.label_, "text": ent.text, "kb_id": ent.kb_id_}
+        {"start": ent.start_char + offset, "end": ent.end_char + offset, "label": ent.label_, "text": ent.text, "kb_id": ent.kb_id_}
         for ent in doc.ents
     ]
 
@@ -70,89 +61,193 @@ def annotate(
     n_process: int = 1,
     batch_size: int = 1000,
     strict: bool = False,
+    limits: Limits = Limits(),
     on_skip: Callable[[str], None] = lambda message: None,
     on_doc: Callable[[], None] = lambda: None,
+    on_resume: Callable[[int], None] = lambda line: None,
 ) -> Dict[str, int]:
-    """Annotate every line of `source` into `output` (JSONL, input order).
+    """Annotate every line of `source` into `output` (JSONL, input order), resuming an interrupted run.
 
-    RETURNS (Dict[str, int]): Counts of docs written, lines skipped, entities found.
+    RETURNS (Dict[str, int]): Counts of lines read, docs written, lines skipped and entities found,
+        over the whole source (a resumed run's earlier part included).
     """
-    if fmt not in FORMATS:
-        raise ValueError(f"Unknown input format {fmt!r}: use one of {FORMATS}.")
     if n_process == -1:
         n_process = os.cpu_count() or 1
     if not isinstance(n_process, int) or n_process < 1:
         raise ValueError(f"n_process must be a positive number of processes (or -1 for one per CPU), got {n_process!r}.")
     if not isinstance(batch_size, int) or batch_size < 1:
         raise ValueError(f"batch_size must be a positive number of docs, got {batch_size!r}.")
-    counts = {"docs": 0, "skipped": 0, "entities": 0}
-
-    def records() -> Iterator[Tuple[str, Dict[str, object]]]:
-        for line_no, record in read_records(source, fmt):
-            if isinstance(record, BadLine):
-                if strict:
-                    raise record
-                counts["skipped"] += 1
-                on_skip(str(record))
-                continue
-            yield record["text"], record
-
+    limits = limits.checked(nlp.max_length)
     partial = output.with_name(output.name + ".partial")
     output.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        with open(partial, "w", encoding="utf8") as out:
-            batches = _batches(records(), batch_size)
-            lines = _in_processes(nlp, batches, n_process) if n_process > 1 else _annotated_lines(nlp, batches)
-            for line, n_entities in lines:
-                out.write(line)
-                counts["docs"] += 1
-                counts["entities"] += n_entities
-                on_doc()
-        os.replace(partial, output)
-    finally:
-        if partial.exists():
-            partial.unlink()
+    progress = Progress(partial, run_fingerprint(nlp, source, fmt, limits))
+    after_line, counts = progress.resume()
+    if after_line:
+        on_resume(after_line)
+    batches = _batches(read_records(source, fmt, limits, after_line=after_line), batch_size)
+    with open(partial, "r+b" if after_line else "wb") as out:
+        out.truncate(progress.bytes_done)
+        out.seek(progress.bytes_done)
+        try:
+            written = _in_processes(nlp, batches, n_process) if n_process > 1 else (annotate_batch(nlp, batch) for batch in batches)
+            for batch in written:
+                for line_no, result in batch:
+                    if isinstance(result, BadLine):
+                        if strict:
+                            raise result
+                        counts["skipped"] += 1
+                        on_skip(str(result))
+                    else:
+                        out.write(result[0].encode("utf8"))
+                        counts["docs"] += 1
+                        counts["entities"] += result[1]
+                        on_doc()
+                    counts["lines"] = line_no
+                progress.save(out, counts)
+        except BadLine:  # strict: nothing is written
+            out.close()
+            progress.discard()
+            raise
+    os.replace(partial, output)
+    progress.discard()
     return counts
 
 
-def _batches(records: Iterable[Tuple[str, Dict[str, object]]], size: int) -> Iterator[List[Tuple[str, Dict[str, object]]]]:
-    records = iter(records)
-    while True:
-        batch = list(itertools.islice(records, size))
-        if not batch:
-            return
+class Progress:
+    """OUTPUT.partial.state: the input lines done, the partial file's bytes that hold them, the counts,
+    and the run they belong to (`run_fingerprint`)."""
+
+    def __init__(self, partial: Path, fingerprint: str):
+        self.partial, self.path, self.fingerprint, self.bytes_done = partial, partial.with_name(partial.name + ".state"), fingerprint, 0
+
+    def resume(self) -> Tuple[int, Dict[str, int]]:
+        """The last input line done and the counts so far: 0 and none unless this run was interrupted."""
+        fresh = {"lines": 0, "docs": 0, "skipped": 0, "entities": 0}
+        try:
+            state = json.loads(self.path.read_text(encoding="utf8"))
+            resumable = (state["run"] == self.fingerprint and self.partial.stat().st_size >= state["bytes"]
+                         and set(state["counts"]) == set(fresh))
+        except (OSError, ValueError, KeyError, TypeError):  # no state, or not one to trust: start over
+            return 0, fresh
+        if not resumable:
+            return 0, fresh
+        self.bytes_done = state["bytes"]
+        return state["counts"]["lines"], dict(state["counts"])
+
+    def save(self, out, counts: Dict[str, int]) -> None:
+        """Record that the lines so far are in the partial file: its bytes reach the disk first."""
+        out.flush()
+        os.fsync(out.fileno())
+        self.bytes_done = out.tell()
+        state = json.dumps({"run": self.fingerprint, "bytes": self.bytes_done, "counts": counts})
+        written = self.path.with_name(self.path.name + ".new")
+        written.write_text(state, encoding="utf8")
+        os.replace(written, self.path)
+
+    def discard(self) -> None:
+        self.path.unlink(missing_ok=True)
+        self.partial.unlink(missing_ok=True)
+
+
+def run_fingerprint(nlp: Language, source: Path, fmt: str, limits: Limits) -> str:
+    """What a run's output depends on: the source file as it is, the format, the limits, the pipeline."""
+    stat = Path(source).stat()
+    pipeline = {"config": nlp.config.to_str(), "meta": {key: nlp.meta.get(key) for key in ("lang", "name", "version")}}
+    run = [str(Path(source).resolve()), stat.st_size, stat.st_mtime_ns, fmt, list(limits), pipeline]
+    return hashlib.sha256(json.dumps(run, sort_keys=True).encode("utf8")).hexdigest()
+
+
+def _batches(entries: Iterable[Entry], size: int) -> Iterator[List[Entry]]:
+    """Batches of `size` records each, a bad line traveling in the batch it falls in (to keep the order)."""
+    batch, n_records = [], 0
+    for entry in entries:
+        batch.append(entry)
+        n_records += not isinstance(entry[1], BadLine)
+        if n_records == size:
+            yield batch
+            batch, n_records = [], 0
+    if batch:
         yield batch
 
 
-def _annotated_lines(nlp: Language, batches: Iterable[List[Tuple[str, Dict[str, object]]]]) -> Iterator[Tuple[str, int]]:
-    """The output line of each record, and its number of entities."""
-    for batch in batches:
-        for doc, record in nlp.pipe(batch, as_tuples=True, batch_size=len(batch)):
-            found = entities(doc)
-            yield srsly.json_dumps({**record, "entities": found}) + "\n", len(found)
+def annotate_batch(nlp: Language, batch: List[Entry], render: Render = output_line, batch_size: Optional[int] = None) -> List[Written]:
+    """Each entry's output (`render` of the record and its entities) and entity count, or why it is skipped:
+    a record the pipeline fails on is skipped alone (the batch is tried again one record at a time to find it)."""
+    records = [(line_no, entry) for line_no, entry in batch if not isinstance(entry, BadLine)]
+    try:
+        annotated = dict(_annotated(nlp, records, render, batch_size))
+    except Exception:  # one record broke the batch: find it
+        annotated = {}
+        for line_no, entry in records:
+            try:
+                annotated.update(_annotated(nlp, [(line_no, entry)], render))
+            except Exception as err:
+                annotated[line_no] = BadLine(f"line {line_no}: the pipeline failed on it ({type(err).__name__}: {err})")
+    return [(line_no, entry if isinstance(entry, BadLine) else annotated[line_no]) for line_no, entry in batch]
 
 
-_worker_nlp: Optional[Language] = None
+def _annotated(nlp: Language, records: List[Tuple[int, Tuple[Record, Windows]]], render: Render,
+               batch_size: Optional[int] = None) -> Iterator[Tuple[int, Tuple[object, int]]]:
+    """(line number, (output, entities)) of each record, its windows tagged apart and their entities merged."""
+    pieces = [(line_no, start) for line_no, (record, windows) in records for start, _ in windows]
+    texts = (record["text"][start:end] for _, (record, windows) in records for start, end in windows)
+    found: Dict[int, List[Dict[str, object]]] = {line_no: [] for line_no, _ in records}
+    for (line_no, start), doc in zip(pieces, nlp.pipe(texts, batch_size=batch_size or max(len(pieces), 1))):
+        found[line_no].extend(entities(doc, start))
+    for line_no, (record, _) in records:
+        yield line_no, (render(record, found[line_no]), len(found[line_no]))
 
 
-def _start_worker(nlp: Language) -> None:
-    global _worker_nlp
-    _worker_nlp = nlp
-
-
-def _annotate_batch(batch: List[Tuple[str, Dict[str, object]]]) -> List[Tuple[str, int]]:
-    return list(_annotated_lines(_worker_nlp, [batch]))
-
-
-def _in_processes(nlp: Language, batches: Iterable[list], n_process: int) -> Iterator[Tuple[str, int]]:
-    """`_annotated_lines` from a pool of processes, in input order, with a few batches in flight."""
+def _in_processes(nlp: Language, batches: Iterable[List[Entry]], n_process: int) -> Iterator[List[Written]]:
+    """`annotate_batch` of each batch, in input order, from a pool of worker processes."""
     methods = multiprocessing.get_all_start_methods()
     context = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
-    with context.Pool(n_process, initializer=_start_worker, initargs=(nlp,)) as pool:
-        in_flight = deque()
-        for batch in batches:
-            in_flight.append(pool.apply_async(_annotate_batch, (batch,)))
-            if len(in_flight) > 2 * n_process:  # bounded: the input is read as fast as it is annotated
-                yield from in_flight.popleft().get()
-        while in_flight:
-            yield from in_flight.popleft().get()
+    tasks, results = context.Queue(), context.Queue()
+    workers = [context.Process(target=_work, args=(nlp, tasks, results), daemon=True) for _ in range(n_process)]
+    for worker in workers:
+        worker.start()
+    batches, sent, done = iter(batches), 0, {}
+    try:
+        for next_out in itertools.count():
+            while sent < next_out + BATCHES_IN_FLIGHT * n_process:
+                batch = next(batches, None)
+                if batch is None:
+                    break
+                tasks.put((sent, batch))
+                sent += 1
+            if next_out == sent:
+                return
+            while next_out not in done:
+                done.update([_next_result(results, workers)])
+            yield done.pop(next_out)
+    finally:
+        for worker in workers:  # idle or not, interrupted or not: no worker outlives the run
+            worker.kill()
+            worker.join()
+        tasks.cancel_join_thread()  # batches no worker will take: exit without waiting to send them
+
+
+def _next_result(results, workers) -> Tuple[int, List[Written]]:
+    """The next finished batch; a dead worker is an error within a second."""
+    while True:
+        try:
+            return results.get(timeout=1.0)
+        except queue.Empty:
+            dead = [worker for worker in workers if not worker.is_alive()]
+            if dead:
+                raise WorkerDied(f"a worker process ended (exit code {dead[0].exitcode}: killed, or out of memory?) before finishing its batch")
+
+
+def _work(nlp: Language, tasks, results) -> None:
+    """A worker: annotate batches until the run ends, or the main process is gone.
+    Ctrl-C is the main process's to handle: it stops the workers."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    parent = os.getppid()
+    while True:
+        try:
+            number, batch = tasks.get(timeout=1.0)
+        except queue.Empty:
+            if os.getppid() != parent:
+                return
+            continue
+        results.put((number, annotate_batch(nlp, batch)))

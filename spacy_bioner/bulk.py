@@ -4,13 +4,16 @@ Each input shard (JSONL, or Parquet with a "text" column) becomes one output
 shard of the same name: its records in input order, each with its
 "entities". A shard is written under a temporary name and renamed only when
 complete, so a rerun skips finished shards, and a task rerun after a worker
-died leaves neither half a shard nor duplicates. Unreadable records are
-reported with their shard and line (or row) number and left out.
+died leaves neither half a shard nor duplicates. Unreadable records, texts over
+the limits (records.Limits) and records the pipeline fails on are reported with
+their shard and line (or row) number and left out.
 
 On a cluster (`distributed`, installed with `pip install spacy-bioner[dask]`;
 only this module imports it) the pipeline travels to each worker once, as
 bytes: its config and `nlp.to_bytes()`, from which every component loads
-without unpickling anything. Each shard is one task.
+without unpickling anything. Each shard is one task. A cluster that fails (its
+workers gone, its tasks cancelled) ends the run with one ClusterFailed error: the
+shards finished are kept, and a rerun does the rest.
 """
 import hashlib
 import os
@@ -23,10 +26,15 @@ import srsly
 from spacy.language import Language
 from thinc.api import Config
 
-from .annotate import BadLine, entities, read_records
+from .annotate import annotate_batch
+from .records import BadLine, Limits, output_line, read_records, text_windows
 
 SHARD_SUFFIXES = (".jsonl", ".parquet")
 _PIPELINES: Dict[str, Language] = {}  # per worker process: pipelines loaded so far, by digest
+
+
+class ClusterFailed(RuntimeError):
+    """The cluster ended the run before every shard was annotated."""
 
 
 def pipeline_bytes(nlp: Language) -> bytes:
@@ -64,21 +72,22 @@ def _parquet():
     return pyarrow, pyarrow.parquet
 
 
-def read_shard(path: Path) -> Iterator[Tuple[int, Union[dict, BadLine]]]:
-    """(line or row number, record or BadLine) of each record of a shard."""
+def read_shard(path: Path, limits: Limits) -> Iterator[Tuple[int, Union[Tuple[dict, list], BadLine]]]:
+    """(line or row number, (record, its text's windows) or BadLine) of each record of a shard."""
     if path.suffix == ".parquet":
         _, parquet = _parquet()
         for row, record in enumerate(parquet.read_table(path).to_pylist(), 1):
             if not isinstance(record.get("text"), str):
                 yield row, BadLine(f"row {row}: expected a string \"text\" column")
-            else:
-                yield row, record
+                continue
+            windows = text_windows(record["text"], row, limits)
+            yield row, windows if isinstance(windows, BadLine) else (record, windows)
     else:
-        yield from read_records(path, "jsonl")
+        yield from read_records(path, "jsonl", limits)
 
 
-def write_shard(path: Path, records: List[dict]) -> None:
-    """Write a whole shard under a temporary name, then rename it into place."""
+def write_shard(path: Path, records: List[Union[dict, str]]) -> None:
+    """Write a whole shard (records for Parquet, output lines for JSONL) under a temporary name, then rename it into place."""
     partial = path.with_name(f"{path.name}.partial-{uuid.uuid4().hex}")
     try:
         if path.suffix == ".parquet":
@@ -86,15 +95,14 @@ def write_shard(path: Path, records: List[dict]) -> None:
             parquet.write_table(pyarrow.Table.from_pylist(records), partial)
         else:
             with open(partial, "w", encoding="utf8") as out:
-                for record in records:
-                    out.write(srsly.json_dumps(record) + "\n")
+                out.writelines(records)
         os.replace(partial, path)
     finally:
         if partial.exists():
             partial.unlink()
 
 
-def annotate_shard(pipeline: bytes, source: str, target: str, batch_size: int = 1000) -> Dict[str, object]:
+def annotate_shard(pipeline: bytes, source: str, target: str, batch_size: int = 1000, limits: Limits = Limits()) -> Dict[str, object]:
     """Annotate one shard into `target`, unless a finished `target` is already there.
 
     RETURNS (Dict[str, object]): The shard's name, status ("done", "skipped"
@@ -104,25 +112,27 @@ def annotate_shard(pipeline: bytes, source: str, target: str, batch_size: int = 
     summary = {"shard": source_path.name, "status": "skipped", "records": 0, "entities": 0, "errors": []}
     if target_path.exists():
         return summary
-    records = []
-    try:
-        for _, record in read_shard(source_path):
-            if isinstance(record, BadLine):
-                summary["errors"].append(f"{source_path.name}, {record}")
-            else:
-                records.append(record)
-    except (BadLine, OSError, ValueError) as err:  # unreadable shard: nothing written, a rerun tries again
-        summary.update(status="failed", errors=summary["errors"] + [f"{source_path.name}: {err}"])
-        return summary
     nlp = load_pipeline(pipeline)
+    try:
+        entries = list(read_shard(source_path, limits.checked(nlp.max_length)))
+    except (OSError, ValueError) as err:  # unreadable shard: nothing written, a rerun tries again
+        summary.update(status="failed", errors=[f"{source_path.name}: {err}"])
+        return summary
+    render = _with_entities if source_path.suffix == ".parquet" else output_line
     annotated = []
-    for doc, record in zip(nlp.pipe((record["text"] for record in records), batch_size=batch_size), records):
-        found = entities(doc)
-        annotated.append({**record, "entities": found})
-        summary["entities"] += len(found)
+    for _, result in annotate_batch(nlp, entries, render, batch_size):
+        if isinstance(result, BadLine):
+            summary["errors"].append(f"{source_path.name}, {result}")
+        else:
+            annotated.append(result[0])
+            summary["entities"] += result[1]
     write_shard(target_path, annotated)
     summary.update(status="done", records=len(annotated))
     return summary
+
+
+def _with_entities(record: dict, entities: List[dict]) -> dict:
+    return {**record, "entities": entities}
 
 
 def annotate_shards(
@@ -134,32 +144,42 @@ def annotate_shards(
     client=None,
     batch_size: int = 1000,
     retries: int = 3,
+    limits: Limits = Limits(),
 ) -> List[Dict[str, object]]:
-    """Annotate every shard of `source` into the directory `output`.
+    """Annotate every shard of `source` into the directory `output`; those finished before (by an
+    earlier run) are left as they are, with the status "skipped".
 
     model: A pipeline, or its package name or directory.
     scheduler (Optional[str]): A Dask scheduler's address ("tcp://host:8786");
         None, and no client, runs the shards one after another in this process.
     client: A `distributed.Client` to use instead of connecting to `scheduler`.
     retries (int): Times a shard's task is retried when it fails on a worker.
+    limits (Limits): What a record's text may be (records.py).
     RETURNS (List[Dict[str, object]]): Each shard's summary (see annotate_shard), in shard order.
     """
     shards = find_shards(Path(source))
     nlp = model if isinstance(model, Language) else spacy.load(model)
+    limits.checked(nlp.max_length)
     data = pipeline_bytes(nlp)
     output = Path(output)
     output.mkdir(parents=True, exist_ok=True)
-    jobs = [(str(shard), str(output / shard.name)) for shard in shards]
-    if scheduler is None and client is None:
-        summaries = [annotate_shard(data, shard, target, batch_size) for shard, target in jobs]
-    else:
-        summaries = _on_cluster(data, jobs, scheduler, client, batch_size, retries)
-    for leftover in output.glob("*.partial-*"):  # from attempts killed mid-write
-        leftover.unlink()
-    return summaries
+    finished = {shard.name for shard in shards if (output / shard.name).exists()}
+    jobs = [(str(shard), str(output / shard.name)) for shard in shards if shard.name not in finished]
+    try:
+        if scheduler is None and client is None:
+            done = [annotate_shard(data, shard, target, batch_size, limits) for shard, target in jobs]
+        else:
+            done = _on_cluster(data, jobs, scheduler, client, batch_size, retries, limits)
+    finally:
+        for leftover in output.glob("*.partial-*"):  # from attempts killed mid-write
+            leftover.unlink()
+    # A task retried after its first attempt wrote the shard finds it there: this run did it all the same.
+    by_name = {summary["shard"]: {**summary, "status": "done"} if summary["status"] == "skipped" else summary for summary in done}
+    skipped = {"status": "skipped", "records": 0, "entities": 0, "errors": []}
+    return [by_name.get(shard.name) or {"shard": shard.name, **skipped} for shard in shards]
 
 
-def _on_cluster(data: bytes, jobs, scheduler: Optional[str], client, batch_size: int, retries: int):
+def _on_cluster(data: bytes, jobs, scheduler: Optional[str], client, batch_size: int, retries: int, limits: Limits):
     try:
         from distributed import Client
     except ImportError:
@@ -170,10 +190,18 @@ def _on_cluster(data: bytes, jobs, scheduler: Optional[str], client, batch_size:
         shipped = client.scatter(data, broadcast=True)
         digest = hashlib.sha1(data).hexdigest()[:12]
         futures = [
-            client.submit(annotate_shard, shipped, shard, target, batch_size, key=f"bioner-{digest}-{Path(shard).name}", retries=retries, pure=False)
+            client.submit(annotate_shard, shipped, shard, target, batch_size, limits, key=f"bioner-{digest}-{Path(shard).name}",
+                          retries=retries, pure=False)
             for shard, target in jobs
         ]
-        return client.gather(futures)
+        try:
+            return client.gather(futures)
+        except Exception as err:  # workers gone, tasks cancelled or lost: distributed's errors have no common base
+            finished = sum(Path(target).exists() for _, target in jobs)
+            raise ClusterFailed(
+                f"the cluster failed before every shard was annotated ({type(err).__name__}: {err}); "
+                f"{finished} of {len(jobs)} shards are finished and kept: rerun the same command to do the rest"
+            ) from None
     finally:
         if own_client:
             client.close()

@@ -1,5 +1,6 @@
 """The `bioner` command line (also `python -m spacy_bioner`)."""
 import json
+import signal
 import sys
 import time
 from pathlib import Path
@@ -15,8 +16,8 @@ from wasabi import msg
 
 from . import __version__
 
-from .annotate import BadLine, annotate
-from .bulk import annotate_shards
+from .annotate import WorkerDied, annotate
+from .bulk import ClusterFailed, annotate_shards
 from .core.serialize import ModelFileError
 from .ner.calibration import expected_calibration_error, fit_temperature, log_loss, outcomes, reliability
 from .evaluate import candidate_curve, corpus_stats, recall_curve, report
@@ -24,6 +25,7 @@ from .ner.explain import explain
 from .ner.component import BioNER
 from .gazetteer.matcher import COMPILED_SUFFIX, Gazetteer
 from .glove import save_glove_vectors
+from .records import BadLine, Limits
 from .upgrade import saved_by_0_1, upgrade
 from .report_page import write_report
 
@@ -50,10 +52,10 @@ def _main(version: bool = typer.Option(False, "--version", callback=_version, is
     """The callback keeps `bioner COMMAND` from collapsing into its only command and carries --version."""
 
 
-def fail(message: str) -> None:
-    """One line on stderr (wasabi would wrap it), then exit 1."""
+def fail(message: str, code: int = 1) -> None:
+    """One line on stderr (wasabi would wrap it), then exit with `code`."""
     typer.echo(f"✘ {message}", err=True)
-    raise typer.Exit(1)
+    raise typer.Exit(code)
 
 
 def load_pipeline(model: str):
@@ -211,55 +213,73 @@ def annotate_cli(
     n_process: int = typer.Option(1, "--n-process", "-n", help="Worker processes (-1: one per CPU); each annotates whole batches."),
     batch_size: int = typer.Option(1000, "--batch-size", "-b", help="Docs per batch."),
     strict: bool = typer.Option(False, "--strict", help="Stop at the first bad line instead of skipping it."),
+    max_chars: int = typer.Option(Limits().max_chars, "--max-chars", help="The longest text, in characters (at most the pipeline's max_length)."),
+    split_long: bool = typer.Option(False, "--split-long", help="Split a longer text into windows of --max-chars at paragraph breaks (else line breaks, else spaces), tag them apart and merge their entities, instead of skipping it."),
+    max_symbol_run: int = typer.Option(Limits().max_symbol_run, "--max-symbol-run", help="Skip a text with a longer run of symbols (emoji, punctuation) without a space: spaCy's tokenizer takes time quadratic in one."),
     scheduler: Optional[str] = typer.Option(None, "--scheduler", help="A Dask scheduler's address: annotate the shards of SOURCE on that cluster (pip install spacy-bioner[dask])."),
 ) -> None:
-    """Annotate a file of docs, streaming; the output appears only when complete.
+    """Annotate a file of docs, streaming; the output appears only when complete,
+    and a rerun of an interrupted run resumes it.
 
-    Bad lines are skipped and reported on stderr with their line number
-    (--strict stops instead); the progress bar is on stderr too. When SOURCE
-    is a directory of shards (.jsonl, .parquet), or --scheduler is given,
-    each shard becomes a shard of the same name in the directory OUTPUT,
-    in this process or on the cluster; a rerun skips finished shards.
+    Bad lines and texts over the limits are skipped and reported on stderr with
+    their line number (--strict stops instead); the progress bar is on stderr too,
+    when it is a terminal. When SOURCE is a directory of shards (.jsonl, .parquet),
+    or --scheduler is given, each shard becomes a shard of the same name in the
+    directory OUTPUT, in this process or on the cluster; a rerun skips finished shards.
     """
+    limits = Limits(max_chars, "split" if split_long else "skip", max_symbol_run)
     if scheduler or source.is_dir():
-        _annotate_shards(model, source, output, scheduler, batch_size)
+        _annotate_shards(model, source, output, scheduler, batch_size, limits)
         return
     fmt = fmt or ("jsonl" if source.suffix == ".jsonl" else "text")
     nlp = load_pipeline(model)
     start = time.perf_counter()
-    with tqdm(unit=" docs", file=sys.stderr, mininterval=0.5) as progress:
+    signal.signal(signal.SIGTERM, _interrupt)
+    with tqdm(unit=" docs", file=sys.stderr, mininterval=0.5, disable=None) as progress:
         try:
             counts = annotate(
-                nlp, source, output, fmt, n_process=n_process, batch_size=batch_size, strict=strict,
+                nlp, source, output, fmt, n_process=n_process, batch_size=batch_size, strict=strict, limits=limits,
                 on_skip=lambda message: progress.write(f"skipped {message}", file=sys.stderr),
                 on_doc=lambda: progress.update(1),
+                on_resume=lambda line: progress.write(f"resuming {output} after line {line:,} of {source}", file=sys.stderr),
             )
-        except (BadLine, ValueError) as err:
-            msg.fail(f"{source}: {err}", f"nothing written to {output}", exits=1)
-    msg.good(
-        f"{counts['docs']:,} docs, {counts['entities']:,} entities, {counts['skipped']:,} lines skipped: {output} "
-        f"({counts['docs'] / (time.perf_counter() - start):,.0f} docs/s)"
+        except BadLine as err:
+            fail(f"{source}, {err}; nothing written to {output}")
+        except (ValueError, OSError) as err:
+            fail(f"{source}: {err}")
+        except WorkerDied as err:
+            fail(f"{err}: the lines done so far are kept in {output}.partial; rerun the same command to resume")
+        except KeyboardInterrupt:
+            fail(f"interrupted: the lines done so far are kept in {output}.partial; rerun the same command to resume", 130)
+    typer.echo(
+        f"✔ {counts['lines']:,} lines read: {counts['docs']:,} docs written ({counts['entities']:,} entities), "
+        f"{counts['skipped']:,} lines skipped: {output} ({counts['docs'] / (time.perf_counter() - start):,.0f} docs/s)"
     )
 
 
-def _annotate_shards(model: str, source: Path, output: Path, scheduler: Optional[str], batch_size: int) -> None:
+def _interrupt(signum, frame) -> None:
+    """SIGTERM ends a run as Ctrl-C does: workers stopped, the work done kept for a rerun."""
+    raise KeyboardInterrupt
+
+
+def _annotate_shards(model: str, source: Path, output: Path, scheduler: Optional[str], batch_size: int, limits: Limits) -> None:
     start = time.perf_counter()
     try:
-        summaries = annotate_shards(model, source, output, scheduler=scheduler, batch_size=batch_size)
-    except (ImportError, ValueError, OSError) as err:
-        msg.fail(str(err), exits=1)
+        summaries = annotate_shards(model, source, output, scheduler=scheduler, batch_size=batch_size, limits=limits)
+    except (ImportError, ValueError, OSError, ClusterFailed) as err:
+        fail(str(err))
     for summary in summaries:
         for error in summary["errors"]:
             print(f"skipped {error}", file=sys.stderr)
     done = [s for s in summaries if s["status"] == "done"]
     failed = [s["shard"] for s in summaries if s["status"] == "failed"]
-    records = sum(s["records"] for s in done)
-    msg.good(
-        f"{len(done)} shards annotated ({records:,} records, {sum(s['entities'] for s in done):,} entities, "
+    records, skipped = sum(s["records"] for s in done), sum(len(s["errors"]) for s in done)
+    typer.echo(
+        f"✔ {len(done)} shards annotated ({records:,} records written, {skipped:,} skipped, {sum(s['entities'] for s in done):,} entities, "
         f"{records / (time.perf_counter() - start):,.0f} records/s), {len(summaries) - len(done) - len(failed)} already finished: {output}"
     )
     if failed:
-        msg.fail(f"{len(failed)} shards could not be read: {', '.join(failed)}; rerun after fixing them", exits=1)
+        fail(f"{len(failed)} shards could not be read: {', '.join(failed)}; rerun after fixing them")
 
 
 @app.command("debug-data")

@@ -51,14 +51,25 @@ def test_local_run_keeps_order_reports_bad_lines_and_skips_finished_shards(model
 
 def test_an_unreadable_shard_fails_alone_and_is_retried_on_rerun(model, tmp_path):
     shards = _write_shards(tmp_path / "in", 2)
-    (shards / "part-001.jsonl").write_bytes(b'{"text": "ok"}\n\xff\xfe broken\n')
+    (shards / "part-001.jsonl").unlink()
+    (shards / "part-001.jsonl").mkdir()  # cannot be read as a file
     summaries = annotate_shards(model, shards, tmp_path / "out")
     assert [s["status"] for s in summaries] == ["done", "failed"]
-    assert "part-001.jsonl" in summaries[1]["errors"][0] and "not UTF-8" in summaries[1]["errors"][0]
+    assert "part-001.jsonl" in summaries[1]["errors"][0] and "Is a directory" in summaries[1]["errors"][0]
     assert not (tmp_path / "out" / "part-001.jsonl").exists()
+    (shards / "part-001.jsonl").rmdir()
     (shards / "part-001.jsonl").write_text('{"text": "Bob works at Acme Corp"}\n', encoding="utf8")
     again = annotate_shards(model, shards, tmp_path / "out")
     assert [s["status"] for s in again] == ["skipped", "done"]
+
+
+def test_a_line_that_is_not_utf8_is_skipped_alone_with_its_true_line_number(model, tmp_path):
+    shards = _write_shards(tmp_path / "in", 1, per_shard=0)
+    (shards / "part-000.jsonl").write_bytes(b'{"text": "ok"}\n{"text": "a\rb"}\n\xff\xfe broken\n{"text": "Paris"}\n')
+    [summary] = annotate_shards(model, shards, tmp_path / "out")
+    assert summary["status"] == "done" and summary["records"] == 2
+    assert summary["errors"] == ["part-000.jsonl, line 2: not valid JSON (Invalid control character at)",  # a raw \r: one line still
+                                 "part-000.jsonl, line 3: not UTF-8 (invalid start byte at byte 1)"]
 
 
 def test_cli_annotates_a_directory_of_shards(model, tmp_path):
@@ -72,6 +83,64 @@ def test_cli_annotates_a_directory_of_shards(model, tmp_path):
     assert "2 shards annotated (60 records" in result.output
     assert "part-000.jsonl, line 2: not valid JSON" in result.output
     assert len(_read_output(tmp_path / "out")["part-001.jsonl"]) == 30
+
+
+class FutureCancelledError(Exception):
+    """As distributed raises when the workers holding a task are all gone."""
+
+
+class FailingCluster:
+    """A Dask client stand-in: each shard's task runs here, and `gather` then fails as a dead cluster does,
+    after one task's earlier attempt left a half-written shard behind."""
+
+    def __init__(self, output):
+        self.output = output
+
+    def scatter(self, data, broadcast):
+        return data
+
+    def submit(self, function, *args, key, retries, pure):
+        return function(*args)
+
+    def gather(self, futures):
+        (self.output / "part-001.jsonl.partial-0123").write_text("{half", encoding="utf8")
+        raise FutureCancelledError("bioner-1234-part-001.jsonl cancelled for reason: lost dependencies")
+
+
+def test_a_failed_cluster_is_one_line_and_leaves_nothing_half_written(model, tmp_path, monkeypatch):
+    from typer.testing import CliRunner
+
+    import spacy_bioner.bulk
+    from spacy_bioner.bulk import ClusterFailed
+    from spacy_bioner.cli import app
+
+    shards, out = _write_shards(tmp_path / "in", 2), tmp_path / "out"
+    with pytest.raises(ClusterFailed, match="FutureCancelledError: .*; 2 of 2 shards are finished and kept: rerun"):
+        annotate_shards(model, shards, out, client=FailingCluster(out))
+    assert not list(out.glob("*.partial-*"))
+    real = spacy_bioner.bulk.annotate_shards
+    cluster = FailingCluster(tmp_path / "out2")
+    monkeypatch.setattr("spacy_bioner.cli.annotate_shards", lambda *args, **kwargs: real(*args, **{**kwargs, "client": cluster}))
+    result = CliRunner().invoke(app, ["annotate", str(model), str(shards), str(cluster.output), "--scheduler", "tcp://x:1"])
+    assert result.exit_code == 1 and len(result.stderr.strip().splitlines()) == 1 and "rerun the same command" in result.stderr
+    assert not list(cluster.output.glob("*.partial-*"))
+
+
+def test_a_fresh_run_reports_no_shard_as_already_finished(model, tmp_path):
+    """A task retried after its first attempt wrote the shard finds the shard there: that is this run's work."""
+    shards, out = _write_shards(tmp_path / "in", 2), tmp_path / "out"
+
+    class RetriedCluster(FailingCluster):
+        def submit(self, function, *args, key, retries, pure):
+            function(*args)
+            return function(*args)  # the retry: the shard is there now
+
+        def gather(self, futures):
+            return futures
+
+    summaries = annotate_shards(model, shards, out, client=RetriedCluster(out))
+    assert [s["status"] for s in summaries] == ["done", "done"]
+    assert [s["status"] for s in annotate_shards(model, shards, out)] == ["skipped", "skipped"]
 
 
 def test_pipeline_travels_as_bytes(model):

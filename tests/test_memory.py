@@ -104,8 +104,6 @@ def test_a_corrupted_memory_file_is_named(tmp_path):
 
 
 def test_bytes_without_the_memory_part_are_refused():
-    import srsly
-
     ner = train_nlp(data=MEMORY_DATA, epochs=1).get_pipe("bioner")
     data = resealed_bytes(ner.to_bytes(), lambda message: message.pop("memory"))
     with pytest.raises(ModelFileError, match="memory"):
