@@ -293,6 +293,24 @@ def _gazetteer(results: dict) -> list:
             "", f"Measured by {_provenance(record)}.", ""]
 
 
+def _hostile(results: dict) -> list:
+    if "hostile" not in results:
+        return []
+    record = results["hostile"]
+    f = record["figures"]
+    lines = ["## Hostile text", "",
+             "spaCy's tokenizer takes time quadratic in a run of symbols without a space. `nlp.make_doc` on one",
+             "run of emoji (new to the tokenizer's cache each time), and on the worst text of",
+             f"{f['max_chars']:,} characters that `bioner annotate`'s default limits let through (runs of at most",
+             f"{f['max_symbol_run']:,} symbols), against {f['max_chars']:,} characters of CoNLL-2003 prose in the same run; medians.", "",
+             "| text | seconds |", "|---|---|"]
+    lines += [f"| a run of {run['length']:,} emoji | {run['seconds']:.3f} |" for run in f["emoji_runs"]]
+    lines += [f"| {f['max_chars']:,} characters of prose | {f['prose_seconds']:.3f} |",
+              f"| {f['max_chars']:,} characters, the worst the limits let through | {f['worst_allowed_seconds']:.2f} "
+              f"({f['worst_allowed_vs_prose']:.0f}x prose) |"]
+    return lines + ["", f"Measured by {_provenance(record)}.", ""]
+
+
 def benchmarks() -> str:
     results = _load_results()
     lines = ["# Benchmarks", "",
@@ -302,8 +320,8 @@ def benchmarks() -> str:
              "[Getting a model](models.md). Speed is always measured against a peer in the same run, and the",
              "machine is a shared 2-core one: compare the ratios, not the absolute figures.", ""]
     lines += (_accuracy(results) + _speed(results) + _layout(results) + _whitespace(results) + _labels(results) + _latency(results)
-              + _gazetteer(results))
-    shown = ("speed", "layout", "whitespace", "labels", "labels_transitions", "latency", "gazetteer")
+              + _gazetteer(results) + _hostile(results))
+    shown = ("speed", "layout", "whitespace", "labels", "labels_transitions", "latency", "gazetteer", "hostile")
     others = [name for name in results if not name.startswith("accuracy_") and name not in shown]
     for name in others:
         lines += [f"## {name}", "", "```json", json.dumps(results[name]["figures"], indent=1), "```", "",

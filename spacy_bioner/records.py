@@ -16,7 +16,7 @@ from typing import Dict, Iterator, List, NamedTuple, Optional, Tuple, Union
 FORMATS = ("text", "jsonl")
 LONG_TEXTS = ("skip", "split")
 # spaCy's tokenizer splits a run of symbols (emoji, punctuation) one affix at a time, copying
-# the rest each time: time quadratic in the run (20,000 emoji: 48 s; 200: about 6 ms).
+# the rest each time: time quadratic in the run (bench/bench_hostile.py).
 SYMBOL_RUN = re.compile(r"[^\w\s]+")
 # A JSON escape of a UTF-16 surrogate: the only way a lone surrogate gets into a record.
 SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
