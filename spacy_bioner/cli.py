@@ -1,14 +1,14 @@
 """The `bioner` command line (also `python -m spacy_bioner`)."""
 import json
+import os
 import signal
 import sys
 import time
 from pathlib import Path
-from typing import Optional, Sequence
+from typing import List, Optional, Sequence
 
 import spacy
 import typer
-from spacy.tokens import DocBin
 from spacy.training import Corpus
 from tqdm import tqdm
 from confection import ConfigValidationError
@@ -22,6 +22,7 @@ from .core.serialize import ModelFileError
 from .ner.calibration import expected_calibration_error, fit_temperature, log_loss, outcomes, reliability
 from .evaluate import candidate_curve, corpus_stats, recall_curve, report
 from .ner.explain import explain
+from .ner.settings import MAX_ENTITY_BIAS
 from .ner.component import BioNER
 from .gazetteer.matcher import COMPILED_SUFFIX, Gazetteer
 from .glove import save_glove_vectors
@@ -58,6 +59,47 @@ def fail(message: str, code: int = 1) -> None:
     raise typer.Exit(code)
 
 
+def writable(path: Optional[Path], option: str) -> Optional[Path]:
+    """`path`, once its folder exists and can be written to (checked before the work, not after),
+    or one line naming the problem."""
+    if path is None:
+        return None
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        fail(f"{option} {path}: cannot make its folder ({err.strerror})")
+    if not os.access(path.parent, os.W_OK) or path.is_dir() and not os.access(path, os.W_OK):
+        fail(f"{option} {path}: cannot write there")
+    return path
+
+
+def numbers(option: str, text: Optional[str], low: float, high: float) -> List[float]:
+    """The comma-separated numbers of an option, each in [low, high], or one line naming the bad one."""
+    values = []
+    for value in (text.split(",") if text else []):
+        try:
+            number = float(value)
+        except ValueError:
+            number = float("nan")
+        if not low <= number <= high:  # NaN included
+            fail(f"{option}: {value.strip()!r} is not a number from {low:g} to {high:g}")
+        values.append(number)
+    return values
+
+
+def gold_docs(path: Path, nlp, gold_preproc: bool = False) -> list:
+    """The Examples of a .spacy file (or a folder of them), or one line naming the file and the problem."""
+    if path.is_file() and path.suffix != ".spacy":
+        fail(f"{path}: not a .spacy file (spaCy's DocBin); convert it first, e.g. with `python -m spacy convert`")
+    try:
+        examples = list(Corpus(str(path), gold_preproc=gold_preproc)(nlp))
+    except Exception as err:  # a damaged DocBin fails in zlib, msgpack or spaCy, with no common error type
+        fail(f"{path}: not a readable .spacy file ({type(err).__name__}: {err})")
+    if not examples:
+        fail(f"{path}: no docs in it")
+    return examples
+
+
 def load_pipeline(model: str):
     """spacy.load(model), or one line naming the problem and exit 1."""
     try:
@@ -89,6 +131,7 @@ def compile_gazetteer(
     """
     if output.suffix != COMPILED_SUFFIX:
         msg.fail(f"Output file must end in {COMPILED_SUFFIX}: {output}", exits=1)
+    writable(output, "OUTPUT")
     nlp = load_pipeline(model) if model else spacy.blank(lang)
     gazetteer = Gazetteer(nlp.tokenizer, case_sensitive=case_sensitive)
     start = time.perf_counter()
@@ -97,7 +140,6 @@ def compile_gazetteer(
     except (ValueError, TypeError) as err:
         msg.fail(str(err), exits=1)
     data = gazetteer.to_bytes()
-    output.parent.mkdir(parents=True, exist_ok=True)
     temporary = output.with_name(output.name + ".partial")
     temporary.write_bytes(data)
     temporary.replace(output)  # never a half-written gazetteer under the real name
@@ -139,8 +181,10 @@ def evaluate_cli(
     """Score a pipeline's entities: overall and per type (as `spacy evaluate`),
     seen and unseen in training, the kind of each error, and which types are
     taken for which; optionally as a page with the worst sentences rendered."""
-    biases = [float(value) for value in bias_curve.split(",")] if bias_curve else []
-    thresholds = [float(value) for value in candidate_curve.split(",")] if candidate_curve else []
+    biases = numbers("--bias-curve", bias_curve, -MAX_ENTITY_BIAS, MAX_ENTITY_BIAS)
+    thresholds = numbers("--candidate-curve", candidate_curve, 0.0, 1.0)
+    writable(output, "--output")
+    writable(html and html / "index.html", "--html")
     figures = evaluate(model, data, train, gold_preproc, html, n_worst, biases, thresholds)
     overall = figures["overall"]
     msg.divider("Entities")
@@ -163,7 +207,6 @@ def evaluate_cli(
         msg.table([(k["threshold"], f"{100 * k['p']:.2f}", f"{100 * k['r']:.2f}", f"{k['per_gold']:.2f}") for k in figures["candidates"]],
                   header=("threshold", "P", "R", "candidates per gold"), aligns=("r", "r", "r", "r"))
     if output:
-        output.parent.mkdir(parents=True, exist_ok=True)
         output.write_text(json.dumps(figures, indent=2), encoding="utf8")
         msg.good(f"Saved to {output}")
     if html:
@@ -179,11 +222,11 @@ def evaluate(
     bioner component: with confidences on, their calibration; with `biases`,
     P/R/F1 at each entity_bias; with `thresholds`, P/R of the candidates at each."""
     nlp = load_pipeline(model)
-    examples = list(Corpus(str(data), gold_preproc=gold_preproc)(nlp))
+    examples = gold_docs(data, nlp, gold_preproc)
     spacy_scores = nlp.evaluate(examples)
     seen = None
     if train is not None:
-        seen = {ent.text for doc in DocBin().from_disk(train).get_docs(nlp.vocab) for ent in doc.ents}
+        seen = {ent.text for example in gold_docs(train, nlp) for ent in example.reference.ents}
     pairs = [(example.reference, doc) for example, doc in zip(examples, nlp.pipe(eg.predicted.copy() for eg in examples))]
     entity_report = report(pairs, seen)
     figures = entity_report.scores()
@@ -232,6 +275,7 @@ def annotate_cli(
         _annotate_shards(model, source, output, scheduler, batch_size, limits)
         return
     fmt = fmt or ("jsonl" if source.suffix == ".jsonl" else "text")
+    writable(output, "OUTPUT")
     nlp = load_pipeline(model)
     start = time.perf_counter()
     signal.signal(signal.SIGTERM, _interrupt)
@@ -245,7 +289,9 @@ def annotate_cli(
             )
         except BadLine as err:
             fail(f"{source}, {err}; nothing written to {output}")
-        except (ValueError, OSError) as err:
+        except OSError as err:
+            fail(f"{err.filename or source}: {err.strerror or err}")
+        except ValueError as err:
             fail(f"{source}: {err}")
         except WorkerDied as err:
             fail(f"{err}: the lines done so far are kept in {output}.partial; rerun the same command to resume")
@@ -294,8 +340,8 @@ def debug_data_cli(
     counts, entity lengths, the share of dev entities unseen in training, and
     entities the tokenizer would split differently from raw text."""
     nlp = load_pipeline(model) if model else spacy.blank(lang)
-    read = lambda path: list(DocBin().from_disk(path).get_docs(nlp.vocab))  # noqa: E731
-    stats = corpus_stats(read(train), read(dev), nlp.make_doc)
+    writable(output, "--output")
+    stats = corpus_stats(*([example.reference for example in gold_docs(path, nlp)] for path in (train, dev)), nlp.make_doc)
     for split in ("train", "dev"):
         s = stats[split]
         msg.divider(f"{split}: {s['docs']:,} docs, {s['tokens']:,} tokens, {s['entities']:,} entities")
@@ -323,8 +369,9 @@ def calibrate_cli(
     ner = nlp.get_pipe(_bioner_name(nlp, model))
     target = output or Path(model)
     if output is None and not target.is_dir():
-        msg.fail(f"{model} is not a directory: pass --output", exits=1)
-    pairs = [(example.reference, example.predicted) for example in Corpus(str(data))(nlp)]
+        fail(f"{model} is not a directory: pass --output")
+    writable(target / "config.cfg", "--output")
+    pairs = [(example.reference, example.predicted) for example in gold_docs(data, nlp)]
     before, correct = outcomes(ner, pairs, [ner.settings.confidence.temperature])
     temperature = fit_temperature(ner, pairs)
     after, _ = outcomes(ner, pairs, [temperature])
@@ -358,6 +405,7 @@ def explain_cli(
     the most weight behind each of its tags and the transitions; for each
     term-list match left out, what taking it would cost."""
     nlp = load_pipeline(model)
+    writable(output, "--output")
     ner_name = _bioner_name(nlp, model)
     doc = nlp.make_doc(text)
     for name, pipe in nlp.pipeline:  # what runs before bioner (presets, say) runs here too
