@@ -151,7 +151,7 @@ def test_gazetteer_component_settings_are_checked_on_load(saved, tmp_path, key, 
     cfg_path = copy / "bioner_gazetteer" / "cfg"
     cfg_path.write_text(json.dumps({**json.loads(cfg_path.read_text()), key: value}))
     reseal(cfg_path.parent)
-    with pytest.raises(ModelFileError, match=f"bioner_gazetteer/cfg: '{key}' should be"):
+    with pytest.raises(ModelFileError, match=f"bioner_gazetteer/cfg: '{key}': "):
         spacy.load(copy)
 
 
@@ -185,3 +185,18 @@ def test_numpy_advice_to_unpickle_never_reaches_the_user(saved, tmp_path):
     with pytest.raises(ModelFileError, match="weights.npz: it holds pickled objects") as caught:
         spacy.load(copy)
     assert "allow_pickle" not in str(caught.value)
+
+
+@pytest.mark.parametrize("pipeline,component,key,value", [
+    ("parser", "bioner_tagger", "margin", -1.0), ("parser", "bioner_tagger", "n_buckets", True), ("parser", "bioner_tagger", "labels", ["NN", ""]),
+    ("parser", "bioner_parser", "explore", 1.5), ("parser", "bioner_parser", "pseudo_projective", "true"),
+    ("parser", "bioner_parser", "max_length", 0), ("parser", "bioner_parser", "root_label", "nothing"),
+])
+def test_tagger_and_parser_settings_are_checked_by_type_and_range(saved, tmp_path, pipeline, component, key, value):
+    copy = tmp_path / pipeline
+    shutil.copytree(saved / pipeline, copy)
+    cfg_path = copy / component / "cfg"
+    cfg_path.write_text(json.dumps({**json.loads(cfg_path.read_text()), key: value}))
+    reseal(cfg_path.parent)
+    with pytest.raises(ModelFileError, match=f"Bad config in .*{component}/cfg: ('{key}|.*root_label 'nothing' is not one of the labels)"):
+        spacy.load(copy)

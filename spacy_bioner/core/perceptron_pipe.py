@@ -5,7 +5,7 @@ no gradient and no parameter swap; their labels live in `cfg["labels"]`;
 and they are saved as a JSON config plus a numpy archive, nothing unpickled, with a
 manifest of their digests (serialize.write_files).
 A subclass gives `_arrays()` (its averaged weights by name) and
-`_load(cfg, arrays, where)` (checks them and takes them on).
+`_load(cfg, arrays, where, cfg_where)` (checks them, naming the file, and takes them on).
 """
 from pathlib import Path
 from typing import Callable, Dict, Iterable, Iterator, List
@@ -84,7 +84,7 @@ class PerceptronPipe(TrainablePipe):
     def _arrays(self) -> Dict[str, numpy.ndarray]:
         raise NotImplementedError
 
-    def _load(self, cfg: dict, arrays: Dict[str, numpy.ndarray], where: str) -> "PerceptronPipe":
+    def _load(self, cfg: dict, arrays: Dict[str, numpy.ndarray], where: str, cfg_where: str) -> "PerceptronPipe":
         raise NotImplementedError
 
     def to_bytes(self, *, exclude=tuple()) -> bytes:
@@ -92,13 +92,13 @@ class PerceptronPipe(TrainablePipe):
 
     def from_bytes(self, bytes_data: bytes, *, exclude=tuple()) -> "PerceptronPipe":
         cfg, arrays, _ = serialize.unpack(bytes_data, "bytes")
-        return self._load(cfg, arrays, "bytes")
+        return self._load(cfg, arrays, "bytes", "bytes")
 
     def to_disk(self, path, *, exclude=tuple()) -> None:
         serialize.write_model(Path(path), self.cfg, self._arrays())
 
     def from_disk(self, path, *, exclude=tuple()) -> "PerceptronPipe":
         cfg, arrays, _ = serialize.read_model(Path(path))
-        self._load(cfg, arrays, str(path))
+        self._load(cfg, arrays, str(Path(path) / "weights.npz"), str(Path(path) / "cfg"))
         serialize.check_meta_labels(Path(path), self.name, self.labels)
         return self

@@ -16,6 +16,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 import numpy
 import srsly
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 
 class ModelFileError(ValueError):
@@ -97,13 +98,25 @@ def cfg_from_bytes(data: bytes, where: str) -> dict:
         raise ModelFileError(f"Corrupted model file {where}: not valid JSON ({err}).") from None
 
 
-def check_keys(cfg: dict, keys: Dict[str, type], where: str) -> None:
-    """Each key is present with a value of its type."""
+def validated(schema: type, cfg, where: str) -> None:
+    """`cfg` holds exactly the fields of a pydantic `schema`, each of its type and in its range,
+    or a ModelFileError names the file and the first bad field."""
     if not isinstance(cfg, dict):
         raise ModelFileError(f"Bad config in {where}: expected a JSON object, got {type(cfg).__name__}.")
-    for key, kind in keys.items():
-        if not isinstance(cfg.get(key), kind):
-            raise ModelFileError(f"Bad config in {where}: {key!r} should be a {kind.__name__}, got {cfg.get(key)!r}.")
+    try:
+        schema.model_validate(cfg)
+    except ValidationError as err:
+        first = err.errors()[0]
+        if not first["loc"]:  # a rule across fields: the input is the whole config
+            raise ModelFileError(f"Bad config in {where}: {first['msg']}.") from None
+        field = ".".join(str(part) for part in first["loc"])
+        raise ModelFileError(f"Bad config in {where}: {field!r}: {first['msg']}, got {first.get('input')!r}.") from None
+
+
+class SavedFields(BaseModel):
+    """The base of a schema of what a component's cfg file holds."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, allow_inf_nan=False)
 
 
 def arrays_to_bytes(arrays: Dict[str, numpy.ndarray]) -> bytes:

@@ -1,7 +1,8 @@
 """The `bioner_gazetteer` component: dictionary-only matching, an EntityRuler replacement for phrase lists."""
 from pathlib import Path
-from typing import Callable, Iterable, List, Optional, Union
+from typing import Callable, Iterable, List, Literal, Optional, Union
 
+from pydantic import Field
 from spacy.language import Language
 from spacy.pipeline import Pipe
 from spacy.scorer import get_ner_prf
@@ -10,7 +11,7 @@ from spacy.training import Example, validate_examples
 
 from .matcher import FILTERS, Gazetteer
 from .spans import non_overlapping
-from ..core.serialize import ModelFileError, cfg_bytes, check_meta_labels, cfg_from_bytes, listed_file, read_files, write_files
+from ..core.serialize import SavedFields, cfg_bytes, cfg_from_bytes, check_meta_labels, listed_file, read_files, validated, write_files
 
 
 @Language.factory(
@@ -135,15 +136,17 @@ class GazetteerComponent(Pipe):
         return self
 
 
+class SavedGazetteer(SavedFields):
+    """The bioner_gazetteer component's settings, as its cfg file holds them."""
+
+    write_ents: bool
+    overwrite_ents: bool
+    case_sensitive: bool
+    filter: Literal[FILTERS]
+    spans_key: str = Field(min_length=1)
+
+
 def checked_cfg(cfg, where: str) -> dict:
     """The component's settings, each of its type and in range, or an error naming `where` and the setting."""
-    if not isinstance(cfg, dict) or set(cfg) != {"write_ents", "overwrite_ents", "case_sensitive", "filter", "spans_key"}:
-        raise ModelFileError(f"Bad config in {where}: expected the keys case_sensitive, filter, overwrite_ents, spans_key and write_ents.")
-    for key in ("write_ents", "overwrite_ents", "case_sensitive"):
-        if not isinstance(cfg[key], bool):
-            raise ModelFileError(f"Bad config in {where}: {key!r} should be true or false, got {cfg[key]!r}.")
-    if cfg["filter"] not in FILTERS:
-        raise ModelFileError(f"Bad config in {where}: 'filter' should be one of {FILTERS}, got {cfg['filter']!r}.")
-    if not (isinstance(cfg["spans_key"], str) and cfg["spans_key"]):
-        raise ModelFileError(f"Bad config in {where}: 'spans_key' should be a non-empty string, got {cfg['spans_key']!r}.")
+    validated(SavedGazetteer, cfg, where)
     return cfg

@@ -4,9 +4,10 @@ transitions -> (lowered) trees -> token.head, token.dep_ and sentence starts.
 Whitespace tokens are not parsed: each hangs from a neighbouring word."""
 import warnings
 from collections import Counter
-from typing import Callable, Dict, Iterable, List, NamedTuple, Optional, Sequence, Tuple
+from typing import Annotated, Callable, Dict, Iterable, List, Literal, NamedTuple, Optional, Sequence, Tuple
 
 import numpy
+from pydantic import Field, model_validator
 from spacy.attrs import IS_SPACE, LOWER, SUFFIX, TAG
 from spacy.language import Language
 from spacy.strings import get_string_id
@@ -335,10 +336,10 @@ class BioParser(PerceptronPipe):
     def _arrays(self) -> Dict[str, numpy.ndarray]:
         return {"moves": self.move_model.averages()[0], "labels": self.label_model.averages()[0]}
 
-    def _load(self, cfg, arrays, where: str) -> "BioParser":
+    def _load(self, cfg, arrays, where: str, cfg_where: str) -> "BioParser":
         if isinstance(cfg, dict):
             cfg = {"beam_width": 1, **cfg}  # parsers saved before the setting existed are greedy
-        _check_cfg(cfg, where)
+        _check_cfg(cfg, cfg_where)
         serialize.check_array(arrays, "moves", (cfg["n_buckets"], len(MOVE_NAMES)), where)
         serialize.check_array(arrays, "labels", (cfg["label_buckets"], len(cfg["labels"])), where)
         self.cfg = cfg
@@ -362,19 +363,29 @@ class GoldUnit(NamedTuple):
     labels: List[str]
 
 
-PARSER_CFG_KEYS = {
-    "transition_system": str, "pseudo_projective": bool, "n_buckets": int, "label_buckets": int,
-    "explore": float, "beam_width": int, "seed": int, "max_length": int, "labels": list, "root_label": str, "features_version": int,
-}
+class SavedParser(serialize.SavedFields):
+    """What a parser's cfg file holds."""
+
+    transition_system: Literal[tuple(SYSTEMS)]
+    pseudo_projective: bool
+    n_buckets: int = Field(ge=1)
+    label_buckets: int = Field(ge=1)
+    explore: float = Field(ge=0, le=1)
+    beam_width: int = Field(ge=1)
+    seed: int
+    max_length: int = Field(ge=1)
+    labels: List[Annotated[str, Field(min_length=1)]] = Field(min_length=1)
+    root_label: str
+    features_version: int
+
+    @model_validator(mode="after")
+    def _root_is_a_label(self) -> "SavedParser":
+        if self.root_label not in self.labels:
+            raise ValueError(f"root_label {self.root_label!r} is not one of the labels")
+        return self
 
 
 def _check_cfg(cfg, where: str) -> None:
-    serialize.check_keys(cfg, PARSER_CFG_KEYS, where)
-    if cfg["features_version"] != PARSER_FEATURES_VERSION:
+    if isinstance(cfg, dict) and cfg.get("features_version", PARSER_FEATURES_VERSION) != PARSER_FEATURES_VERSION:
         raise serialize.ModelFileError(f"Parser in {where} was trained with features version {cfg['features_version']}; this spacy-bioner uses {PARSER_FEATURES_VERSION}: retrain it.")
-    if cfg["beam_width"] < 1:
-        raise serialize.ModelFileError(f"Bad config in {where}: beam_width must be at least 1, got {cfg['beam_width']}.")
-    if cfg["transition_system"] not in SYSTEMS:
-        raise serialize.ModelFileError(f"Bad config in {where}: unknown transition_system {cfg['transition_system']!r}.")
-    if not cfg["labels"] or not all(isinstance(label, str) and label for label in cfg["labels"]) or cfg["root_label"] not in cfg["labels"]:
-        raise serialize.ModelFileError(f"Bad config in {where}: labels must be non-empty strings and include root_label {cfg['root_label']!r}.")
+    serialize.validated(SavedParser, cfg, where)

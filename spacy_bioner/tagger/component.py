@@ -8,9 +8,10 @@ newlines change no word's features, and get spaCy's whitespace tag.
 """
 import functools
 import threading
-from typing import Callable, Dict, Iterable, List, Optional, Sequence
+from typing import Annotated, Callable, Dict, Iterable, List, Literal, Optional, Sequence
 
 import numpy
+from pydantic import Field
 from spacy.attrs import POS, TAG
 from spacy.language import Language
 from spacy.parts_of_speech import IDS as UNIVERSAL_POS
@@ -223,10 +224,10 @@ class BioTagger(PerceptronPipe):
         emission, transition = self.model.averages()
         return {"emission": emission, "transition": transition}
 
-    def _load(self, cfg, arrays, where: str) -> "BioTagger":
+    def _load(self, cfg, arrays, where: str, cfg_where: str) -> "BioTagger":
         if isinstance(cfg, dict):  # saved before the margin setting: it only matters in training
             cfg.setdefault("margin", 0.0)
-        _check_cfg(cfg, where)
+        _check_cfg(cfg, cfg_where)
         n_tags = len(cfg["labels"])
         serialize.check_array(arrays, "emission", (cfg["n_buckets"], n_tags), where)
         serialize.check_array(arrays, "transition", (n_tags + 1, n_tags), where)
@@ -244,13 +245,18 @@ def _unpickle_tagger(vocab, name, scorer, data):
     return BioTagger(vocab, name, scorer=scorer).from_bytes(data)
 
 
-TAGGER_CFG_KEYS = {"attr": str, "n_buckets": int, "features": list, "margin": float, "labels": list, "templates_version": int}
+class SavedTagger(serialize.SavedFields):
+    """What a tagger's cfg file holds."""
+
+    attr: Literal[ATTRIBUTES]
+    n_buckets: int = Field(ge=1)
+    features: List[Literal[tuple(TAGGER_FAMILIES)]] = Field(min_length=1)
+    margin: float = Field(ge=0)
+    labels: List[Annotated[str, Field(min_length=1)]] = Field(min_length=1)
+    templates_version: int
 
 
 def _check_cfg(cfg, where: str) -> None:
-    serialize.check_keys(cfg, TAGGER_CFG_KEYS, where)
-    if cfg["templates_version"] != TEMPLATES_VERSION:
+    if isinstance(cfg, dict) and cfg.get("templates_version", TEMPLATES_VERSION) != TEMPLATES_VERSION:
         raise serialize.ModelFileError(f"Tagger in {where} was trained with feature templates version {cfg['templates_version']}; this spacy-bioner uses {TEMPLATES_VERSION}: retrain it.")
-    if cfg["attr"] not in ATTRIBUTES or any(family not in TAGGER_FAMILIES for family in cfg["features"]) or not cfg["labels"] or not cfg["margin"] >= 0:
-        raise serialize.ModelFileError(f"Bad config in {where}: attr {cfg['attr']!r}, features {cfg['features']}, margin {cfg['margin']!r} "
-                                       f"or labels {cfg['labels'][:5]} are not valid.")
+    serialize.validated(SavedTagger, cfg, where)
