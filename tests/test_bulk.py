@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from spacy_bioner.bulk import annotate_shards, find_shards, load_pipeline, pipeline_bytes
+from spacy_bioner.bulk import ClusterFailed, annotate_shards, find_shards, load_pipeline, pipeline_bytes
 
 from conftest import train_nlp
 
@@ -111,7 +111,6 @@ def test_a_failed_cluster_is_one_line_and_leaves_nothing_half_written(model, tmp
     from typer.testing import CliRunner
 
     import spacy_bioner.bulk
-    from spacy_bioner.bulk import ClusterFailed
     from spacy_bioner.cli import app
 
     shards, out = _write_shards(tmp_path / "in", 2), tmp_path / "out"
@@ -210,10 +209,33 @@ def test_killing_a_worker_mid_run_loses_nothing(model, cluster, tmp_path):
         summaries = annotate_shards(model, shards, out, client=client)
     killer.join()
     assert finished_at_kill and finished_at_kill[0] < 24  # killed mid-run
-    # A shard whose task died after writing it is found finished by the rerun.
-    assert {s["status"] for s in summaries} <= {"done", "skipped"}
+    # A shard whose task died after writing it is found there by the task's rerun: this run's work all the same.
+    assert {s["status"] for s in summaries} == {"done"}
     assert _read_output(out) == expected
     assert not list(out.glob("*.partial-*"))
+
+
+def test_both_workers_dying_is_one_error_and_a_rerun_finishes(model, tmp_path):
+    shards = _write_shards(tmp_path / "in", 24, per_shard=400)
+    out = tmp_path / "remote"
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
+                                  dashboard_address=None, silence_logs=50) as doomed:
+        def kill_both_once_output_appears():
+            deadline = time.time() + 60
+            while time.time() < deadline and not (out.exists() and any(out.glob("*.jsonl"))):
+                time.sleep(0.02)
+            for nanny in list(doomed.workers.values()):
+                os.kill(nanny.process.process.pid, signal.SIGKILL)
+
+        killer = threading.Thread(target=kill_both_once_output_appears)
+        killer.start()
+        with distributed.Client(doomed) as client:
+            with pytest.raises(ClusterFailed, match="shards are finished and kept: rerun the same command"):
+                annotate_shards(model, shards, out, client=client)
+        killer.join()
+    assert not list(out.glob("*.partial-*"))
+    annotate_shards(model, shards, out)
+    assert _read_output(out) == _read_output(_expected(model, shards, tmp_path / "local"))
 
 
 def _expected(model, shards, folder):

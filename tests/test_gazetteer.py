@@ -189,6 +189,18 @@ def test_malformed_files_name_file_and_line(nlp, tmp_path, name, content, messag
         Gazetteer(nlp.tokenizer).load(tmp_path / name)
 
 
+def test_bad_bytes_deep_in_a_term_file_are_named_at_their_line(nlp, tmp_path):
+    lines = [f"Place {i}\tLOC".encode("utf8") for i in range(1, 6001)]
+    lines[4999] = "Z\xfcrich\tLOC".encode("latin-1")  # line 5,000
+    lines[10] = b"New\rYork\tLOC"  # a lone \r: part of its line, not a line of its own
+    (tmp_path / "places.tsv").write_bytes(b"\n".join(lines) + b"\n")
+    with pytest.raises(ValueError, match="places.tsv, line 5000: not UTF-8"):
+        Gazetteer(nlp.tokenizer).load(tmp_path / "places.tsv")
+    lines[4999] = b"Zurich\tLOC"
+    (tmp_path / "places.tsv").write_bytes(b"\n".join(lines) + b"\n")
+    assert Gazetteer(nlp.tokenizer).load(tmp_path / "places.tsv") == 6000
+
+
 def test_bad_encoding_and_missing_label(nlp, tmp_path):
     (tmp_path / "latin.tsv").write_bytes("Z\xfcrich\tLOC\n".encode("latin-1"))
     with pytest.raises(ValueError, match="latin.tsv, line 1: not UTF-8"):

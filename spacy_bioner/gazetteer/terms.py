@@ -213,21 +213,22 @@ def _check_term(term, label) -> None:
 
 
 def read_terms(path: Path, kind: str, label: Optional[str]) -> Iterator[Tuple[str, str, str]]:
-    with open(path, encoding="utf8", newline="") as lines:
-        line_no = 0
-        try:
-            for line_no, line in enumerate(lines, 1):
-                line = line.rstrip("\r\n")
-                if kind == "tsv":  # the common case, without a call
-                    fields = line.split("\t")
-                    if len(fields) == 3 and fields[0] and fields[1]:
-                        yield fields
-                        continue
-                if not line.strip():
+    """(term, label, KB id) of each line. Lines end at "\n" (or "\r\n"), and each is decoded on its
+    own, so that an error names the line it is on (text mode decodes ahead, in blocks)."""
+    with open(path, "rb") as lines:
+        for line_no, raw in enumerate(lines, 1):
+            try:
+                line = raw.decode("utf8").rstrip("\r\n")
+            except UnicodeDecodeError as err:
+                raise ValueError(f"{path}, line {line_no}: not UTF-8 ({err.reason} at byte {err.start + 1}).") from None
+            if kind == "tsv":  # the common case, without a call
+                fields = line.split("\t")
+                if len(fields) == 3 and fields[0] and fields[1]:
+                    yield fields
                     continue
-                yield _parse_line(line, kind, label, path, line_no)
-        except UnicodeDecodeError as err:
-            raise ValueError(f"{path}, line {line_no + 1}: not UTF-8 ({err.reason}).") from None
+            if not line.strip():
+                continue
+            yield _parse_line(line, kind, label, path, line_no)
 
 
 def _parse_line(line: str, kind: str, label: Optional[str], path: Path, line_no: int) -> Tuple[str, str, str]:
