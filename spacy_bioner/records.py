@@ -70,23 +70,21 @@ def read_records(path: Path, fmt: str, limits: Optional[Limits] = None,
 
 def parse_line(raw: bytes, line_no: int, fmt: str) -> Union[Record, BadLine]:
     """The record of one line (with its end), or why it is none."""
-    if raw.endswith(b"\n"):
-        raw = raw[:-2] if raw.endswith(b"\r\n") else raw[:-1]
     try:
-        line = raw.decode("utf8")
+        line = raw.decode("utf8").rstrip("\r\n")
     except UnicodeDecodeError as err:
         return BadLine(f"line {line_no}: not UTF-8 ({err.reason} at byte {err.start + 1})")
     if fmt == "text":
         return {"text": line}
     try:
-        record = json.loads(line, parse_constant=_not_a_number)
+        record = _DECODER.decode(line)
     except RecursionError:
         return BadLine(f"line {line_no}: JSON nested too deeply")
     except ValueError as err:
         return BadLine(f"line {line_no}: not valid JSON ({getattr(err, 'msg', err)})")
     if not isinstance(record, dict) or not isinstance(record.get("text"), str):
         return BadLine(f"line {line_no}: expected an object with a string \"text\" field")
-    if SURROGATE_ESCAPE.search(raw):
+    if b"\\u" in raw and SURROGATE_ESCAPE.search(raw):
         try:
             json.dumps(record, ensure_ascii=False).encode("utf8")
         except UnicodeEncodeError:
@@ -98,9 +96,12 @@ def _not_a_number(constant: str):
     raise ValueError(f"{constant} is not a JSON number")
 
 
+_DECODER = json.JSONDecoder(parse_constant=_not_a_number)  # made once: json.loads with options makes one a call
+
+
 def text_windows(text: str, line_no: int, limits: Limits) -> Union[Windows, BadLine]:
     """The pieces of `text` to tag, or why it is left out."""
-    longest_run = max(map(len, SYMBOL_RUN.findall(text)), default=0)
+    longest_run = max(map(len, SYMBOL_RUN.findall(text)), default=0) if len(text) > limits.max_symbol_run else 0
     if longest_run > limits.max_symbol_run:
         return BadLine(f"line {line_no}: a run of {longest_run:,} symbols without a space (the limit is {limits.max_symbol_run:,})")
     if len(text) <= limits.max_chars:
@@ -128,5 +129,6 @@ def split_windows(text: str, max_chars: int) -> Windows:
 
 
 def output_line(record: Record, entities: List[Dict[str, object]]) -> str:
-    """A record with its entities, as one line of JSON (UTF-8, not escaped)."""
-    return json.dumps({**record, "entities": entities}, ensure_ascii=False, separators=(",", ":")) + "\n"
+    """A record with its entities, as one line of JSON, non-ASCII characters escaped.
+    The standard library's writer, not ujson's: ujson writes an integer beyond 64 bits as nothing."""
+    return json.dumps({**record, "entities": entities}, separators=(",", ":")) + "\n"
