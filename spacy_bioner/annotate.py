@@ -32,7 +32,7 @@ from typing import Callable, Dict, Iterable, Iterator, List, Optional, Tuple, Un
 from spacy.language import Language
 from spacy.tokens import Doc
 
-from .records import BadLine, Limits, Record, Windows, output_line, read_records
+from .records import FORMATS, BadLine, Limits, Record, Windows, output_line, read_records
 
 Entry = Tuple[int, Union[Tuple[Record, Windows], BadLine]]  # (line number, what read_records gives)
 Written = Tuple[int, Union[Tuple[object, int], BadLine]]  # (line number, (output, entities) or why it is skipped)
@@ -71,6 +71,8 @@ def annotate(
     RETURNS (Dict[str, int]): Counts of lines read, docs written, lines skipped and entities found,
         over the whole source (a resumed run's earlier part included).
     """
+    if fmt not in FORMATS:
+        raise ValueError(f"Unknown input format {fmt!r}: use one of {FORMATS}.")
     if n_process == -1:
         n_process = os.cpu_count() or 1
     if not isinstance(n_process, int) or n_process < 1:

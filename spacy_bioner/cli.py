@@ -1,24 +1,22 @@
 """The `bioner` command line (also `python -m spacy_bioner`)."""
 import json
-import os
 import signal
 import sys
 import time
 from pathlib import Path
-from typing import List, Optional, Sequence
+from typing import Optional, Sequence
 
 import spacy
 import typer
 from spacy.training import Corpus
 from tqdm import tqdm
-from confection import ConfigValidationError
 from wasabi import msg
 
 from . import __version__
 
 from .annotate import WorkerDied, annotate
 from .bulk import ClusterFailed, annotate_shards
-from .core.serialize import ModelFileError
+from .cli_checks import fail, gold_docs, load_pipeline, numbers, writable
 from .ner.calibration import expected_calibration_error, fit_temperature, log_loss, outcomes, reliability
 from .evaluate import candidate_curve, corpus_stats, recall_curve, report
 from .ner.explain import explain
@@ -27,7 +25,7 @@ from .ner.component import BioNER
 from .gazetteer.matcher import COMPILED_SUFFIX, Gazetteer
 from .glove import save_glove_vectors
 from .records import BadLine, Limits
-from .upgrade import saved_by_0_1, upgrade
+from .upgrade import upgrade
 from .report_page import write_report
 
 HELP = """spacy-bioner: fast classical NER for spaCy.
@@ -51,67 +49,6 @@ def _version(value: bool) -> None:
 @app.callback()
 def _main(version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Print the version and exit.")) -> None:
     """The callback keeps `bioner COMMAND` from collapsing into its only command and carries --version."""
-
-
-def fail(message: str, code: int = 1) -> None:
-    """One line on stderr (wasabi would wrap it), then exit with `code`."""
-    typer.echo(f"✘ {message}", err=True)
-    raise typer.Exit(code)
-
-
-def writable(path: Optional[Path], option: str) -> Optional[Path]:
-    """`path`, once its folder exists and can be written to (checked before the work, not after),
-    or one line naming the problem."""
-    if path is None:
-        return None
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-    except OSError as err:
-        fail(f"{option} {path}: cannot make its folder ({err.strerror})")
-    if not os.access(path.parent, os.W_OK) or path.is_dir() and not os.access(path, os.W_OK):
-        fail(f"{option} {path}: cannot write there")
-    return path
-
-
-def numbers(option: str, text: Optional[str], low: float, high: float) -> List[float]:
-    """The comma-separated numbers of an option, each in [low, high], or one line naming the bad one."""
-    values = []
-    for value in (text.split(",") if text else []):
-        try:
-            number = float(value)
-        except ValueError:
-            number = float("nan")
-        if not low <= number <= high:  # NaN included
-            fail(f"{option}: {value.strip()!r} is not a number from {low:g} to {high:g}")
-        values.append(number)
-    return values
-
-
-def gold_docs(path: Path, nlp, gold_preproc: bool = False) -> list:
-    """The Examples of a .spacy file (or a folder of them), or one line naming the file and the problem."""
-    if path.is_file() and path.suffix != ".spacy":
-        fail(f"{path}: not a .spacy file (spaCy's DocBin); convert it first, e.g. with `python -m spacy convert`")
-    try:
-        examples = list(Corpus(str(path), gold_preproc=gold_preproc)(nlp))
-    except Exception as err:  # a damaged DocBin fails in zlib, msgpack or spaCy, with no common error type
-        fail(f"{path}: not a readable .spacy file ({type(err).__name__}: {err})")
-    if not examples:
-        fail(f"{path}: no docs in it")
-    return examples
-
-
-def load_pipeline(model: str):
-    """spacy.load(model), or one line naming the problem and exit 1."""
-    try:
-        return spacy.load(model)
-    except OSError:
-        fail(f"Cannot load {model!r}: it is neither an installed pipeline package nor a pipeline directory.")
-    except ConfigValidationError:
-        if saved_by_0_1(Path(model)):
-            fail(f"{model} was saved by spacy-bioner 0.1, whose settings this version keeps in config blocks: run `bioner upgrade {model}` once.")
-        raise
-    except ModelFileError as err:
-        fail(str(err).replace("bioner upgrade PIPELINE", f"bioner upgrade {model}"))
 
 
 @gazetteer_app.command("compile")

@@ -53,9 +53,8 @@ Windows = List[Tuple[int, int]]  # character offsets of the pieces of a text tag
 
 def read_records(path: Path, fmt: str, limits: Optional[Limits] = None,
                  after_line: int = 0) -> Iterator[Tuple[int, Union[Tuple[Record, Windows], BadLine]]]:
-    """(line number, (record, its text's windows) or BadLine) of each line after `after_line`."""
-    if fmt not in FORMATS:
-        raise ValueError(f"Unknown input format {fmt!r}: use one of {FORMATS}.")
+    """(line number, (record, its text's windows) or BadLine) of each line after `after_line`
+    (fmt: one of FORMATS; limits: None reads each text whole, unchecked)."""
     with open(path, "rb") as lines:
         for line_no, raw in enumerate(lines, 1):
             if line_no <= after_line:
