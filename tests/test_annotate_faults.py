@@ -94,8 +94,11 @@ def test_a_changed_source_starts_over(models, tmp_path):
 
 def _start(models, source, output, *options):
     environment = {**os.environ, "PYTHONPATH": os.pathsep.join([str(models), *sys.path])}
+    # As a command in a terminal's foreground: a shell's background job (CI, say) starts with SIGINT ignored,
+    # and Python keeps it ignored.
     return subprocess.Popen([sys.executable, "-c", CLI, "annotate", str(models / "slow_model"), str(source), str(output), *options],
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=environment)
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=environment,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
 
 
 def _wait_for(path: Path, process, seconds: float = 60) -> None:
