@@ -159,7 +159,7 @@ def annotate_shards(
     """
     shards = find_shards(Path(source))
     nlp = model if isinstance(model, Language) else spacy.load(model)
-    limits.checked(nlp.max_length)
+    limits.checked(nlp.max_length)  # bad limits are refused here, before any shard is sent out
     data = pipeline_bytes(nlp)
     output = Path(output)
     output.mkdir(parents=True, exist_ok=True)
