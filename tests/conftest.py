@@ -110,12 +110,11 @@ def reseal(directory: Path) -> None:
 
 
 def resealed_bytes(data: bytes, change) -> bytes:
-    """Component bytes (serialize.pack) with `change` made to their message, sealed again with its digest."""
+    """Sealed bytes (component bytes, a gazetteer file) with `change` made to their message, sealed again with its digest."""
     import srsly
 
-    from spacy_bioner.core.serialize import sha256
+    from spacy_bioner.core.serialize import opened, seal
 
-    message = srsly.msgpack_loads(srsly.msgpack_loads(data)["body"])
+    message = srsly.msgpack_loads(opened(srsly.msgpack_loads(data)))
     change(message)
-    body = srsly.msgpack_dumps(message)
-    return srsly.msgpack_dumps({"sha256": sha256(body), "body": body})
+    return seal(srsly.msgpack_dumps(message))

@@ -8,13 +8,12 @@ import shutil
 import numpy
 import pytest
 import spacy
-import srsly
 
 from spacy_bioner.core.serialize import MANIFEST, ModelFileError, read_files
 from spacy_bioner.gazetteer.matcher import Gazetteer
 from spacy_bioner.ner.settings import Settings
 
-from conftest import reseal, train_nlp
+from conftest import reseal, resealed_bytes, train_nlp
 from test_parser_component import _examples as parser_examples
 
 
@@ -115,13 +114,10 @@ def test_a_component_directory_from_another_pipeline_is_refused(tmp_path):
 
 def _resealed_gazetteer(directory, change):
     """The component's gazetteer file with `change` made to its meta, sealed again as a writer would."""
-    from spacy_bioner.core.serialize import sha256
+    def changed(message):
+        message["meta"] = json.dumps(change(json.loads(message["meta"])))
 
-    sealed = srsly.msgpack_loads((directory / "gazetteer").read_bytes())
-    message = srsly.msgpack_loads(sealed["body"])
-    message["meta"] = json.dumps(change(json.loads(message["meta"])))
-    body = srsly.msgpack_dumps(message)
-    (directory / "gazetteer").write_bytes(srsly.msgpack_dumps({"sha256": sha256(body), "body": body}))
+    (directory / "gazetteer").write_bytes(resealed_bytes((directory / "gazetteer").read_bytes(), changed))
     reseal(directory)
 
 

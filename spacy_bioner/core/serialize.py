@@ -149,10 +149,21 @@ def check_array(arrays: Dict[str, numpy.ndarray], key: str, shape: Tuple[int, ..
         raise ModelFileError(f"Corrupted weights in {where}: {key!r} holds NaN or infinite values.")
 
 
-def pack(cfg: dict, arrays: Dict[str, numpy.ndarray], **parts: bytes) -> bytes:
-    """A component as bytes: its config, its weights, and any other named parts (a gazetteer), with their digest."""
-    body = srsly.msgpack_dumps({"cfg": json.dumps(cfg, sort_keys=True), "weights": arrays_to_bytes(arrays), **parts})
+def seal(body: bytes) -> bytes:
+    """`body` with its SHA-256, as one msgpack message (`opened` checks it)."""
     return srsly.msgpack_dumps({"sha256": sha256(body), "body": body})
+
+
+def opened(sealed: dict) -> bytes:
+    """The body of a loaded `seal` message, once its digest is checked (ValueError if it differs)."""
+    if sha256(sealed["body"]) != sealed["sha256"]:
+        raise ValueError("its SHA-256 is not the one it was saved with")
+    return sealed["body"]
+
+
+def pack(cfg: dict, arrays: Dict[str, numpy.ndarray], **parts: bytes) -> bytes:
+    """A component as bytes: its config, its weights, and any other named parts (a gazetteer), sealed."""
+    return seal(srsly.msgpack_dumps({"cfg": json.dumps(cfg, sort_keys=True), "weights": arrays_to_bytes(arrays), **parts}))
 
 
 def unpack(
@@ -161,11 +172,7 @@ def unpack(
     """The config, weights and named parts of `pack`'s bytes: the `parts`, then
     the `optional` ones (None where absent; which a config needs is its reader's call)."""
     try:
-        sealed = srsly.msgpack_loads(data)
-        body = sealed["body"]
-        if sha256(body) != sealed["sha256"]:
-            raise ValueError("its SHA-256 is not the one it was saved with")
-        message = srsly.msgpack_loads(body)
+        message = srsly.msgpack_loads(opened(srsly.msgpack_loads(data)))
         cfg = json.loads(message["cfg"])
         weights = message["weights"]
         values = [message[name] for name in parts] + [message.get(name) for name in optional]

@@ -13,7 +13,7 @@ import ahocorasick
 import numpy
 import srsly
 
-from ..core.serialize import ModelFileError, sha256
+from ..core.serialize import ModelFileError, opened, seal
 from .terms import collector_paused
 from .token_codes import CODE_LENGTH, MAX_WORDS
 
@@ -72,14 +72,13 @@ class TermTables:
             in_phrases=numpy.frombuffer(self.in_phrases, dtype=numpy.int8),
         )
         meta = {"format": FORMAT_VERSION, "case_sensitive": case_sensitive, "labels": self.labels}
-        body = srsly.msgpack_dumps({
+        return seal(srsly.msgpack_dumps({
             "meta": json.dumps(meta),
             "words": "\n".join(self.words).encode("utf8"),
             "phrase_keys": "\n".join(key for key, _ in items).encode("utf-16-le"),
             "kb_ids": "\n".join(self.kb_ids).encode("utf8"),
             "entries": buffer.getvalue(),
-        })
-        return srsly.msgpack_dumps({"sha256": sha256(body), "body": body})
+        }))
 
     @classmethod
     def from_bytes(cls, data: bytes, where: str = "bytes") -> Tuple["TermTables", bool]:
@@ -93,9 +92,7 @@ class TermTables:
         try:
             message = srsly.msgpack_loads(data)
             if "body" in message:  # files compiled before digests were written have none to check
-                if sha256(message["body"]) != message["sha256"]:
-                    raise ValueError("its SHA-256 is not the one it was saved with")
-                message = srsly.msgpack_loads(message["body"])
+                message = srsly.msgpack_loads(opened(message))
             meta = json.loads(message["meta"])
             if meta.get("format") != FORMAT_VERSION:
                 raise ValueError(f"format {meta.get('format', 1)}, this version reads {FORMAT_VERSION}: recompile the term lists")
