@@ -27,7 +27,7 @@ from spacy.language import Language
 from thinc.api import Config
 
 from .annotate import annotate_batch
-from .records import BadLine, Limits, output_line, read_records, text_windows
+from .records import BadLine, Limits, output_line, read_records, windowed
 
 SHARD_SUFFIXES = (".jsonl", ".parquet")
 _PIPELINES: Dict[str, Language] = {}  # per worker process: pipelines loaded so far, by digest
@@ -80,8 +80,7 @@ def read_shard(path: Path, limits: Limits) -> Iterator[Tuple[int, Union[Tuple[di
             if not isinstance(record.get("text"), str):
                 yield row, BadLine(f"row {row}: expected a string \"text\" column")
                 continue
-            windows = text_windows(record["text"], row, limits)
-            yield row, windows if isinstance(windows, BadLine) else (record, windows)
+            yield row, windowed(record, row, limits)
     else:
         yield from read_records(path, "jsonl", limits)
 

@@ -231,13 +231,17 @@ def annotate_cli(
         except ValueError as err:
             fail(f"{source}: {err}")
         except WorkerDied as err:
-            fail(f"{err}: the lines done so far are kept in {output}.partial; rerun the same command to resume")
+            fail(f"{err}: {_kept(output)}")
         except KeyboardInterrupt:
-            fail(f"interrupted: the lines done so far are kept in {output}.partial; rerun the same command to resume", 130)
+            fail(f"interrupted: {_kept(output)}", 130)
     typer.echo(
         f"✔ {counts['lines']:,} lines read: {counts['docs']:,} docs written ({counts['entities']:,} entities), "
         f"{counts['skipped']:,} lines skipped: {output} ({counts['docs'] / (time.perf_counter() - start):,.0f} docs/s)"
     )
+
+
+def _kept(output: Path) -> str:
+    return f"the lines done so far are kept in {output}.partial; rerun the same command to resume"
 
 
 def _interrupt(signum, frame) -> None:

@@ -11,7 +11,7 @@ of any size included.
 import json
 import re
 from pathlib import Path
-from typing import Dict, Iterator, List, NamedTuple, Optional, Tuple, Union
+from typing import Dict, Iterator, List, NamedTuple, Tuple, Union
 
 FORMATS = ("text", "jsonl")
 LONG_TEXTS = ("skip", "split")
@@ -51,20 +51,13 @@ Record = Dict[str, object]
 Windows = List[Tuple[int, int]]  # character offsets of the pieces of a text tagged apart
 
 
-def read_records(path: Path, fmt: str, limits: Optional[Limits] = None,
-                 after_line: int = 0) -> Iterator[Tuple[int, Union[Tuple[Record, Windows], BadLine]]]:
-    """(line number, (record, its text's windows) or BadLine) of each line after `after_line`
-    (fmt: one of FORMATS; limits: None reads each text whole, unchecked)."""
+def read_records(path: Path, fmt: str, limits: Limits, after_line: int = 0) -> Iterator[Tuple[int, Union[Tuple[Record, Windows], BadLine]]]:
+    """(line number, (record, its text's windows) or BadLine) of each line after `after_line` (fmt: one of FORMATS)."""
     with open(path, "rb") as lines:
         for line_no, raw in enumerate(lines, 1):
-            if line_no <= after_line:
-                continue
-            record = parse_line(raw, line_no, fmt)
-            if isinstance(record, BadLine) or limits is None:
-                yield line_no, record if isinstance(record, BadLine) else (record, [(0, len(record["text"]))])
-            else:
-                windows = text_windows(record["text"], line_no, limits)
-                yield line_no, windows if isinstance(windows, BadLine) else (record, windows)
+            if line_no > after_line:
+                record = parse_line(raw, line_no, fmt)
+                yield line_no, record if isinstance(record, BadLine) else windowed(record, line_no, limits)
 
 
 def parse_line(raw: bytes, line_no: int, fmt: str) -> Union[Record, BadLine]:
@@ -96,6 +89,12 @@ def _not_a_number(constant: str):
 
 
 _DECODER = json.JSONDecoder(parse_constant=_not_a_number)  # made once: json.loads with options makes one a call
+
+
+def windowed(record: Record, line_no: int, limits: Limits) -> Union[Tuple[Record, Windows], BadLine]:
+    """A record with the windows of its text, or why its text is left out."""
+    windows = text_windows(record["text"], line_no, limits)
+    return windows if isinstance(windows, BadLine) else (record, windows)
 
 
 def text_windows(text: str, line_no: int, limits: Limits) -> Union[Windows, BadLine]:
