@@ -1,12 +1,25 @@
 """Build the Cython kernels; all metadata lives in pyproject.toml."""
+
 import numpy
 from Cython.Build import cythonize
 from setuptools import Extension, setup
 
 KERNELS = [
-    "core.features", "core.word_scores", "core.perceptron", "core.sparse_perceptron", "core.decode", "core.marginals",
-    "gazetteer.token_codes", "gazetteer.spans", "ner.document", "ner.entities", "ner.passes",
-    "parser.transitions", "parser.state_features", "parser.greedy", "parser.beam",
+    "core.features",
+    "core.word_scores",
+    "core.perceptron",
+    "core.sparse_perceptron",
+    "core.decode",
+    "core.marginals",
+    "gazetteer.token_codes",
+    "gazetteer.spans",
+    "ner.document",
+    "ner.entities",
+    "ner.passes",
+    "parser.transitions",
+    "parser.state_features",
+    "parser.greedy",
+    "parser.beam",
 ]
 
 extensions = [

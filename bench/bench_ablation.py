@@ -11,6 +11,7 @@ setting against the default is two invocations.
 
 Usage: python bench/bench_ablation.py [--corpus conll2003] [--data ../shared/data] [--epochs 20] [--families word,document] [--config JSON] [--sentences-per-doc 1|abstracts]
 """
+
 import argparse
 import json
 import random
@@ -38,8 +39,12 @@ def run(features, train_path: Path, dev_path: Path, epochs: int, config: dict) -
         for i in range(0, len(train), 8):
             nlp.update(train[i : i + 8])
         history.append(round(100 * nlp.evaluate(dev)["ents_f"], 2))
-    return {"last": history[-1], "best": max(history), "best_epoch": history.index(max(history)) + 1,
-            "seconds": round(time.perf_counter() - start)}
+    return {
+        "last": history[-1],
+        "best": max(history),
+        "best_epoch": history.index(max(history)) + 1,
+        "seconds": round(time.perf_counter() - start),
+    }
 
 
 def main() -> None:
@@ -47,10 +52,13 @@ def main() -> None:
     parser.add_argument("--corpus", choices=sorted(CORPORA), default="conll2003")
     parser.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data")
     parser.add_argument("--epochs", type=int, default=20)
-    parser.add_argument("--families", default=None, help="Comma-separated families to ablate (default: all; \"\": none).")
+    parser.add_argument("--families", default=None, help='Comma-separated families to ablate (default: all; "": none).')
     parser.add_argument("--config", default="{}", help="JSON settings of the bioner component for every run.")
-    parser.add_argument("--sentences-per-doc", default=None,
-                        help="For files without document marks: a number or 'abstracts' (default: bench_accuracy.SENTENCES_PER_DOC).")
+    parser.add_argument(
+        "--sentences-per-doc",
+        default=None,
+        help="For files without document marks: a number or 'abstracts' (default: bench_accuracy.SENTENCES_PER_DOC).",
+    )
     args = parser.parse_args()
     config = json.loads(args.config)
     default = list(config.pop("features", DEFAULT_CONFIG["features"]))
@@ -58,10 +66,17 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         train_path, dev_path = converted(args.data, args.corpus, work, args.sentences_per_doc)
-        figures = {"corpus": args.corpus, "epochs": args.epochs, "default": run(default, train_path, dev_path, args.epochs, config), "config": config}
+        figures = {
+            "corpus": args.corpus,
+            "epochs": args.epochs,
+            "default": run(default, train_path, dev_path, args.epochs, config),
+            "config": config,
+        }
         print(f"default {default}: {figures['default']}", flush=True)
         for family in ablate:
-            figures[f"-{family}"] = result = run([f for f in default if f != family], train_path, dev_path, args.epochs, config)
+            figures[f"-{family}"] = result = run(
+                [f for f in default if f != family], train_path, dev_path, args.epochs, config
+            )
             print(f"without {family}: {result} ({result['last'] - figures['default']['last']:+.2f})", flush=True)
     print(json.dumps(figures))
     print(f"written to {write_results(f'ablation_{args.corpus}', figures)}")

@@ -10,6 +10,7 @@ from raw text. Medians of repeated runs; figures are also printed as JSON.
 
 Usage: python bench/bench_bioner.py [--data ../shared/data] [--repeats 5]
 """
+
 import argparse
 import json
 import sys
@@ -17,7 +18,17 @@ import tempfile
 from pathlib import Path
 
 import spacy
-from common import write_results, ROOT, convert, f1, gold_token_examples, raw_text_examples, spacy_evaluate_examples, throughput, train
+from common import (
+    write_results,
+    ROOT,
+    convert,
+    f1,
+    gold_token_examples,
+    raw_text_examples,
+    spacy_evaluate_examples,
+    throughput,
+    train,
+)
 
 
 def conll(data: Path, work: Path, repeats: int) -> dict:
@@ -31,7 +42,9 @@ def conll(data: Path, work: Path, repeats: int) -> dict:
         "dev_f1_spacy_evaluate": f1(nlp, spacy_evaluate_examples(nlp, dev_path)),
         "dev_f1_gold_sentences": f1(nlp, gold),
         "dev_f1_raw_text": f1(nlp, raw_text_examples(nlp, dev_path)),
-        "model_mb": round(sum(p.stat().st_size for p in (work / "conll" / "model-best").rglob("*") if p.is_file()) / 2**20, 1),
+        "model_mb": round(
+            sum(p.stat().st_size for p in (work / "conll" / "model-best").rglob("*") if p.is_file()) / 2**20, 1
+        ),
     }
     result.update(throughput(nlp, gold, repeats))
     return result
@@ -64,7 +77,9 @@ def main() -> None:
         f"{c['dev_f1_gold_sentences']} (gold tokens + sentence starts), {c['dev_f1_raw_text']} (raw text)"
     )
     print(f"training on eng.train (spacy train, default config): {c['train_seconds']} s wall; model {c['model_mb']} MB")
-    print(f"component only: {c['component_tokens_per_s']:,.0f} tokens/s (min-max {c['component_spread'][0]:,.0f}-{c['component_spread'][1]:,.0f})")
+    print(
+        f"component only: {c['component_tokens_per_s']:,.0f} tokens/s (min-max {c['component_spread'][0]:,.0f}-{c['component_spread'][1]:,.0f})"
+    )
     print(f"raw text (tokenizer + bioner): {c['raw_text_tokens_per_s']:,.0f} tokens/s")
     print(f"seed toy test F1: {figures['seed_toy']}")
     print(json.dumps(figures))

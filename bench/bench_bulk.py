@@ -9,6 +9,7 @@ outputs are identical; the figures are printed as JSON too.
 
 Usage: python bench/bench_bulk.py [--data ../shared/data] [--shards 16] [--copies 2]
 """
+
 import argparse
 import json
 import tempfile
@@ -58,29 +59,47 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         (work / "corpus").mkdir()
-        train_path, dev_path = convert(conll / "eng.train", work / "corpus"), convert(conll / "eng.testa", work / "corpus")
+        train_path, dev_path = (
+            convert(conll / "eng.train", work / "corpus"),
+            convert(conll / "eng.testa", work / "corpus"),
+        )
         train(train_path, dev_path, work / "model")
         model = work / "model" / "model-best"
         sentences = (read_sentences(conll / "eng.train") + read_sentences(conll / "eng.testa")) * args.copies
         n_tokens = sum(len(s.split()) for s in sentences)
         write_shards(sentences, work / "shards", args.shards)
         local = timed(model, work / "shards", work / "local")
-        with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1", dashboard_address=None) as cluster, Client(cluster) as client:
+        with (
+            LocalCluster(
+                n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1", dashboard_address=None
+            ) as cluster,
+            Client(cluster) as client,
+        ):
             client.run(lambda: None)  # both workers up before the clock starts
             remote = timed(model, work / "shards", work / "cluster", client=client)
         same = all(
-            (work / "local" / path.name).read_bytes() == path.read_bytes() for path in sorted((work / "cluster").glob("*.jsonl"))
+            (work / "local" / path.name).read_bytes() == path.read_bytes()
+            for path in sorted((work / "cluster").glob("*.jsonl"))
         )
     figures = {
-        "records": len(sentences), "tokens": n_tokens, "shards": args.shards,
-        "one_process_records_per_s": len(sentences) / local, "cluster_records_per_s": len(sentences) / remote,
-        "one_process_tokens_per_s": n_tokens / local, "cluster_tokens_per_s": n_tokens / remote,
-        "ratio": local / remote, "identical_output": same,
+        "records": len(sentences),
+        "tokens": n_tokens,
+        "shards": args.shards,
+        "one_process_records_per_s": len(sentences) / local,
+        "cluster_records_per_s": len(sentences) / remote,
+        "one_process_tokens_per_s": n_tokens / local,
+        "cluster_tokens_per_s": n_tokens / remote,
+        "ratio": local / remote,
+        "identical_output": same,
     }
     print(f"{len(sentences):,} records ({n_tokens:,} tokens) in {args.shards} shards")
-    print(f"one process: {local:.1f} s, {figures['one_process_records_per_s']:,.0f} records/s, {figures['one_process_tokens_per_s']:,.0f} tokens/s")
-    print(f"LocalCluster, 2 workers: {remote:.1f} s, {figures['cluster_records_per_s']:,.0f} records/s, "
-          f"{figures['cluster_tokens_per_s']:,.0f} tokens/s ({figures['ratio']:.2f}x; outputs identical: {same})")
+    print(
+        f"one process: {local:.1f} s, {figures['one_process_records_per_s']:,.0f} records/s, {figures['one_process_tokens_per_s']:,.0f} tokens/s"
+    )
+    print(
+        f"LocalCluster, 2 workers: {remote:.1f} s, {figures['cluster_records_per_s']:,.0f} records/s, "
+        f"{figures['cluster_tokens_per_s']:,.0f} tokens/s ({figures['ratio']:.2f}x; outputs identical: {same})"
+    )
     print(json.dumps(figures))
     print(f"written to {write_results('bulk', figures)}")
 

@@ -14,6 +14,7 @@ temperature fitted on the odd ones. Figures are printed as JSON too.
 
 Usage: python bench/bench_confidence.py [--data ../shared/data] [--corpora conll2003,bc5cdr]
 """
+
 import argparse
 import json
 import tempfile
@@ -36,11 +37,16 @@ def calibration(ner, pairs) -> dict:
     for held_out, fitted_on in ((halves[0], halves[1]), (halves[1], halves[0])):
         temperature = fit_temperature(ner, fitted_on)
         (at_one, at_fit), correct = outcomes(ner, held_out, [1.0, temperature])
-        result["halves"].append({
-            "temperature": temperature, "entities": int(len(correct)), "accuracy": float(correct.mean()),
-            "ece": expected_calibration_error(at_fit, correct), "ece_at_t1": expected_calibration_error(at_one, correct),
-            "reliability": reliability(at_fit, correct),
-        })
+        result["halves"].append(
+            {
+                "temperature": temperature,
+                "entities": int(len(correct)),
+                "accuracy": float(correct.mean()),
+                "ece": expected_calibration_error(at_fit, correct),
+                "ece_at_t1": expected_calibration_error(at_one, correct),
+                "reliability": reliability(at_fit, correct),
+            }
+        )
     result["ece"] = sum(h["ece"] for h in result["halves"]) / 2
     result["ece_at_t1"] = sum(h["ece_at_t1"] for h in result["halves"]) / 2
     return result
@@ -77,25 +83,41 @@ def main() -> None:
             examples = spacy_evaluate_examples(nlp, dev_path)
             pairs = [(eg.reference, eg.predicted) for eg in examples]
             fitted = calibration(nlp.get_pipe("bioner"), pairs)
-            figures[corpus] = {"calibration": fitted,
-                               "tokens_per_s": confidence_cost(nlp, [eg.predicted for eg in examples], fitted["halves"][0]["temperature"])}
+            figures[corpus] = {
+                "calibration": fitted,
+                "tokens_per_s": confidence_cost(
+                    nlp, [eg.predicted for eg in examples], fitted["halves"][0]["temperature"]
+                ),
+            }
             if corpus == "conll2003":
-                figures[corpus]["recall_knob"] = recall_curve(nlp, "bioner", spacy_evaluate_examples(nlp, dev_path), BIASES)
+                figures[corpus]["recall_knob"] = recall_curve(
+                    nlp, "bioner", spacy_evaluate_examples(nlp, dev_path), BIASES
+                )
                 # On the even docs, with the temperature fitted on the odd ones.
                 ner = nlp.get_pipe("bioner")
-                ner.settings = ner.settings.replace(confidence={"temperature": figures[corpus]["calibration"]["halves"][0]["temperature"]})
-                figures[corpus]["candidates"] = candidate_curve(nlp, "bioner", spacy_evaluate_examples(nlp, dev_path)[0::2], THRESHOLDS)
+                ner.settings = ner.settings.replace(
+                    confidence={"temperature": figures[corpus]["calibration"]["halves"][0]["temperature"]}
+                )
+                figures[corpus]["candidates"] = candidate_curve(
+                    nlp, "bioner", spacy_evaluate_examples(nlp, dev_path)[0::2], THRESHOLDS
+                )
     for corpus, f in figures.items():
         c = f["calibration"]
-        print(f"{corpus} dev: ECE {c['ece']:.3f} with a temperature fitted on the other half "
-              f"(T = {', '.join(format(h['temperature'], '.3g') for h in c['halves'])}), {c['ece_at_t1']:.3f} at T = 1; "
-              f"tagging {f['tokens_per_s']['without']:,.0f} tokens/s, {f['tokens_per_s']['with']:,.0f} with confidences at T = 1, "
-              f"{f['tokens_per_s']['with_fitted_t']:,.0f} at the fitted T")
+        print(
+            f"{corpus} dev: ECE {c['ece']:.3f} with a temperature fitted on the other half "
+            f"(T = {', '.join(format(h['temperature'], '.3g') for h in c['halves'])}), {c['ece_at_t1']:.3f} at T = 1; "
+            f"tagging {f['tokens_per_s']['without']:,.0f} tokens/s, {f['tokens_per_s']['with']:,.0f} with confidences at T = 1, "
+            f"{f['tokens_per_s']['with_fitted_t']:,.0f} at the fitted T"
+        )
         for point in f.get("recall_knob", []):
-            print(f"  entity_bias {point['entity_bias']:>5}: P {100 * point['p']:.2f} R {100 * point['r']:.2f} F1 {100 * point['f']:.2f}")
+            print(
+                f"  entity_bias {point['entity_bias']:>5}: P {100 * point['p']:.2f} R {100 * point['r']:.2f} F1 {100 * point['f']:.2f}"
+            )
         for point in f.get("candidates", []):
-            print(f"  candidates at threshold {point['threshold']:>6}: P {100 * point['p']:.2f} R {100 * point['r']:.2f} "
-                  f"({point['per_gold']:.2f} candidates per gold entity)")
+            print(
+                f"  candidates at threshold {point['threshold']:>6}: P {100 * point['p']:.2f} R {100 * point['r']:.2f} "
+                f"({point['per_gold']:.2f} candidates per gold entity)"
+            )
     print(json.dumps(figures))
     print(f"written to {write_results('confidence', figures)}")
 

@@ -17,6 +17,7 @@ list must not cost accuracy. Figures are printed as JSON too.
 
 Usage: python bench/bench_gazetteer.py [--terms FILE] [--data ../shared/data] [--no-phrasematcher] [--no-seed-toy]
 """
+
 import argparse
 import gc
 import json
@@ -62,7 +63,9 @@ def read_terms(path: Path):
 def matching_rate(match_batch, docs, batch_size=1000):
     """Tokens/s of matching all docs in batches (as nlp.pipe hands them over), and the matches found."""
     start = time.perf_counter()
-    n_matches = sum(len(matches) for i in range(0, len(docs), batch_size) for matches in match_batch(docs[i : i + batch_size]))
+    n_matches = sum(
+        len(matches) for i in range(0, len(docs), batch_size) for matches in match_batch(docs[i : i + batch_size])
+    )
     return sum(len(doc) for doc in docs) / (time.perf_counter() - start), n_matches
 
 
@@ -116,9 +119,21 @@ def ours(nlp, terms_path, docs):
     component = GazetteerComponent(nlp)
     component.gazetteer = loaded
     spans = distinct_spans(loaded, docs)
-    return loaded, component, spans, {
-        "build_s": build, "rss_growth_mb": growth, "tokens_per_s_as_built": built_rate, "matches": n_matches,
-        "distinct_spans": len(spans), "load_s": load, "saved_mb": len(data) / 2**20, "terms": len(loaded)}
+    return (
+        loaded,
+        component,
+        spans,
+        {
+            "build_s": build,
+            "rss_growth_mb": growth,
+            "tokens_per_s_as_built": built_rate,
+            "matches": n_matches,
+            "distinct_spans": len(spans),
+            "load_s": load,
+            "saved_mb": len(data) / 2**20,
+            "terms": len(loaded),
+        },
+    )
 
 
 def phrasematcher(nlp, terms_path, docs):
@@ -151,8 +166,10 @@ def seed_toy_overtrust(data: Path) -> dict:
             test_path = convert(data / "seed_toy" / f"test_{split}.conll", work)
             runs = {
                 "without_list": ("bioner.cfg", []),
-                "with_list": ("bioner_gazetteer.cfg", ["--paths.gazetteer", str(terms),
-                                                       "--initialize.components.bioner.gazetteer_label", "LOC"]),
+                "with_list": (
+                    "bioner_gazetteer.cfg",
+                    ["--paths.gazetteer", str(terms), "--initialize.components.bioner.gazetteer_label", "LOC"],
+                ),
             }
             for variant, (config, options) in runs.items():
                 out = work / f"{split}_{variant}"
@@ -181,19 +198,26 @@ def main() -> None:
     if not args.no_phrasematcher:
         matcher, their_spans, figures["phrasematcher"] = phrasematcher(nlp, terms, docs)
         figures["same_spans"] = our_spans == their_spans
-        contenders["phrasematcher"] = (lambda batch: [matcher(doc) for doc in batch], lambda doc: matcher(doc, as_spans=True))
+        contenders["phrasematcher"] = (
+            lambda batch: [matcher(doc) for doc in batch],
+            lambda doc: matcher(doc, as_spans=True),
+        )
     for name, rates in paired_rates(contenders, docs).items():
         figures[name]["tokens_per_s"], figures[name]["per_call_tokens_per_s"] = rates["batches"], rates["calls"]
     g = figures["bioner_gazetteer"]
     print(f"{figures['tokens']:,} tokens in {len(docs)} docs; {g['terms']:,} distinct terms from {terms.name}")
-    print(f"bioner gazetteer: build {g['build_s']:.1f} s, RSS +{g['rss_growth_mb']:.0f} MB, "
-          f"{g['tokens_per_s']:,.0f} tokens/s once saved and loaded ({g['tokens_per_s_as_built']:,.0f} as built), "
-          f"{g['matches']:,} matches ({g['distinct_spans']:,} distinct spans), {g['per_call_tokens_per_s']:,.0f} tokens/s "
-          f"as a component called per doc; saved {g['saved_mb']:.1f} MB, loads in {g['load_s']:.2f} s")
+    print(
+        f"bioner gazetteer: build {g['build_s']:.1f} s, RSS +{g['rss_growth_mb']:.0f} MB, "
+        f"{g['tokens_per_s']:,.0f} tokens/s once saved and loaded ({g['tokens_per_s_as_built']:,.0f} as built), "
+        f"{g['matches']:,} matches ({g['distinct_spans']:,} distinct spans), {g['per_call_tokens_per_s']:,.0f} tokens/s "
+        f"as a component called per doc; saved {g['saved_mb']:.1f} MB, loads in {g['load_s']:.2f} s"
+    )
     if not args.no_phrasematcher:
         p = figures["phrasematcher"]
-        print(f"PhraseMatcher(LOWER): build {p['build_s']:.1f} s, RSS +{p['rss_growth_mb']:.0f} MB, "
-              f"{p['tokens_per_s']:,.0f} tokens/s, {p['per_call_tokens_per_s']:,.0f} as Spans per call, {p['matches']:,} matches; the same spans as ours: {figures['same_spans']}")
+        print(
+            f"PhraseMatcher(LOWER): build {p['build_s']:.1f} s, RSS +{p['rss_growth_mb']:.0f} MB, "
+            f"{p['tokens_per_s']:,.0f} tokens/s, {p['per_call_tokens_per_s']:,.0f} as Spans per call, {p['matches']:,} matches; the same spans as ours: {figures['same_spans']}"
+        )
         figures["ratios"] = {
             "build": g["build_s"] / p["build_s"],
             "rss_growth": g["rss_growth_mb"] / p["rss_growth_mb"],
@@ -201,13 +225,17 @@ def main() -> None:
             "per_call_with_spans": g["per_call_tokens_per_s"] / p["per_call_tokens_per_s"],
         }
         r = figures["ratios"]
-        print(f"ratios bioner/PhraseMatcher: build {r['build']:.3f}, RSS growth {r['rss_growth']:.3f}, throughput {r['throughput']:.2f}x, "
-              f"one call per doc with spans {r['per_call_with_spans']:.2f}x")
+        print(
+            f"ratios bioner/PhraseMatcher: build {r['build']:.3f}, RSS growth {r['rss_growth']:.3f}, throughput {r['throughput']:.2f}x, "
+            f"one call per doc with spans {r['per_call_with_spans']:.2f}x"
+        )
     if not args.no_seed_toy:
         toy = figures["seed_toy"] = seed_toy_overtrust(args.data)
         for split in ("gaz", "nogaz"):
-            print(f"seed toy test_{split}.conll F1: without the location list {toy[f'{split}_test_f1_without_list']}, "
-                  f"with it {toy[f'{split}_test_f1_with_list']}")
+            print(
+                f"seed toy test_{split}.conll F1: without the location list {toy[f'{split}_test_f1_without_list']}, "
+                f"with it {toy[f'{split}_test_f1_with_list']}"
+            )
     print(json.dumps(figures))
     print(f"written to {write_results('gazetteer', figures)}")
 

@@ -10,6 +10,7 @@ CoNLL-2003 dev as the peer. Medians of --rounds runs; each text is new to the to
 
 Usage: python bench/bench_hostile.py [--data ../shared/data] [--rounds 5]
 """
+
 import argparse
 import random
 import statistics
@@ -42,16 +43,21 @@ def emoji_run(length: int):
 
 def worst_allowed(n_chars: int, run: int):
     """Runs of `run` random symbols, each after one letter: the slowest text of those tried that the limits pass."""
+
     def make(number: int) -> str:
         rng = random.Random(number)
         pieces = ["a" + "".join(rng.choice(SYMBOLS) for _ in range(run)) for _ in range(n_chars // (run + 1))]
         return "".join(pieces)
+
     return make
 
 
 def prose(data: Path, n_chars: int):
-    words = [line.split()[0] for line in (data / "conll2003" / "eng.testa").read_text(encoding="utf8").splitlines()
-             if line.strip() and not line.startswith("-DOCSTART-")]
+    words = [
+        line.split()[0]
+        for line in (data / "conll2003" / "eng.testa").read_text(encoding="utf8").splitlines()
+        if line.strip() and not line.startswith("-DOCSTART-")
+    ]
     text = " ".join(words)
     return lambda number: text[number * 1000 : number * 1000 + n_chars]
 
@@ -67,15 +73,19 @@ def main() -> None:
     runs = {length: seconds(nlp, emoji_run(length), args.rounds) for length in EMOJI_RUNS}
     worst = seconds(nlp, worst_allowed(limits.max_chars, limits.max_symbol_run), args.rounds)
     figures = {
-        "max_chars": limits.max_chars, "max_symbol_run": limits.max_symbol_run,
+        "max_chars": limits.max_chars,
+        "max_symbol_run": limits.max_symbol_run,
         "prose_seconds": peer,
         "emoji_runs": [{"length": length, "seconds": runs[length]} for length in EMOJI_RUNS],
-        "worst_allowed_seconds": worst, "worst_allowed_vs_prose": worst / peer,
+        "worst_allowed_seconds": worst,
+        "worst_allowed_vs_prose": worst / peer,
     }
     print(write_results("hostile", figures))
     for length in EMOJI_RUNS:
         print(f"a run of {length:,} emoji: {runs[length]:.3f} s")
-    print(f"{limits.max_chars:,} characters: prose {peer:.3f} s, the worst the limits let through {worst:.2f} s ({worst / peer:.0f}x)")
+    print(
+        f"{limits.max_chars:,} characters: prose {peer:.3f} s, the worst the limits let through {worst:.2f} s ({worst / peer:.0f}x)"
+    )
 
 
 if __name__ == "__main__":

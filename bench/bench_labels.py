@@ -11,6 +11,7 @@ on the same docs in the same process (its speed does not depend on training).
 With --conll, the pairwise and factored runs also train configs/bioner.cfg on CoNLL-2003
 (4 labels) each way and score dev.
 """
+
 import argparse
 import json
 import random
@@ -102,12 +103,19 @@ def one(n_labels: int, transitions: str) -> dict:
     spacy_speed = tag_speed(spacy_ner, [Doc(peer.vocab, words=[t.text for t in doc]) for doc in dev_docs])
     model = ner.model
     return {
-        "labels": n_labels, "transitions": "factored" if model.factored else "pairwise",
+        "labels": n_labels,
+        "transitions": "factored" if model.factored else "pairwise",
         "weights": "dense" if model.dense else "sparse",
-        "add_label_s": round(add_label_s, 3), "initialize_s": round(initialize_s, 2), "train_s": round(train_s, 1),
-        "train_tokens": sum(len(eg.reference) for eg in train), "epochs": EPOCHS,
-        "tag_tokens_per_s": round(speed), "spacy_ner_tokens_per_s": round(spacy_speed), "ratio": round(speed / spacy_speed, 1),
-        "dev_f1": round(100 * scores["ents_f"], 2), "peak_rss_mb": round(peak_rss_mb),
+        "add_label_s": round(add_label_s, 3),
+        "initialize_s": round(initialize_s, 2),
+        "train_s": round(train_s, 1),
+        "train_tokens": sum(len(eg.reference) for eg in train),
+        "epochs": EPOCHS,
+        "tag_tokens_per_s": round(speed),
+        "spacy_ner_tokens_per_s": round(spacy_speed),
+        "ratio": round(speed / spacy_speed, 1),
+        "dev_f1": round(100 * scores["ents_f"], 2),
+        "peak_rss_mb": round(peak_rss_mb),
     }
 
 
@@ -136,14 +144,23 @@ def main() -> None:
     rows = []
     for n_labels in args.labels:
         for transitions in args.transitions:
-            out = subprocess.run([sys.executable, __file__, "--one", str(n_labels), transitions],
-                                 check=True, capture_output=True, text=True).stdout
+            out = subprocess.run(
+                [sys.executable, __file__, "--one", str(n_labels), transitions],
+                check=True,
+                capture_output=True,
+                text=True,
+            ).stdout
             rows.append(json.loads(out.strip().splitlines()[-1]))
             print(json.dumps(rows[-1]), flush=True)
-    figures = {"corpus": f"synthetic: {N_TRAIN:,} training and {N_DEV:,} dev sentences (bench_labels.synthetic, seed 0)",
-               "epochs": EPOCHS, "rows": rows}
+    figures = {
+        "corpus": f"synthetic: {N_TRAIN:,} training and {N_DEV:,} dev sentences (bench_labels.synthetic, seed 0)",
+        "epochs": EPOCHS,
+        "rows": rows,
+    }
     if args.conll:
-        figures["conll2003"] = [conll(transitions, args.data) for transitions in args.transitions if transitions != "auto"]
+        figures["conll2003"] = [
+            conll(transitions, args.data) for transitions in args.transitions if transitions != "auto"
+        ]
         print(json.dumps(figures["conll2003"]), flush=True)
     print(write_results("labels" if args.transitions == ["auto"] else "labels_transitions", figures))
 

@@ -20,6 +20,7 @@ hundred steps unless --spacy-model is given: its speed does not depend on its ac
 
     python bench/bench_latency.py [--model DIR] [--spacy-model DIR] [--parser-model DIR] [--rounds 5]
 """
+
 import argparse
 import cProfile
 import pstats
@@ -63,7 +64,10 @@ def single_calls(ner, spacy_nlp, sentences, rounds: int) -> dict:
     evict the other's tables from the caches between calls)."""
     ours, theirs = [], []
     for _ in range(rounds):
-        for call, docs, times in ((ner, fresh(ner.vocab, sentences), ours), (spacy_nlp, fresh(spacy_nlp.vocab, sentences), theirs)):
+        for call, docs, times in (
+            (ner, fresh(ner.vocab, sentences), ours),
+            (spacy_nlp, fresh(spacy_nlp.vocab, sentences), theirs),
+        ):
             for doc in docs:
                 start = time.perf_counter()
                 call(doc)
@@ -115,8 +119,11 @@ def threads(ner, sentences, rounds: int) -> dict:
         with ThreadPoolExecutor(2) as pool:
             list(pool.map(tag, [docs[0::2], docs[1::2]]))
         two.append(n_tokens / (time.perf_counter() - start))
-    return {"one_thread": statistics.median(one), "two_threads": statistics.median(two),
-            "ratio": statistics.median(two) / statistics.median(one)}
+    return {
+        "one_thread": statistics.median(one),
+        "two_threads": statistics.median(two),
+        "ratio": statistics.median(two) / statistics.median(one),
+    }
 
 
 def profile(ner, sentences) -> dict:
@@ -131,8 +138,11 @@ def profile(ner, sentences) -> dict:
     total = sum(t for (_, _, name), (_, _, t, _, _) in stats.items())  # tottime of everything
     shares = {}
     for stage, (file, function) in STAGES.items():
-        seconds = sum(cumulative for (path, _, name), (_, _, _, cumulative, _) in stats.items()
-                      if path.endswith(file) and name == function)
+        seconds = sum(
+            cumulative
+            for (path, _, name), (_, _, _, cumulative, _) in stats.items()
+            if path.endswith(file) and name == function
+        )
         shares[stage] = 100 * seconds / total
     shares["everything else (Python and numpy around the kernels)"] = max(0.0, 100 - sum(shares.values()))
     return shares
@@ -147,7 +157,9 @@ def tagger_parser(model: Path, dev_path: Path, rounds: int) -> dict:
     n_words = sum(len(doc) for doc in sentences)
 
     def speed(docs):
-        copies = [Doc(nlp.vocab, words=[t.text for t in doc], spaces=[bool(t.whitespace_) for t in doc]) for doc in docs]
+        copies = [
+            Doc(nlp.vocab, words=[t.text for t in doc], spaces=[bool(t.whitespace_) for t in doc]) for doc in docs
+        ]
         start = time.perf_counter()
         for _ in nlp.pipe(copies, batch_size=1000):
             pass
@@ -162,19 +174,26 @@ def tagger_parser(model: Path, dev_path: Path, rounds: int) -> dict:
     for _ in range(3):
         fresh_nlp = spacy.load(model)
         evaluated.append(fresh_nlp.evaluate(list(Corpus(str(dev_path), gold_preproc=True)(fresh_nlp)))["speed"])
-    return {"words": n_words, "whole_documents": statistics.median(whole_speeds),
-            "one_sentence_per_doc": statistics.median(sentence_speeds),
-            "ratio": statistics.median(sentence_speeds) / statistics.median(whole_speeds),
-            "spacy_evaluate_words_per_s": statistics.median(evaluated)}
+    return {
+        "words": n_words,
+        "whole_documents": statistics.median(whole_speeds),
+        "one_sentence_per_doc": statistics.median(sentence_speeds),
+        "ratio": statistics.median(sentence_speeds) / statistics.median(whole_speeds),
+        "spacy_evaluate_words_per_s": statistics.median(evaluated),
+    }
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data")
-    parser.add_argument("--model", type=Path, help="a trained bioner pipeline (default: train configs/bioner.cfg on CoNLL)")
+    parser.add_argument(
+        "--model", type=Path, help="a trained bioner pipeline (default: train configs/bioner.cfg on CoNLL)"
+    )
     parser.add_argument("--spacy-model", type=Path, help="a spaCy ner pipeline (default: train one for --spacy-steps)")
     parser.add_argument("--spacy-steps", type=int, default=300)
-    parser.add_argument("--parser-model", type=Path, help="a tagger + parser pipeline (default: train configs/parser.cfg on EWT)")
+    parser.add_argument(
+        "--parser-model", type=Path, help="a tagger + parser pipeline (default: train configs/parser.cfg on EWT)"
+    )
     parser.add_argument("--parser-epochs", type=int, default=3)
     parser.add_argument("--rounds", type=int, default=5)
     args = parser.parse_args()
@@ -185,13 +204,20 @@ def main() -> None:
         dev_path = convert(args.data / "conll2003" / "eng.testa", work)
         model = args.model or conll_model(args.data, work)[0]
         spacy_model = args.spacy_model or train_spacy_pipeline(
-            convert(args.data / "conll2003" / "eng.train", work), dev_path, work, args.spacy_steps)
+            convert(args.data / "conll2003" / "eng.train", work), dev_path, work, args.spacy_steps
+        )
         ewt = args.data / "ud_english_ewt"
         ewt_dev = convert_treebank(ewt / "en_ewt-ud-dev.conllu", work / "ewt")
         parser_model = args.parser_model
         if parser_model is None:
             ewt_train = convert_treebank(ewt / "en_ewt-ud-train.conllu", work / "ewt")
-            train(ewt_train, ewt_dev, work / "parser", ["--training.max_epochs", str(args.parser_epochs)], config="parser.cfg")
+            train(
+                ewt_train,
+                ewt_dev,
+                work / "parser",
+                ["--training.max_epochs", str(args.parser_epochs)],
+                config="parser.cfg",
+            )
             parser_model = work / "parser" / "model-best"
         tagging_and_parsing = tagger_parser(parser_model, ewt_dev, args.rounds)
         nlp, spacy_nlp = spacy.load(model), spacy.load(spacy_model)
@@ -213,19 +239,29 @@ def main() -> None:
         "bulk": {"whole_documents": whole, "one_sentence_per_doc": short, "ratio": short / whole},
         "threads": threads(ner, sentences, args.rounds),
         "profile_percent": profile(ner, sentences),
-        "tagger_parser": {"model": str(args.parser_model) if args.parser_model else
-                          f"configs/parser.cfg trained here on UD English EWT train for {args.parser_epochs} epochs", **tagging_and_parsing},
+        "tagger_parser": {
+            "model": str(args.parser_model)
+            if args.parser_model
+            else f"configs/parser.cfg trained here on UD English EWT train for {args.parser_epochs} epochs",
+            **tagging_and_parsing,
+        },
     }
     s, b, t = figures["single_call"], figures["bulk"], figures["threads"]
-    print(f"single calls, {len(sentences):,} sentences of {figures['tokens_per_sentence']:.1f} tokens: bioner "
-          f"{s['bioner_us']:.0f} us, spaCy ner {s['spacy_ner_us']:.0f} us, {s['ratio']:.1f}x; nlp(text) {figures['raw_text_us']:.0f} us")
-    print(f"pipe: whole documents {b['whole_documents']:,.0f} tokens/s, a sentence per doc {b['one_sentence_per_doc']:,.0f} ({b['ratio']:.2f}x)")
+    print(
+        f"single calls, {len(sentences):,} sentences of {figures['tokens_per_sentence']:.1f} tokens: bioner "
+        f"{s['bioner_us']:.0f} us, spaCy ner {s['spacy_ner_us']:.0f} us, {s['ratio']:.1f}x; nlp(text) {figures['raw_text_us']:.0f} us"
+    )
+    print(
+        f"pipe: whole documents {b['whole_documents']:,.0f} tokens/s, a sentence per doc {b['one_sentence_per_doc']:,.0f} ({b['ratio']:.2f}x)"
+    )
     print(f"two threads {t['two_threads']:,.0f} tokens/s against one {t['one_thread']:,.0f}: {t['ratio']:.2f}x")
     for stage, share in figures["profile_percent"].items():
         print(f"  {share:5.1f}%  {stage}")
     p = figures["tagger_parser"]
-    print(f"tagger + parser on EWT dev: whole documents {p['whole_documents']:,.0f} words/s, a sentence per doc "
-          f"{p['one_sentence_per_doc']:,.0f} ({p['ratio']:.2f}x); spacy evaluate {p['spacy_evaluate_words_per_s']:,.0f} words/s")
+    print(
+        f"tagger + parser on EWT dev: whole documents {p['whole_documents']:,.0f} words/s, a sentence per doc "
+        f"{p['one_sentence_per_doc']:,.0f} ({p['ratio']:.2f}x); spacy evaluate {p['spacy_evaluate_words_per_s']:,.0f} words/s"
+    )
     print(f"written to {write_results('latency', figures)}")
 
 

@@ -13,6 +13,7 @@ exact character offsets and label, every other entity it finds (a field name, sa
 Usage: python bench/bench_layout.py [MODEL [--describe TEXT]] [--data DATA] [--line-breaks blank_or_indented every none]
 Without MODEL it trains configs/bioner.cfg on CoNLL-2003 first.
 """
+
 import argparse
 import json
 import tempfile
@@ -67,16 +68,24 @@ def main() -> None:
         vocab = spacy.blank("en").vocab
         docs = [[(e.text, e.label_) for e in doc.ents] for doc in DocBin().from_disk(dev_path).get_docs(vocab)]
         docs = [entities for entities in docs if entities]
-        figures = {"model": "configs/bioner.cfg trained on CoNLL-2003" if args.model is None else args.describe or str(args.model),
-                   "docs": len(docs)}
+        figures = {
+            "model": "configs/bioner.cfg trained on CoNLL-2003"
+            if args.model is None
+            else args.describe or str(args.model),
+            "docs": len(docs),
+        }
         for line_breaks in args.line_breaks:
             nlp = spacy.load(model, config={"components": {"bioner": {"rules": {"line_breaks": line_breaks}}}})
-            figures[line_breaks] = {way: score(nlp, [texts_of(entities, way == "layout") for entities in docs])
-                                    for way in ("prose", "layout")}
+            figures[line_breaks] = {
+                way: score(nlp, [texts_of(entities, way == "layout") for entities in docs])
+                for way in ("prose", "layout")
+            }
     for line_breaks in args.line_breaks:
         f = figures[line_breaks]
-        print(f"line_breaks {line_breaks}: prose F1 {f['prose']['f']} (P {f['prose']['p']} R {f['prose']['r']}), "
-              f"layout F1 {f['layout']['f']} (P {f['layout']['p']} R {f['layout']['r']}), {f['prose']['entities']:,} entities")
+        print(
+            f"line_breaks {line_breaks}: prose F1 {f['prose']['f']} (P {f['prose']['p']} R {f['prose']['r']}), "
+            f"layout F1 {f['layout']['f']} (P {f['layout']['p']} R {f['layout']['r']}), {f['prose']['entities']:,} entities"
+        )
     print(json.dumps(figures))
     print(f"written to {write_results('layout', figures)}")
 

@@ -19,6 +19,7 @@ globally) instead of parsing greedily.
 
 Usage: python bench/bench_parser.py [--data ../shared/data] [--parsers covington,arc-eager+pp,...] [--jobs 2] [--max-epochs 15] [--beam-width 1] [--peer-steps 300]
 """
+
 import argparse
 import json
 import statistics
@@ -74,7 +75,8 @@ def rate(process, docs, n_tokens: int, repeats: int) -> list:
 
 def speed_figures(component: list, pipeline: list) -> dict:
     return {
-        "parser_tokens_per_s": statistics.median(component), "parser_spread": [min(component), max(component)],
+        "parser_tokens_per_s": statistics.median(component),
+        "parser_spread": [min(component), max(component)],
         "tagger_parser_tokens_per_s": statistics.median(pipeline),
     }
 
@@ -85,7 +87,9 @@ def speed(nlp, examples, repeats: int = 3) -> dict:
     tagger, parser = nlp.get_pipe("bioner_tagger"), nlp.get_pipe("bioner_parser")
     tagged = list(tagger.pipe([doc.copy() for doc in docs], batch_size=1000))
     component = rate(lambda batch: parser.pipe(batch, batch_size=1000), tagged, n_tokens, repeats)
-    pipeline = rate(lambda batch: parser.pipe(tagger.pipe(batch, batch_size=1000), batch_size=1000), docs, n_tokens, repeats)
+    pipeline = rate(
+        lambda batch: parser.pipe(tagger.pipe(batch, batch_size=1000), batch_size=1000), docs, n_tokens, repeats
+    )
     return speed_figures(component, pipeline)
 
 
@@ -102,17 +106,31 @@ def peer_speed(nlp, examples, repeats: int = 3) -> dict:
 def run(name: str, train_path: Path, dev_path: Path, work: Path, max_epochs: int, beam_width: int) -> dict:
     system, pseudo_projective = PARSERS[name]
     out = work / name
-    seconds = train(train_path, dev_path, out, [
-        "--components.bioner_parser.transition_system", system,
-        "--components.bioner_parser.pseudo_projective", str(pseudo_projective).lower(),
-        "--components.bioner_parser.beam_width", str(beam_width),
-        "--training.max_epochs", str(max_epochs),
-    ], config="parser.cfg")
+    seconds = train(
+        train_path,
+        dev_path,
+        out,
+        [
+            "--components.bioner_parser.transition_system",
+            system,
+            "--components.bioner_parser.pseudo_projective",
+            str(pseudo_projective).lower(),
+            "--components.bioner_parser.beam_width",
+            str(beam_width),
+            "--training.max_epochs",
+            str(max_epochs),
+        ],
+        config="parser.cfg",
+    )
     nlp = spacy.load(out / "model-best")
     scores = nlp.evaluate(gold_token_examples(nlp, dev_path))
     return {
-        "las": scores["dep_las_all"], "uas": scores["dep_uas_all"], "label_acc": scores["dep_label_acc"],
-        "spacy_las": scores["dep_las"], "spacy_uas": scores["dep_uas"], "tag_acc": scores["tag_acc"],
+        "las": scores["dep_las_all"],
+        "uas": scores["dep_uas_all"],
+        "label_acc": scores["dep_label_acc"],
+        "spacy_las": scores["dep_las"],
+        "spacy_uas": scores["dep_uas"],
+        "tag_acc": scores["tag_acc"],
         "train_seconds": seconds,
     }
 
@@ -121,7 +139,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data")
     parser.add_argument("--parsers", default=",".join(PARSERS))
-    parser.add_argument("--jobs", type=int, default=2, help="parsers trained at once (training times are then measured side by side)")
+    parser.add_argument(
+        "--jobs", type=int, default=2, help="parsers trained at once (training times are then measured side by side)"
+    )
     parser.add_argument("--max-epochs", type=int, default=15)
     parser.add_argument("--beam-width", type=int, default=1, help="1: greedy parsing")
     parser.add_argument("--peer-steps", type=int, default=300, help="training steps of spaCy's parser, the speed peer")
@@ -135,9 +155,15 @@ def main() -> None:
         work = Path(tmp)
         train_path = convert_treebank(treebank / "en_ewt-ud-train.conllu", work)
         dev_path = convert_treebank(treebank / "en_ewt-ud-dev.conllu", work)
-        figures = {"beam_width": args.beam_width, "train_projectivity": projectivity(train_path), "dev_projectivity": projectivity(dev_path)}
+        figures = {
+            "beam_width": args.beam_width,
+            "train_projectivity": projectivity(train_path),
+            "dev_projectivity": projectivity(dev_path),
+        }
         with ThreadPoolExecutor(args.jobs) as pool:
-            results = pool.map(lambda name: (name, run(name, train_path, dev_path, work, args.max_epochs, args.beam_width)), names)
+            results = pool.map(
+                lambda name: (name, run(name, train_path, dev_path, work, args.max_epochs, args.beam_width)), names
+            )
             figures["parsers"] = dict(results)
         # Timed after training, one pipeline at a time, so that no run slows another.
         for name, parser_figures in figures["parsers"].items():
@@ -147,18 +173,28 @@ def main() -> None:
         figures["spacy_parser"] = peer_speed(peer, gold_token_examples(peer, dev_path))
     for split in ("train", "dev"):
         p = figures[f"{split}_projectivity"]
-        print(f"{split}: {p['non_projective']} of {p['sentences']} sentences non-projective "
-              f"({100 * p['non_projective'] / p['sentences']:.1f}%); lift then lower restores {p['restored']}")
-    print(f"{'parser':<26}{'LAS':>7}{'UAS':>7}{'label':>7}{'LAS-p':>7}{'UAS-p':>7}{'tags':>7}{'train s':>9}{'parser tok/s':>14}{'+tagger tok/s':>15}")
+        print(
+            f"{split}: {p['non_projective']} of {p['sentences']} sentences non-projective "
+            f"({100 * p['non_projective'] / p['sentences']:.1f}%); lift then lower restores {p['restored']}"
+        )
+    print(
+        f"{'parser':<26}{'LAS':>7}{'UAS':>7}{'label':>7}{'LAS-p':>7}{'UAS-p':>7}{'tags':>7}{'train s':>9}{'parser tok/s':>14}{'+tagger tok/s':>15}"
+    )
     for name, f in figures["parsers"].items():
-        print(f"{name:<26}{100 * f['las']:7.2f}{100 * f['uas']:7.2f}{100 * f['label_acc']:7.2f}{100 * f['spacy_las']:7.2f}"
-              f"{100 * f['spacy_uas']:7.2f}{100 * f['tag_acc']:7.2f}{f['train_seconds']:9.0f}{f['parser_tokens_per_s']:14,.0f}{f['tagger_parser_tokens_per_s']:15,.0f}")
+        print(
+            f"{name:<26}{100 * f['las']:7.2f}{100 * f['uas']:7.2f}{100 * f['label_acc']:7.2f}{100 * f['spacy_las']:7.2f}"
+            f"{100 * f['spacy_uas']:7.2f}{100 * f['tag_acc']:7.2f}{f['train_seconds']:9.0f}{f['parser_tokens_per_s']:14,.0f}{f['tagger_parser_tokens_per_s']:15,.0f}"
+        )
     peer = figures["spacy_parser"]
-    print(f"{'spaCy tok2vec + parser (efficiency)':<77}{peer['parser_tokens_per_s']:14,.0f}{peer['tagger_parser_tokens_per_s']:15,.0f}")
+    print(
+        f"{'spaCy tok2vec + parser (efficiency)':<77}{peer['parser_tokens_per_s']:14,.0f}{peer['tagger_parser_tokens_per_s']:15,.0f}"
+    )
     for name, f in figures["parsers"].items():
         f["parser_vs_spacy"] = f["parser_tokens_per_s"] / peer["parser_tokens_per_s"]
         f["tagger_parser_vs_spacy"] = f["tagger_parser_tokens_per_s"] / peer["tagger_parser_tokens_per_s"]
-        print(f"{name}: {f['parser_vs_spacy']:.1f}x spaCy's parser, {f['tagger_parser_vs_spacy']:.1f}x with the taggers")
+        print(
+            f"{name}: {f['parser_vs_spacy']:.1f}x spaCy's parser, {f['tagger_parser_vs_spacy']:.1f}x with the taggers"
+        )
     print("LAS/UAS/label: every token, punctuation included; LAS-p/UAS-p: spaCy's scorer, without punctuation.")
     print(json.dumps(figures))
     print(f"written to {write_results('parser', figures)}")

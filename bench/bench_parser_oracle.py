@@ -10,6 +10,7 @@ token, punctuation included). Figures are printed as JSON too.
 
 Usage: python bench/bench_parser_oracle.py [--data ../shared/data] [--epochs 12]
 """
+
 import argparse
 import json
 import tempfile
@@ -55,21 +56,31 @@ def main() -> None:
     tag_acc = numpy.mean([p == g for ps, gs in zip(predicted_tags, gold_tags) for p, g in zip(ps, gs)])
     figures = {"tag_acc": float(tag_acc), "settings": {}}
     for name, explore in (("static", 0.0), ("dynamic", 0.9)):
-        component = nlp.add_pipe("bioner_parser", name=f"parser_{name}", config={"explore": explore, "pseudo_projective": False})
+        component = nlp.add_pipe(
+            "bioner_parser", name=f"parser_{name}", config={"explore": explore, "pseudo_projective": False}
+        )
         component.initialize(lambda: train, nlp=nlp)
         epochs = []
         for epoch in range(args.epochs):
             for i in rng.permutation(len(train)):
                 component.update([train[i]])
-            epochs.append({"epoch": epoch, "gold_tags": dev_scores(component, dev, gold_tags), "predicted_tags": dev_scores(component, dev, predicted_tags)})
+            epochs.append(
+                {
+                    "epoch": epoch,
+                    "gold_tags": dev_scores(component, dev, gold_tags),
+                    "predicted_tags": dev_scores(component, dev, predicted_tags),
+                }
+            )
         best = max(epochs, key=lambda e: e["predicted_tags"]["las"])
         figures["settings"][name] = {"best": best, "epochs": epochs}
         nlp.remove_pipe(f"parser_{name}")
     print(f"dev tag accuracy {100 * figures['tag_acc']:.2f}")
     for name, f in figures["settings"].items():
         b = f["best"]
-        print(f"{name} oracle, epoch {b['epoch'] + 1}: predicted tags UAS {100 * b['predicted_tags']['uas']:.2f} LAS {100 * b['predicted_tags']['las']:.2f}; "
-              f"gold tags UAS {100 * b['gold_tags']['uas']:.2f} LAS {100 * b['gold_tags']['las']:.2f}")
+        print(
+            f"{name} oracle, epoch {b['epoch'] + 1}: predicted tags UAS {100 * b['predicted_tags']['uas']:.2f} LAS {100 * b['predicted_tags']['las']:.2f}; "
+            f"gold tags UAS {100 * b['gold_tags']['uas']:.2f} LAS {100 * b['gold_tags']['las']:.2f}"
+        )
     print(json.dumps(figures))
     print(f"written to {write_results('parser_oracle', figures)}")
 

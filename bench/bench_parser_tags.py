@@ -23,6 +23,7 @@ training.
 Usage: python bench/bench_parser_tags.py [--data ../shared/data] [--tags xpos] [--tagger-config '{}']
        [--tag-dropout 0] [--parser-config '{}'] [--oracle-top K ...] [--tagger-epochs 10] [--parser-epochs 10] [--seed 0]
 """
+
 import argparse
 import collections
 import json
@@ -77,8 +78,12 @@ def tagging_errors(train, dev, predicted_tags) -> dict:
             if token.text not in seen:
                 unseen += 1
                 unseen_right += tag == token.tag_
-    return {"errors": sum(confusions.values()), "confusions": dict(confusions.most_common(10)),
-            "unseen_words": unseen, "unseen_acc": unseen_right / max(unseen, 1)}
+    return {
+        "errors": sum(confusions.values()),
+        "confusions": dict(confusions.most_common(10)),
+        "unseen_words": unseen,
+        "unseen_acc": unseen_right / max(unseen, 1),
+    }
 
 
 def oracle_top_tags(tagger, dev, predicted_tags, k: int):
@@ -129,9 +134,12 @@ def main() -> None:
         xpos = lambda rows: [[tag.split("_", 1)[1] for tag in row] for row in rows]
         figures["xpos_acc"] = accuracy(xpos(predicted_tags), xpos(gold_tags))
     figures["tagging_errors"] = errors = tagging_errors(train, dev, predicted_tags)
-    print(f"dev tag accuracy {100 * figures['tag_acc']:.2f} ({time.perf_counter() - start:.0f} s); {errors['errors']} errors, most often "
-          + ", ".join(f"{pair} {count}" for pair, count in errors["confusions"].items())
-          + f"; {errors['unseen_words']} words unseen in training, {100 * errors['unseen_acc']:.2f}% right", flush=True)
+    print(
+        f"dev tag accuracy {100 * figures['tag_acc']:.2f} ({time.perf_counter() - start:.0f} s); {errors['errors']} errors, most often "
+        + ", ".join(f"{pair} {count}" for pair, count in errors["confusions"].items())
+        + f"; {errors['unseen_words']} words unseen in training, {100 * errors['unseen_acc']:.2f}% right",
+        flush=True,
+    )
     component = nlp.add_pipe("bioner_parser", config={"pseudo_projective": False, **args.parser_config})
     component.initialize(lambda: train, nlp=nlp)
     training_tags = [[t.tag_ for t in eg.reference] for eg in train]
@@ -145,17 +153,26 @@ def main() -> None:
                     token.tag_ = DROPPED_TAG if drop else tag
         for i in rng.permutation(len(train)):
             component.update([train[i]])
-        scores = {"epoch": epoch + 1, "predicted_tags": dev_scores(component, dev, predicted_tags), "gold_tags": dev_scores(component, dev, gold_tags)}
+        scores = {
+            "epoch": epoch + 1,
+            "predicted_tags": dev_scores(component, dev, predicted_tags),
+            "gold_tags": dev_scores(component, dev, gold_tags),
+        }
         figures["epochs"].append(scores)
         p, g = scores["predicted_tags"], scores["gold_tags"]
-        print(f"parser epoch {epoch + 1}: predicted tags UAS {100 * p['uas']:.2f} LAS {100 * p['las']:.2f}; "
-              f"gold tags UAS {100 * g['uas']:.2f} LAS {100 * g['las']:.2f} ({time.perf_counter() - start:.0f} s)", flush=True)
+        print(
+            f"parser epoch {epoch + 1}: predicted tags UAS {100 * p['uas']:.2f} LAS {100 * p['las']:.2f}; "
+            f"gold tags UAS {100 * g['uas']:.2f} LAS {100 * g['las']:.2f} ({time.perf_counter() - start:.0f} s)",
+            flush=True,
+        )
     figures["oracle_top"] = {}
     for k in args.oracle_top:
         tags = oracle_top_tags(tagger, dev, predicted_tags, k)
         scores = {"tag_acc": accuracy(tags, gold_tags), **dev_scores(component, dev, tags)}
         figures["oracle_top"][k] = scores
-        print(f"gold tag where among the tagger's {k} best: tags {100 * scores['tag_acc']:.2f}%, UAS {100 * scores['uas']:.2f} LAS {100 * scores['las']:.2f}")
+        print(
+            f"gold tag where among the tagger's {k} best: tags {100 * scores['tag_acc']:.2f}%, UAS {100 * scores['uas']:.2f} LAS {100 * scores['las']:.2f}"
+        )
     print(json.dumps(figures))
     print(f"written to {write_results('parser_tags', figures)}")
 

@@ -17,6 +17,7 @@ printed as JSON too.
 
 Usage: python bench/bench_speed.py [--data ../shared/data] [--seeds ../shared/seeds] [--repeats 5] [--stream-docs 1000000] [--long-tokens 1000000]
 """
+
 import argparse
 import json
 import statistics
@@ -95,7 +96,9 @@ def annotate_processes(nlp, texts, n_docs: int, work: Path, repeats: int) -> dic
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data")
-    parser.add_argument("--seeds", type=Path, default=ROOT.parent / "shared" / "seeds", help="where the seed notes are (the Rust toy)")
+    parser.add_argument(
+        "--seeds", type=Path, default=ROOT.parent / "shared" / "seeds", help="where the seed notes are (the Rust toy)"
+    )
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--spacy-steps", type=int, default=300)
     parser.add_argument("--stream-docs", type=int, default=1_000_000)
@@ -120,11 +123,14 @@ def main() -> None:
         figures["bioner_rss_mb_after_tagging"] = rss_mb()
         figures["seed_toy"] = toy_speed(args.seeds, work, args.repeats)  # its own synthetic sentences
         spacy_nlp = spacy.load(spacy_model)
-        spacy_docs = [Doc(spacy_nlp.vocab, words=[t.text for t in doc], spaces=[bool(t.whitespace_) for t in doc]) for doc in docs]
+        spacy_docs = [
+            Doc(spacy_nlp.vocab, words=[t.text for t in doc], spaces=[bool(t.whitespace_) for t in doc]) for doc in docs
+        ]
         figures["spacy_ner"] = throughput(spacy_nlp, spacy_docs, texts, args.repeats)
         del spacy_nlp, spacy_docs
         figures["ratios"] = {
-            way: figures["bioner"][way]["median"] / figures["spacy_ner"][way]["median"] for way in ("component", "raw_text")
+            way: figures["bioner"][way]["median"] / figures["spacy_ner"][way]["median"]
+            for way in ("component", "raw_text")
         }
         if figures["seed_toy"] is not None:
             figures["ratios"]["seed_toy"] = figures["bioner"]["component"]["median"] / figures["seed_toy"]["median"]
@@ -135,29 +141,43 @@ def main() -> None:
         figures["long_document"] = long_document(nlp, docs, args.long_tokens)
         figures["stream"] = stream(nlp, sentences, args.stream_docs)
     b, s, r = figures["bioner"], figures["spacy_ner"], figures["ratios"]
-    print(f"CoNLL-2003 eng.testa, {figures['tokens']:,} tokens, one thread; medians of {args.repeats} (min-max); "
-          "component = bioner vs spaCy's tok2vec + ner over Docs")
+    print(
+        f"CoNLL-2003 eng.testa, {figures['tokens']:,} tokens, one thread; medians of {args.repeats} (min-max); "
+        "component = bioner vs spaCy's tok2vec + ner over Docs"
+    )
     for way in ("component", "raw_text"):
-        print(f"  {way:9}: bioner {b[way]['median']:,.0f} ({b[way]['min']:,.0f}-{b[way]['max']:,.0f}) tokens/s, "
-              f"spaCy ner {s[way]['median']:,.0f} ({s[way]['min']:,.0f}-{s[way]['max']:,.0f}); ratio {r[way]:.1f}x")
+        print(
+            f"  {way:9}: bioner {b[way]['median']:,.0f} ({b[way]['min']:,.0f}-{b[way]['max']:,.0f}) tokens/s, "
+            f"spaCy ner {s[way]['median']:,.0f} ({s[way]['min']:,.0f}-{s[way]['max']:,.0f}); ratio {r[way]:.1f}x"
+        )
     if figures["seed_toy"] is not None:
         toy = figures["seed_toy"]
-        print(f"  seed's Rust toy: {toy['median']:,.0f} ({toy['min']:,.0f}-{toy['max']:,.0f}) tokens/s on its own sentences; "
-              f"bioner's components {figures['ratios']['seed_toy']:.2f}x")
-    print(f"bioner training (spacy train, eng.train, default config): {figures['bioner_train_seconds']:.1f} s; "
-          f"model-best {figures['bioner_model_mb']:.1f} MB; RSS after tagging {figures['bioner_rss_mb_after_tagging']:.0f} MB")
+        print(
+            f"  seed's Rust toy: {toy['median']:,.0f} ({toy['min']:,.0f}-{toy['max']:,.0f}) tokens/s on its own sentences; "
+            f"bioner's components {figures['ratios']['seed_toy']:.2f}x"
+        )
+    print(
+        f"bioner training (spacy train, eng.train, default config): {figures['bioner_train_seconds']:.1f} s; "
+        f"model-best {figures['bioner_model_mb']:.1f} MB; RSS after tagging {figures['bioner_rss_mb_after_tagging']:.0f} MB"
+    )
     for key, what in (("n_process", "sentences"), ("n_process_documents", "whole documents")):
         m = figures[key]
         for name in ("bioner", "blank"):
-            print(f"n_process=2 on {m['docs']:,} {what}, {name} pipeline: {m[name]['two_processes']['median']:,.0f} vs "
-                  f"{m[name]['one_process']['median']:,.0f} tokens/s in one process, {m[name]['ratio']:.2f}x")
+            print(
+                f"n_process=2 on {m['docs']:,} {what}, {name} pipeline: {m[name]['two_processes']['median']:,.0f} vs "
+                f"{m[name]['one_process']['median']:,.0f} tokens/s in one process, {m[name]['ratio']:.2f}x"
+            )
     a = figures["annotate"]
-    print(f"bioner annotate, {a['docs']:,} sentences from a text file: 2 workers {a['two_processes']['median']:,.0f} vs "
-          f"one process {a['one_process']['median']:,.0f} tokens/s, {a['ratio']:.2f}x")
+    print(
+        f"bioner annotate, {a['docs']:,} sentences from a text file: 2 workers {a['two_processes']['median']:,.0f} vs "
+        f"one process {a['one_process']['median']:,.0f} tokens/s, {a['ratio']:.2f}x"
+    )
     d = figures["long_document"]
     print(f"one {d['tokens']:,}-token doc: {d['seconds']:.2f} s, RSS +{d['rss_growth_mb']:.0f} MB")
-    print(f"stream of {figures['stream']['docs']:,} short docs: " + ", ".join(
-        f"{k} {v:.0f}" for k, v in figures["stream"].items() if k.startswith("rss")))
+    print(
+        f"stream of {figures['stream']['docs']:,} short docs: "
+        + ", ".join(f"{k} {v:.0f}" for k, v in figures["stream"].items() if k.startswith("rss"))
+    )
     print(json.dumps(figures))
     print(f"written to {write_results('speed', figures)}")
 

@@ -14,6 +14,7 @@ entities unseen in training, training time and component tokens/s.
 
 Usage: python bench/bench_vectors.py [--corpus conll2003] [--data ../shared/data] [--vectors DIR | --dims 100]
 """
+
 import argparse
 import json
 import subprocess
@@ -28,7 +29,18 @@ from spacy.tokens import DocBin
 
 from spacy_bioner.ner.settings import DEFAULT_CONFIG
 from spacy_bioner.core.templates import CLUSTERS_FAMILY, VECTORS_FAMILY
-from common import write_results, CORPORA, ROOT, convert, converted, entity_texts, gold_token_examples, score, throughput, train
+from common import (
+    write_results,
+    CORPORA,
+    ROOT,
+    convert,
+    converted,
+    entity_texts,
+    gold_token_examples,
+    score,
+    throughput,
+    train,
+)
 
 UNLABELLED = [name for name, _ in CORPORA.values()] + ["ud_english_ewt/en_ewt-ud-train.conllu"]
 WINDOW = 2
@@ -43,8 +55,11 @@ def unlabelled_sentences(data: Path, work: Path):
     for name in UNLABELLED:
         source = data / name
         if name.endswith(".conllu"):
-            subprocess.run([sys.executable, "-m", "spacy", "convert", str(source), str(work), "-c", "conllu", "-n", "10"],
-                           check=True, capture_output=True)
+            subprocess.run(
+                [sys.executable, "-m", "spacy", "convert", str(source), str(work), "-c", "conllu", "-n", "10"],
+                check=True,
+                capture_output=True,
+            )
             path = work / (source.stem + ".spacy")
         else:
             path = convert(source, work)
@@ -89,8 +104,11 @@ def count_vectors_pipeline(data: Path, work: Path, dims: int) -> Path:
         out.write(f"{len(words)} {vectors.shape[1]}\n")
         for word, row in zip(words, vectors):
             out.write(word + " " + " ".join(f"{v:.5f}" for v in row) + "\n")
-    subprocess.run([sys.executable, "-m", "spacy", "init", "vectors", "en", str(table), str(work / "vectors")],
-                   check=True, capture_output=True)
+    subprocess.run(
+        [sys.executable, "-m", "spacy", "init", "vectors", "en", str(table), str(work / "vectors")],
+        check=True,
+        capture_output=True,
+    )
     return work / "vectors"
 
 
@@ -99,15 +117,24 @@ def main() -> None:
     parser.add_argument("--corpus", choices=sorted(CORPORA), default="conll2003")
     parser.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data")
     parser.add_argument("--dims", type=int, default=100)
-    parser.add_argument("--vectors", type=Path, default=None,
-                        help="A pipeline directory with static vectors (as [initialize] vectors takes) instead of count-based ones.")
+    parser.add_argument(
+        "--vectors",
+        type=Path,
+        default=None,
+        help="A pipeline directory with static vectors (as [initialize] vectors takes) instead of count-based ones.",
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         train_path, dev_path = converted(args.data, args.corpus, work / "corpus")
         vectors_dir = args.vectors or count_vectors_pipeline(args.data, work, args.dims)
         table = spacy.load(vectors_dir).vocab.vectors
-        figures = {"corpus": args.corpus, "vectors": str(args.vectors or "count-based"), "vector_words": len(table), "dims": table.shape[1]}
+        figures = {
+            "corpus": args.corpus,
+            "vectors": str(args.vectors or "count-based"),
+            "vector_words": len(table),
+            "dims": table.shape[1],
+        }
         seen = entity_texts(spacy.blank("en"), train_path)
         default = DEFAULT_CONFIG["features"]
         without = json.dumps([family for family in default if family != CLUSTERS_FAMILY])
@@ -117,13 +144,20 @@ def main() -> None:
             seconds = train(train_path, dev_path, work / variant, options)
             nlp = spacy.load(work / variant / "model-best")
             speed = throughput(nlp, gold_token_examples(nlp, dev_path), repeats=3)
-            figures[variant] = {"train_seconds": round(seconds, 1), **score(nlp, dev_path, seen),
-                                "component_tokens_per_s": round(speed["component_tokens_per_s"])}
-    print(f"{args.corpus} dev; {figures['vectors']} vectors for {figures['vector_words']:,} words, {figures['dims']} dimensions")
+            figures[variant] = {
+                "train_seconds": round(seconds, 1),
+                **score(nlp, dev_path, seen),
+                "component_tokens_per_s": round(speed["component_tokens_per_s"]),
+            }
+    print(
+        f"{args.corpus} dev; {figures['vectors']} vectors for {figures['vector_words']:,} words, {figures['dims']} dimensions"
+    )
     for variant in ("without", "with"):
         f = figures[variant]
-        print(f"  {variant} the vectors family: P {f['overall']['p']} R {f['overall']['r']} F1 {f['overall']['f']}; "
-              f"unseen F1 {f['unseen']['f']}; train {f['train_seconds']} s; {f['component_tokens_per_s']:,} tokens/s")
+        print(
+            f"  {variant} the vectors family: P {f['overall']['p']} R {f['overall']['r']} F1 {f['overall']['f']}; "
+            f"unseen F1 {f['unseen']['f']}; train {f['train_seconds']} s; {f['component_tokens_per_s']:,} tokens/s"
+        )
     print(json.dumps(figures))
     print(f"written to {write_results(f'vectors_{args.corpus}', figures)}")
 

@@ -21,6 +21,7 @@ Without MODEL and DEV, it trains configs/bioner.cfg on CoNLL-2003 and scores its
 
 Usage: python bench/bench_whitespace.py [MODEL DEV.spacy] [--rates 0 0.05 0.2] [--outside-entities] [--sentences-as-docs] [--probabilities] [--repeats N] [--describe TEXT]
 """
+
 import argparse
 import json
 import random
@@ -70,19 +71,34 @@ def on_words(nlp, predicted: Doc, ref: Doc, positions) -> Doc:
 def scored_spans(predicted: Doc, positions) -> dict:
     """bioner's entity probabilities and alternatives, on the original words."""
     word_of = {position: i for i, position in enumerate(positions)}
-    return {key: [((word_of[s.start], word_of[s.end - 1] + 1, s.label_), p) for s, p in zip(predicted.spans[key], predicted.spans[key].attrs["scores"])]
-            for key in ("bioner", "bioner_alternatives") if key in predicted.spans}
+    return {
+        key: [
+            ((word_of[s.start], word_of[s.end - 1] + 1, s.label_), p)
+            for s, p in zip(predicted.spans[key], predicted.spans[key].attrs["scores"])
+        ]
+        for key in ("bioner", "bioner_alternatives")
+        if key in predicted.spans
+    }
 
 
 def probability_shifts(spans: list, baseline: list) -> dict:
     """How far entity probabilities and alternatives moved from the baseline's (no newlines)."""
-    shifts = [abs(p - dict(base["bioner"])[span]) for doc, base in zip(spans, baseline)
-              for span, p in doc["bioner"] if span in dict(base["bioner"])]
-    same = sum([(span, round(p, 6)) for span, p in doc["bioner_alternatives"]] == [(span, round(p, 6)) for span, p in base["bioner_alternatives"]]
-               for doc, base in zip(spans, baseline))
-    return {"probability_shift_mean": sum(shifts) / max(len(shifts), 1),
-            "probability_shift_over_0.05": sum(shift > 0.05 for shift in shifts) / max(len(shifts), 1),
-            "docs_with_the_same_alternatives": same / max(len(spans), 1)}
+    shifts = [
+        abs(p - dict(base["bioner"])[span])
+        for doc, base in zip(spans, baseline)
+        for span, p in doc["bioner"]
+        if span in dict(base["bioner"])
+    ]
+    same = sum(
+        [(span, round(p, 6)) for span, p in doc["bioner_alternatives"]]
+        == [(span, round(p, 6)) for span, p in base["bioner_alternatives"]]
+        for doc, base in zip(spans, baseline)
+    )
+    return {
+        "probability_shift_mean": sum(shifts) / max(len(shifts), 1),
+        "probability_shift_over_0.05": sum(shift > 0.05 for shift in shifts) / max(len(shifts), 1),
+        "docs_with_the_same_alternatives": same / max(len(spans), 1),
+    }
 
 
 def words_per_second(nlp, docs, n_words: int, repeats: int) -> float:
@@ -96,12 +112,16 @@ def words_per_second(nlp, docs, n_words: int, repeats: int) -> float:
     return n_words / statistics.median(times)
 
 
-def scores(nlp, refs, rate: float, outside_entities: bool, probabilities: bool = False, baseline_spans=None, repeats: int = 0) -> dict:
+def scores(
+    nlp, refs, rate: float, outside_entities: bool, probabilities: bool = False, baseline_spans=None, repeats: int = 0
+) -> dict:
     """Scores at one rate; with probabilities, also the spans' moves from baseline_spans (None: these are the baseline)."""
     rng = random.Random(1)
     spaced = [with_newlines(nlp, ref, rate, rng, outside_entities) for ref in refs]
     predicted = list(nlp.pipe([doc.copy() for doc, _ in spaced], batch_size=256))
-    examples = [Example(on_words(nlp, doc, ref, positions), ref) for doc, ref, (_, positions) in zip(predicted, refs, spaced)]
+    examples = [
+        Example(on_words(nlp, doc, ref, positions), ref) for doc, ref, (_, positions) in zip(predicted, refs, spaced)
+    ]
     out = {"rate": rate, "whitespace_tokens": sum(len(doc) - len(ref) for (doc, _), ref in zip(spaced, refs))}
     if repeats:
         out["words_per_s"] = words_per_second(nlp, [doc for doc, _ in spaced], sum(len(ref) for ref in refs), repeats)
@@ -155,11 +175,23 @@ def run(args) -> None:
         baseline_spans = baseline_spans or spans
         results.append(result)
         speed = f"{result['words_per_s']:,.0f} words/s; " if args.repeats else ""
-        print(f"rate {rate}: {result['whitespace_tokens']:,} whitespace tokens; {speed}"
-              + ", ".join(f"{key} {100 * value:.2f}" for key, value in result.items() if key not in ("rate", "whitespace_tokens", "words_per_s")), flush=True)
+        print(
+            f"rate {rate}: {result['whitespace_tokens']:,} whitespace tokens; {speed}"
+            + ", ".join(
+                f"{key} {100 * value:.2f}"
+                for key, value in result.items()
+                if key not in ("rate", "whitespace_tokens", "words_per_s")
+            ),
+            flush=True,
+        )
     print(json.dumps(results))
-    figures = {"model": args.describe or str(args.model), "dev": args.dev.name, "outside_entities": args.outside_entities,
-               "sentences_as_docs": args.sentences_as_docs, "rates": results}
+    figures = {
+        "model": args.describe or str(args.model),
+        "dev": args.dev.name,
+        "outside_entities": args.outside_entities,
+        "sentences_as_docs": args.sentences_as_docs,
+        "rates": results,
+    }
     print(f"written to {write_results('whitespace', figures)}")
 
 

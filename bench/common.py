@@ -3,6 +3,7 @@ examples three ways, throughput, and writing figures to bench/results/<name>.jso
 
 The figures in docs/benchmarks.md are rendered from those files (scripts/render_docs.py).
 """
+
 import datetime
 import json
 import os
@@ -31,7 +32,8 @@ def convert(source: Path, out_dir: Path, sentences_per_doc="1") -> Path:
     target = out_dir / (source.name + ".spacy")
     subprocess.run(
         [sys.executable, str(ROOT / "scripts" / "convert_corpus.py"), str(source), str(target), str(sentences_per_doc)],
-        check=True, capture_output=True,
+        check=True,
+        capture_output=True,
     )
     return target
 
@@ -39,9 +41,22 @@ def convert(source: Path, out_dir: Path, sentences_per_doc="1") -> Path:
 def train(train_path: Path, dev_path: Path, out_dir: Path, extra=(), config: str = "bioner.cfg") -> float:
     start = time.perf_counter()
     subprocess.run(
-        [sys.executable, "-m", "spacy", "train", str(ROOT / "configs" / config),
-         "--paths.train", str(train_path), "--paths.dev", str(dev_path), "--output", str(out_dir), *extra],
-        check=True, capture_output=True,
+        [
+            sys.executable,
+            "-m",
+            "spacy",
+            "train",
+            str(ROOT / "configs" / config),
+            "--paths.train",
+            str(train_path),
+            "--paths.dev",
+            str(dev_path),
+            "--output",
+            str(out_dir),
+            *extra,
+        ],
+        check=True,
+        capture_output=True,
     )
     return time.perf_counter() - start
 
@@ -111,20 +126,32 @@ CORPORA = {
 
 LISTS = {
     "conll2003": [
-        "geonames/cities15000_latin.tsv", "geonames/countries.tsv", "geonames/continents.tsv", "geonames/us_states.tsv",
-        "countries_mledoze/countries.tsv", "countries_mledoze/demonyms_en.tsv", "countries_mledoze/capitals.tsv",
-        "us_census_1990_names/first_names_female.tsv", "us_census_1990_names/first_names_male.tsv",
-        "companies_us/sec_company_tickers.tsv", "companies_us/sp500_constituents.tsv",
-        "openfootball_clubs/football_clubs.tsv", "world_universities/universities.tsv",
+        "geonames/cities15000_latin.tsv",
+        "geonames/countries.tsv",
+        "geonames/continents.tsv",
+        "geonames/us_states.tsv",
+        "countries_mledoze/countries.tsv",
+        "countries_mledoze/demonyms_en.tsv",
+        "countries_mledoze/capitals.tsv",
+        "us_census_1990_names/first_names_female.tsv",
+        "us_census_1990_names/first_names_male.tsv",
+        "companies_us/sec_company_tickers.tsv",
+        "companies_us/sp500_constituents.tsv",
+        "openfootball_clubs/football_clubs.tsv",
+        "world_universities/universities.tsv",
     ],
     "bc5cdr": [
-        "drugbank_open_vocabulary/drugbank_vocabulary.tsv", "mesh_diseases/mesh_diseases.tsv",
+        "drugbank_open_vocabulary/drugbank_vocabulary.tsv",
+        "mesh_diseases/mesh_diseases.tsv",
         "disease_ontology/doid_current.tsv",
     ],
     "ncbi_disease": ["mesh_diseases/mesh_diseases.tsv", "disease_ontology/doid_current.tsv"],
     "wnut17": [
-        "geonames/cities15000_latin.tsv", "geonames/countries.tsv", "countries_mledoze/countries.tsv",
-        "us_census_1990_names/first_names_female.tsv", "us_census_1990_names/first_names_male.tsv",
+        "geonames/cities15000_latin.tsv",
+        "geonames/countries.tsv",
+        "countries_mledoze/countries.tsv",
+        "us_census_1990_names/first_names_female.tsv",
+        "us_census_1990_names/first_names_male.tsv",
         "companies_us/sec_company_tickers.tsv",
     ],
 }
@@ -157,21 +184,42 @@ def train_spacy_pipeline(train_path: Path, dev_path: Path, work: Path, steps: in
     """spaCy's own pipeline of these components (efficiency config: tok2vec first), trained for `steps` steps."""
     name = "spacy_" + components.replace(",", "_")
     config = work / f"{name}.cfg"
-    subprocess.run([sys.executable, "-m", "spacy", "init", "config", str(config), "-p", components, "-o", "efficiency", "-F"],
-                   check=True, capture_output=True)
     subprocess.run(
-        [sys.executable, "-m", "spacy", "train", str(config), "--paths.train", str(train_path), "--paths.dev", str(dev_path),
-         "--output", str(work / name), "--training.max_steps", str(steps), "--training.eval_frequency", str(steps)],
-        check=True, capture_output=True,
+        [sys.executable, "-m", "spacy", "init", "config", str(config), "-p", components, "-o", "efficiency", "-F"],
+        check=True,
+        capture_output=True,
+    )
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "spacy",
+            "train",
+            str(config),
+            "--paths.train",
+            str(train_path),
+            "--paths.dev",
+            str(dev_path),
+            "--output",
+            str(work / name),
+            "--training.max_steps",
+            str(steps),
+            "--training.eval_frequency",
+            str(steps),
+        ],
+        check=True,
+        capture_output=True,
     )
     return work / name / "model-last"
 
 
 def stream(nlp, texts, n_docs: int) -> dict:
     """RSS before, midway and after tagging n_docs short docs from raw text."""
+
     def docs():
         for i in range(n_docs):
             yield texts[i % len(texts)]
+
     marks, start = {}, time.perf_counter()
     for i, _ in enumerate(nlp.pipe(docs(), batch_size=1000)):
         if i in (n_docs // 10, n_docs // 2, n_docs - 1):
@@ -181,7 +229,11 @@ def stream(nlp, texts, n_docs: int) -> dict:
 
 def convert_treebank(conllu: Path, out_dir: Path) -> Path:
     out_dir.mkdir(parents=True, exist_ok=True)
-    subprocess.run([sys.executable, "-m", "spacy", "convert", str(conllu), str(out_dir), "-c", "conllu", "-n", "10"], check=True, capture_output=True)
+    subprocess.run(
+        [sys.executable, "-m", "spacy", "convert", str(conllu), str(out_dir), "-c", "conllu", "-n", "10"],
+        check=True,
+        capture_output=True,
+    )
     return out_dir / (conllu.stem + ".spacy")
 
 
@@ -195,6 +247,7 @@ def dev_scores(parser, dev, tags) -> dict:
     parsed = list(parser.pipe(docs, batch_size=1000))
     scores = score_parse([Example(doc, eg.reference) for doc, eg in zip(parsed, dev)])
     return {"uas": scores["dep_uas_all"], "las": scores["dep_las_all"], "label_acc": scores["dep_label_acc"]}
+
 
 def score(nlp, dev_path: Path, seen: set) -> dict:
     """Exact-match P/R/F1 (percent) overall, per type and on entities unseen in training, by spacy_bioner.evaluate."""
@@ -210,14 +263,25 @@ def score(nlp, dev_path: Path, seen: set) -> dict:
 
 
 def machine() -> dict:
-    cpu = next((line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines() if line.startswith("model name")), platform.processor())
+    cpu = next(
+        (
+            line.split(":", 1)[1].strip()
+            for line in Path("/proc/cpuinfo").read_text().splitlines()
+            if line.startswith("model name")
+        ),
+        platform.processor(),
+    )
     return {"cpu": cpu, "cores": os.cpu_count(), "python": platform.python_version(), "spacy": spacy.__version__}
 
 
 def _source_state() -> str:
     """The commit the benchmark runs, and whether the package or configs differ from it."""
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
-    dirty = subprocess.run(["git", "status", "--porcelain", "--", "spacy_bioner", "configs"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
+    commit = subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True
+    ).stdout.strip()
+    dirty = subprocess.run(
+        ["git", "status", "--porcelain", "--", "spacy_bioner", "configs"], cwd=ROOT, capture_output=True, text=True
+    ).stdout.strip()
     return commit + ("+changes" if dirty else "")
 
 

@@ -5,6 +5,7 @@ not part of this project. Its code is read from the note at run time, built with
 cargo in a temporary directory and run as it is, with one line added: it prints
 the mean tokens of the sentences it times, so that its sentences/s become tokens/s.
 """
+
 import re
 import shutil
 import statistics
@@ -15,8 +16,10 @@ from typing import Optional
 TIMED = re.compile(r"([\d.]+) sentences/s, one thread")
 TOKENS = re.compile(r"([\d.]+) tokens per sentence")
 # Added after the toy prints its speed: the timed sentences are `test`, (features, tags, words) each.
-TOKENS_LINE = ('println!("{} tokens per sentence", test.iter().map(|(_, _, w)| w.len()).sum::<usize>() as f64'
-               ' / test.len() as f64);')
+TOKENS_LINE = (
+    'println!("{} tokens per sentence", test.iter().map(|(_, _, w)| w.len()).sum::<usize>() as f64'
+    " / test.len() as f64);"
+)
 
 
 def toy_source(note: Path) -> str:
@@ -37,12 +40,16 @@ def toy_speed(seeds: Path, work: Path, runs: int) -> Optional[dict]:
         return None
     project = work / "seed_toy"
     (project / "src").mkdir(parents=True, exist_ok=True)
-    (project / "Cargo.toml").write_text('[package]\nname = "seed_toy"\nversion = "0.1.0"\nedition = "2021"\n\n[profile.release]\nopt-level = 3\n')
+    (project / "Cargo.toml").write_text(
+        '[package]\nname = "seed_toy"\nversion = "0.1.0"\nedition = "2021"\n\n[profile.release]\nopt-level = 3\n'
+    )
     (project / "src" / "main.rs").write_text(toy_source(notes[0]))
     subprocess.run(["cargo", "build", "--release", "--quiet", "--offline"], cwd=project, check=True)
     per_s = []
     for _ in range(runs):
-        out = subprocess.run([str(project / "target" / "release" / "seed_toy")], capture_output=True, text=True, check=True).stdout
+        out = subprocess.run(
+            [str(project / "target" / "release" / "seed_toy")], capture_output=True, text=True, check=True
+        ).stdout
         per_s.append(float(TIMED.search(out).group(1)) * float(TOKENS.search(out).group(1)))
     per_s.sort()
     return {"median": statistics.median(per_s), "min": per_s[0], "max": per_s[-1], "runs": runs}

@@ -18,6 +18,7 @@ both corpora): 13 was best on BC5CDR dev, and NCBI-disease agreed.
 Usage: python scripts/abstracts.py INPUT OUTPUT [SENTENCES_PER_ABSTRACT]
   writes INPUT with a -DOCSTART- line before each abstract.
 """
+
 import math
 import sys
 from pathlib import Path
@@ -30,10 +31,33 @@ from normalize_conll import DELIMITER
 SENTENCES_PER_ABSTRACT = 13.0
 WINDOW = 3  # sentences on each side of a gap
 MIN_SENTENCES = 3  # the shortest abstract cut off
-OPENING_HEADINGS = {"BACKGROUND", "OBJECTIVE", "OBJECTIVES", "PURPOSE", "AIM", "AIMS", "INTRODUCTION", "CONTEXT", "RATIONALE"}
+OPENING_HEADINGS = {
+    "BACKGROUND",
+    "OBJECTIVE",
+    "OBJECTIVES",
+    "PURPOSE",
+    "AIM",
+    "AIMS",
+    "INTRODUCTION",
+    "CONTEXT",
+    "RATIONALE",
+}
 HEADINGS = OPENING_HEADINGS | {
-    "METHODS", "METHOD", "RESULTS", "CONCLUSION", "CONCLUSIONS", "DESIGN", "SETTING", "PATIENTS", "FINDINGS",
-    "INTERPRETATION", "MEASUREMENTS", "PARTICIPANTS", "INTERVENTIONS", "SUBJECTS", "MATERIALS",
+    "METHODS",
+    "METHOD",
+    "RESULTS",
+    "CONCLUSION",
+    "CONCLUSIONS",
+    "DESIGN",
+    "SETTING",
+    "PATIENTS",
+    "FINDINGS",
+    "INTERPRETATION",
+    "MEASUREMENTS",
+    "PARTICIPANTS",
+    "INTERVENTIONS",
+    "SUBJECTS",
+    "MATERIALS",
 }
 BODY_WORDS = {"we", "our", "was", "were", "had", "this", "these", "there", "those", "they", "it", "its"}
 BODY_WORD_PENALTY = 0.15
@@ -66,7 +90,9 @@ def gap_scores(sentences: Sequence[Sequence[str]]) -> List[float]:
     return scores
 
 
-def abstract_starts(sentences: Sequence[Sequence[str]], sentences_per_abstract: float = SENTENCES_PER_ABSTRACT) -> List[int]:
+def abstract_starts(
+    sentences: Sequence[Sequence[str]], sentences_per_abstract: float = SENTENCES_PER_ABSTRACT
+) -> List[int]:
     """The sentences (by position) that start an abstract, 0 first.
 
     sentences: each sentence's words.

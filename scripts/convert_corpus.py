@@ -10,6 +10,7 @@ into the abstracts that abstracts.py recovers (BC5CDR, NCBI-disease).
 
 Usage: python scripts/convert_corpus.py INPUT OUTPUT.spacy SENTENCES_PER_DOC|abstracts
 """
+
 import shutil
 import sys
 import tempfile

@@ -10,19 +10,84 @@ places of both splits, for the gazetteer step.
 
 Usage: python scripts/make_sample.py OUTPUT_DIR
 """
+
 import random
 import sys
 from pathlib import Path
 
-FIRST = ["Anna", "Boris", "Chloe", "Dmitri", "Elena", "Farid", "Greta", "Hiro", "Ines", "Jonas",
-         "Kira", "Liam", "Mara", "Nils", "Olga", "Pavel", "Rosa", "Sven", "Tara", "Umar"]
-LAST = ["Adler", "Brandt", "Costa", "Dahl", "Eriksen", "Fischer", "Gomez", "Hansen", "Ivanova",
-        "Jansen", "Kowalski", "Lindqvist", "Moreau", "Novak", "Okafor", "Petrov", "Quinn", "Rossi"]
-FIRM = ["Norvex", "Altaris", "Quantel", "Brightwave", "Corvana", "Deltron", "Everline", "Fyra",
-        "Helix", "Lumora", "Meridian", "Orbita"]
+FIRST = [
+    "Anna",
+    "Boris",
+    "Chloe",
+    "Dmitri",
+    "Elena",
+    "Farid",
+    "Greta",
+    "Hiro",
+    "Ines",
+    "Jonas",
+    "Kira",
+    "Liam",
+    "Mara",
+    "Nils",
+    "Olga",
+    "Pavel",
+    "Rosa",
+    "Sven",
+    "Tara",
+    "Umar",
+]
+LAST = [
+    "Adler",
+    "Brandt",
+    "Costa",
+    "Dahl",
+    "Eriksen",
+    "Fischer",
+    "Gomez",
+    "Hansen",
+    "Ivanova",
+    "Jansen",
+    "Kowalski",
+    "Lindqvist",
+    "Moreau",
+    "Novak",
+    "Okafor",
+    "Petrov",
+    "Quinn",
+    "Rossi",
+]
+FIRM = [
+    "Norvex",
+    "Altaris",
+    "Quantel",
+    "Brightwave",
+    "Corvana",
+    "Deltron",
+    "Everline",
+    "Fyra",
+    "Helix",
+    "Lumora",
+    "Meridian",
+    "Orbita",
+]
 FIRM_SUFFIX = ["Corp", "Group", "Bank", "Holdings", "Airlines", "Motors"]
-PLACE = ["Oslo", "Lima", "Porto", "Dakar", "Hanoi", "Quito", "Tbilisi", "Riga", "Accra", "Lyon",
-         "Bergen", "Cusco", "Kazan", "Malmo"]
+PLACE = [
+    "Oslo",
+    "Lima",
+    "Porto",
+    "Dakar",
+    "Hanoi",
+    "Quito",
+    "Tbilisi",
+    "Riga",
+    "Accra",
+    "Lyon",
+    "Bergen",
+    "Cusco",
+    "Kazan",
+    "Malmo",
+]
 EVENT = ["Olympics", "World Cup", "Expo", "Biennale"]
 ADJ = ["Norwegian", "Peruvian", "Portuguese", "Senegalese", "Latvian", "Georgian"]
 

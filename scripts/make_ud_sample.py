@@ -9,6 +9,7 @@ pseudo-projective parsing has something to lift.
 
 Usage: python scripts/make_ud_sample.py OUTPUT_DIR
 """
+
 import random
 import sys
 from pathlib import Path
@@ -27,16 +28,45 @@ WORDS = {
 }
 # Each token: (slot or literal, UPOS, XPOS, head (1-based, 0 for the root), deprel).
 TEMPLATES = [
-    [("DET", "DET", "DT", 3, "det"), ("ADJ", "ADJ", "JJ", 3, "amod"), ("NOUN", "NOUN", "NN", 4, "nsubj"),
-     ("VERBD", "VERB", "VBD", 0, "root"), ("DET", "DET", "DT", 6, "det"), ("NOUN", "NOUN", "NN", 4, "obj"), (".", "PUNCT", ".", 4, "punct")],
-    [("PRON", "PRON", "PRP", 2, "nsubj"), ("VERBD", "VERB", "VBD", 0, "root"), ("ADP", "ADP", "IN", 5, "case"),
-     ("DET", "DET", "DT", 5, "det"), ("NOUNS", "NOUN", "NNS", 2, "obl"), ("ADV", "ADV", "RB", 2, "advmod"), (".", "PUNCT", ".", 2, "punct")],
-    [("PROPN", "PROPN", "NNP", 2, "nsubj"), ("VERBD", "VERB", "VBD", 0, "root"), ("DET", "DET", "DT", 4, "det"),
-     ("NOUN", "NOUN", "NN", 2, "obj"), ("ADP", "ADP", "IN", 7, "case"), ("DET", "DET", "DT", 7, "det"), ("NOUN", "NOUN", "NN", 4, "nmod"),
-     (".", "PUNCT", ".", 2, "punct")],
-    [("DET", "DET", "DT", 2, "det"), ("NOUN", "NOUN", "NN", 4, "nsubj:pass"), ("is", "AUX", "VBZ", 4, "aux:pass"),
-     ("VERBN", "VERB", "VBN", 0, "root"), ("ADP", "ADP", "IN", 7, "case"), ("DET", "DET", "DT", 7, "det"), ("NOUN", "NOUN", "NN", 2, "nmod"),
-     ("ADV", "ADV", "RB", 4, "advmod"), (".", "PUNCT", ".", 4, "punct")],
+    [
+        ("DET", "DET", "DT", 3, "det"),
+        ("ADJ", "ADJ", "JJ", 3, "amod"),
+        ("NOUN", "NOUN", "NN", 4, "nsubj"),
+        ("VERBD", "VERB", "VBD", 0, "root"),
+        ("DET", "DET", "DT", 6, "det"),
+        ("NOUN", "NOUN", "NN", 4, "obj"),
+        (".", "PUNCT", ".", 4, "punct"),
+    ],
+    [
+        ("PRON", "PRON", "PRP", 2, "nsubj"),
+        ("VERBD", "VERB", "VBD", 0, "root"),
+        ("ADP", "ADP", "IN", 5, "case"),
+        ("DET", "DET", "DT", 5, "det"),
+        ("NOUNS", "NOUN", "NNS", 2, "obl"),
+        ("ADV", "ADV", "RB", 2, "advmod"),
+        (".", "PUNCT", ".", 2, "punct"),
+    ],
+    [
+        ("PROPN", "PROPN", "NNP", 2, "nsubj"),
+        ("VERBD", "VERB", "VBD", 0, "root"),
+        ("DET", "DET", "DT", 4, "det"),
+        ("NOUN", "NOUN", "NN", 2, "obj"),
+        ("ADP", "ADP", "IN", 7, "case"),
+        ("DET", "DET", "DT", 7, "det"),
+        ("NOUN", "NOUN", "NN", 4, "nmod"),
+        (".", "PUNCT", ".", 2, "punct"),
+    ],
+    [
+        ("DET", "DET", "DT", 2, "det"),
+        ("NOUN", "NOUN", "NN", 4, "nsubj:pass"),
+        ("is", "AUX", "VBZ", 4, "aux:pass"),
+        ("VERBN", "VERB", "VBN", 0, "root"),
+        ("ADP", "ADP", "IN", 7, "case"),
+        ("DET", "DET", "DT", 7, "det"),
+        ("NOUN", "NOUN", "NN", 2, "nmod"),
+        ("ADV", "ADV", "RB", 4, "advmod"),
+        (".", "PUNCT", ".", 4, "punct"),
+    ],
 ]
 
 

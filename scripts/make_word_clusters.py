@@ -8,6 +8,7 @@ Spherical k-means over GloVe 6B 50d (vector_clusters.VectorClusters.fit, seed
 that centroid's coarser parents. Refitting changes the cluster ids that
 trained weights are indexed by: bump templates.TEMPLATES_VERSION with it.
 """
+
 import sys
 from pathlib import Path
 
@@ -22,7 +23,9 @@ ROWS_PER_STEP = 50_000  # bounds the (rows x centroids) similarity matrix
 
 def cluster_table(words, vectors: numpy.ndarray, seed: int = 0) -> WordClusterTable:
     clusters = VectorClusters.fit(vectors, seed=seed)
-    ids = numpy.concatenate([clusters.rows_ids(vectors[start:start + ROWS_PER_STEP]) for start in range(0, len(words), ROWS_PER_STEP)])
+    ids = numpy.concatenate(
+        [clusters.rows_ids(vectors[start : start + ROWS_PER_STEP]) for start in range(0, len(words), ROWS_PER_STEP)]
+    )
     return WordClusterTable.from_words(words, ids)
 
 

@@ -7,6 +7,7 @@ lines) become empty sentence breaks.
 
 Usage: python scripts/normalize_conll.py INPUT OUTPUT
 """
+
 import sys
 from pathlib import Path
 

@@ -7,6 +7,7 @@
 Usage: python scripts/render_docs.py [--check]
 --check writes nothing and exits 1 if a page differs from what it would write.
 """
+
 import argparse
 import json
 import sys
@@ -74,7 +75,7 @@ def configuration() -> str:
         "probabilities = true",
         "```",
         "",
-        "In Python, `nlp.add_pipe(\"bioner\", config={\"confidence\": {\"probabilities\": True}})` changes one field",
+        'In Python, `nlp.add_pipe("bioner", config={"confidence": {"probabilities": True}})` changes one field',
         "of a block and keeps the others.",
         "",
         "## `[components.bioner]`",
@@ -82,7 +83,7 @@ def configuration() -> str:
         *_table(Settings),
         "",
         "`scheme`, `transitions`, `n_buckets`, `features` and the trainer shape the weights: they are fixed",
-        "once a model is trained (`transitions = \"auto\"` accepts what training decided). The other blocks",
+        'once a model is trained (`transitions = "auto"` accepts what training decided). The other blocks',
         "are read when tagging.",
         "",
         "## `[components.bioner.trainer]`",
@@ -91,42 +92,69 @@ def configuration() -> str:
     for trainer in TRAINERS.values():
         lines += [f"### `{trainer.registered_name}`", "", " ".join(trainer.__doc__.split()), "", *_table(trainer), ""]
     for title, model in (("confidence", Confidence), ("rules", Rules), ("gazetteer", GazetteerSettings)):
-        lines += [f"## `[components.bioner.{title}]`: `{model.registered_name}`", "", " ".join(model.__doc__.split()), "",
-                  *_table(model), ""]
-    lines += ["## Feature families", "", "`features` lists the families the tagger reads. The default:", "",
-              f"`{json.dumps(list(DEFAULT_FAMILIES))}`", "", "| family | what it reads |", "|---|---|"]
+        lines += [
+            f"## `[components.bioner.{title}]`: `{model.registered_name}`",
+            "",
+            " ".join(model.__doc__.split()),
+            "",
+            *_table(model),
+            "",
+        ]
+    lines += [
+        "## Feature families",
+        "",
+        "`features` lists the families the tagger reads. The default:",
+        "",
+        f"`{json.dumps(list(DEFAULT_FAMILIES))}`",
+        "",
+        "| family | what it reads |",
+        "|---|---|",
+    ]
     lines += [f"| `{family}` | {text} |" for family, text in FAMILY_DESCRIPTIONS.items()]
     return "\n".join(lines) + "\n"
 
 
 def _load_results() -> dict:
-    return {path.stem: json.loads(path.read_text(encoding="utf8")) for path in sorted((ROOT / "bench" / "results").glob("*.json"))}
+    return {
+        path.stem: json.loads(path.read_text(encoding="utf8"))
+        for path in sorted((ROOT / "bench" / "results").glob("*.json"))
+    }
 
 
 def _provenance(record: dict) -> str:
     m = record["machine"]
-    return (f"commit `{record['commit']}`, {record['date']}, {m['cpu']} ({m['cores']} cores), Python {m['python']}, "
-            f"spaCy {m['spacy']}: `{record['command']}`")
+    return (
+        f"commit `{record['commit']}`, {record['date']}, {m['cpu']} ({m['cores']} cores), Python {m['python']}, "
+        f"spaCy {m['spacy']}: `{record['command']}`"
+    )
 
 
 def _accuracy(results: dict) -> list:
     records = [results[name] for name in (f"accuracy_{c}" for c in CORPUS_NAMES) if name in results]
     if not records:
         return []
-    lines = ["## Accuracy on the dev sets", "",
-             "Entity P / R / F1 (exact span and label) on each corpus's dev split, trained with `spacy train`",
-             "on its train split, model-best chosen on dev; without term lists (`configs/bioner.cfg`) and with the",
-             "corpus's public term lists (`configs/bioner_gazetteer.cfg`). \"Unseen\" counts only the entities whose",
-             "text is never an entity in training.", "",
-             "| corpus | F1 without lists | P / R | unseen F1 | F1 with lists | P / R | unseen F1 | train time without / with |",
-             "|---|---|---|---|---|---|---|---|"]
+    lines = [
+        "## Accuracy on the dev sets",
+        "",
+        "Entity P / R / F1 (exact span and label) on each corpus's dev split, trained with `spacy train`",
+        "on its train split, model-best chosen on dev; without term lists (`configs/bioner.cfg`) and with the",
+        'corpus\'s public term lists (`configs/bioner_gazetteer.cfg`). "Unseen" counts only the entities whose',
+        "text is never an entity in training.",
+        "",
+        "| corpus | F1 without lists | P / R | unseen F1 | F1 with lists | P / R | unseen F1 | train time without / with |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
     for record in records:
         run = record["figures"]["runs"][0]
         cells = [CORPUS_NAMES[record["figures"]["corpus"]]]
         for variant in ("without", "with"):
             if variant in run:
                 v = run[variant]
-                cells += [f"**{v['overall']['f']:.2f}**", f"{v['overall']['p']:.2f} / {v['overall']['r']:.2f}", f"{v['unseen']['f']:.2f}"]
+                cells += [
+                    f"**{v['overall']['f']:.2f}**",
+                    f"{v['overall']['p']:.2f} / {v['overall']['r']:.2f}",
+                    f"{v['unseen']['f']:.2f}",
+                ]
             else:
                 cells += ["", "", ""]
         cells.append(" / ".join(f"{run[v]['train_seconds']:.0f} s" for v in ("without", "with") if v in run))
@@ -135,29 +163,48 @@ def _accuracy(results: dict) -> list:
     for record in records:
         run = record["figures"]["runs"][0]
         types = sorted(run["without"]["per_type"])
-        per_type = ", ".join(f"{t} {run['without']['per_type'][t]['f']:.2f} / {run.get('with', run['without'])['per_type'].get(t, {}).get('f', 0):.2f}" for t in types)
+        per_type = ", ".join(
+            f"{t} {run['without']['per_type'][t]['f']:.2f} / {run.get('with', run['without'])['per_type'].get(t, {}).get('f', 0):.2f}"
+            for t in types
+        )
         lines.append(f"- {CORPUS_NAMES[record['figures']['corpus']]}: {per_type}")
     lines += ["", "Measured by:", ""] + [f"- {_provenance(record)}" for record in records]
-    lines += ["", "Training times and tokens/s here are from runs two at a time on the two cores: see Speed for",
-              "figures measured alone.", ""]
+    lines += [
+        "",
+        "Training times and tokens/s here are from runs two at a time on the two cores: see Speed for",
+        "figures measured alone.",
+        "",
+    ]
     return lines
 
 
 def _speed(record: dict) -> list:
     f = record["figures"]
     b, s = f["bioner"], f["spacy_ner"]
-    lines = ["## Speed against spaCy's ner", "",
-             f"CoNLL-2003 dev ({f['tokens']:,} tokens), one thread; bioner with the default config trained by `spacy train`",
-             "on CoNLL-2003 train; spaCy's CNN `ner` from `spacy init config -p ner -o efficiency`, trained in the same run",
-             "(its speed does not depend on its accuracy). Medians of the repeats, min-max in brackets.", "",
-             "| | bioner | spaCy tok2vec + ner | ratio |", "|---|---|---|---|"]
-    for way, what in (("component", "components over pre-tokenized Docs (`nlp.pipe`)"), ("raw_text", "from raw text (tokenizer included)")):
-        lines.append(f"| {what} | {b[way]['median']:,.0f} tokens/s ({b[way]['min']:,.0f}-{b[way]['max']:,.0f}) | "
-                     f"{s[way]['median']:,.0f} ({s[way]['min']:,.0f}-{s[way]['max']:,.0f}) | **{f['ratios'][way]:.1f}x** |")
+    lines = [
+        "## Speed against spaCy's ner",
+        "",
+        f"CoNLL-2003 dev ({f['tokens']:,} tokens), one thread; bioner with the default config trained by `spacy train`",
+        "on CoNLL-2003 train; spaCy's CNN `ner` from `spacy init config -p ner -o efficiency`, trained in the same run",
+        "(its speed does not depend on its accuracy). Medians of the repeats, min-max in brackets.",
+        "",
+        "| | bioner | spaCy tok2vec + ner | ratio |",
+        "|---|---|---|---|",
+    ]
+    for way, what in (
+        ("component", "components over pre-tokenized Docs (`nlp.pipe`)"),
+        ("raw_text", "from raw text (tokenizer included)"),
+    ):
+        lines.append(
+            f"| {what} | {b[way]['median']:,.0f} tokens/s ({b[way]['min']:,.0f}-{b[way]['max']:,.0f}) | "
+            f"{s[way]['median']:,.0f} ({s[way]['min']:,.0f}-{s[way]['max']:,.0f}) | **{f['ratios'][way]:.1f}x** |"
+        )
     toy = f.get("seed_toy")
     if toy:
-        lines.append(f"| the seed's Rust toy tagger, on its own synthetic sentences (seed_toy.py) | | {toy['median']:,.0f} "
-                     f"({toy['min']:,.0f}-{toy['max']:,.0f}) | **{f['ratios']['seed_toy']:.2f}x** |")
+        lines.append(
+            f"| the seed's Rust toy tagger, on its own synthetic sentences (seed_toy.py) | | {toy['median']:,.0f} "
+            f"({toy['min']:,.0f}-{toy['max']:,.0f}) | **{f['ratios']['seed_toy']:.2f}x** |"
+        )
     d, st = f["long_document"], f["stream"]
     rss = ", ".join(f"{v:.0f} MB" for k, v in st.items() if k.startswith("rss"))
     lines += [
@@ -167,22 +214,32 @@ def _speed(record: dict) -> list:
         f"| one {d['tokens']:,}-token doc | {d['seconds']:.2f} s, RSS +{d['rss_growth_mb']:.0f} MB | | |",
         f"| {st['docs']:,} short docs streamed from raw text | RSS {rss} | | |",
         f"| `bioner annotate -n 2` against one process | {f['annotate']['ratio']:.2f}x | | |",
-        "", f"Measured by {_provenance(record)}.", ""]
+        "",
+        f"Measured by {_provenance(record)}.",
+        "",
+    ]
     return lines
 
 
 def _layout(record: dict) -> list:
     f = record["figures"]
-    lines = ["## Layout text", "",
-             "The CoNLL-2003 dev set's gold entities written as form fields, one per line (after a line break, a tab,",
-             "or a line break and an indent, a blank line between fields), against the same entities in prose",
-             "(\"The name is ... .\"); entity P / R / F1 on the inserted entities, from raw text, for each",
-             f"`[rules] line_breaks`. Model: {f['model']}.", "",
-             "| `line_breaks` | prose F1 | layout F1 | layout P / R |", "|---|---|---|---|"]
+    lines = [
+        "## Layout text",
+        "",
+        "The CoNLL-2003 dev set's gold entities written as form fields, one per line (after a line break, a tab,",
+        "or a line break and an indent, a blank line between fields), against the same entities in prose",
+        '("The name is ... ."); entity P / R / F1 on the inserted entities, from raw text, for each',
+        f"`[rules] line_breaks`. Model: {f['model']}.",
+        "",
+        "| `line_breaks` | prose F1 | layout F1 | layout P / R |",
+        "|---|---|---|---|",
+    ]
     for key in ("blank_or_indented", "every", "none"):
         if key in f:
-            lines.append(f"| `{key}` | {f[key]['prose']['f']:.2f} | **{f[key]['layout']['f']:.2f}** | "
-                         f"{f[key]['layout']['p']:.2f} / {f[key]['layout']['r']:.2f} |")
+            lines.append(
+                f"| `{key}` | {f[key]['prose']['f']:.2f} | **{f[key]['layout']['f']:.2f}** | "
+                f"{f[key]['layout']['p']:.2f} / {f[key]['layout']['r']:.2f} |"
+            )
     lines += ["", f"Measured by {_provenance(record)}.", ""]
     return lines
 
@@ -190,36 +247,56 @@ def _layout(record: dict) -> list:
 def _whitespace(record: dict) -> list:
     f = record["figures"]
     base = f["rates"][0]
-    lines = ["## Wrapped prose", "",
-             "The same dev docs with a newline token after each word with probability R, and after each sentence's",
-             "last word (raw text's hard-wrapped lines: a single line break, which may join an entity); entities",
-             f"scored on the original words. Model: {f['model']}; dev: {f['dev']}.", "",
-             "| R | whitespace tokens | entity F1 | against R = 0 |", "|---|---|---|---|"]
+    lines = [
+        "## Wrapped prose",
+        "",
+        "The same dev docs with a newline token after each word with probability R, and after each sentence's",
+        "last word (raw text's hard-wrapped lines: a single line break, which may join an entity); entities",
+        f"scored on the original words. Model: {f['model']}; dev: {f['dev']}.",
+        "",
+        "| R | whitespace tokens | entity F1 | against R = 0 |",
+        "|---|---|---|---|",
+    ]
     for rate in f["rates"]:
-        lines.append(f"| {rate['rate']} | {rate['whitespace_tokens']:,} | {100 * rate['ents_f']:.2f} | "
-                     f"{100 * (rate['ents_f'] - base['ents_f']):+.2f} |")
+        lines.append(
+            f"| {rate['rate']} | {rate['whitespace_tokens']:,} | {100 * rate['ents_f']:.2f} | "
+            f"{100 * (rate['ents_f'] - base['ents_f']):+.2f} |"
+        )
     lines += ["", f"Measured by {_provenance(record)}.", ""]
     return lines
 
 
 def _labels(record: dict, title: str) -> list:
     f = record["figures"]
-    lines = [f"## {title}", "",
-             f"Corpus: {f['corpus']}, {f['epochs']} epochs. Each row runs in a process of its own (peak RSS is",
-             "its own); tagging is paired with spaCy's `ner` initialized with the same labels, on the same docs,",
-             "in the same process.", "",
-             "| labels | transitions | weights | add_label | initialize | train | tag | spaCy ner | ratio | dev F1 | peak RSS |",
-             "|---|---|---|---|---|---|---|---|---|---|---|"]
+    lines = [
+        f"## {title}",
+        "",
+        f"Corpus: {f['corpus']}, {f['epochs']} epochs. Each row runs in a process of its own (peak RSS is",
+        "its own); tagging is paired with spaCy's `ner` initialized with the same labels, on the same docs,",
+        "in the same process.",
+        "",
+        "| labels | transitions | weights | add_label | initialize | train | tag | spaCy ner | ratio | dev F1 | peak RSS |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
     for row in f["rows"]:
-        lines.append(f"| {row['labels']:,} | {row['transitions']} | {row['weights']} | {row['add_label_s']:.3f} s | "
-                     f"{row['initialize_s']:.1f} s | {row['train_s']:.0f} s | {row['tag_tokens_per_s']:,} tokens/s | "
-                     f"{row['spacy_ner_tokens_per_s']:,} | **{row['ratio']:.1f}x** | {row['dev_f1']:.2f} | {row['peak_rss_mb']:,} MB |")
+        lines.append(
+            f"| {row['labels']:,} | {row['transitions']} | {row['weights']} | {row['add_label_s']:.3f} s | "
+            f"{row['initialize_s']:.1f} s | {row['train_s']:.0f} s | {row['tag_tokens_per_s']:,} tokens/s | "
+            f"{row['spacy_ner_tokens_per_s']:,} | **{row['ratio']:.1f}x** | {row['dev_f1']:.2f} | {row['peak_rss_mb']:,} MB |"
+        )
     if "conll2003" in f:
-        lines += ["", "CoNLL-2003 (4 labels), configs/bioner.cfg trained by `spacy train` each way, dev:", "",
-                  "| transitions | dev F1 | P / R | unseen F1 | train |", "|---|---|---|---|---|"]
+        lines += [
+            "",
+            "CoNLL-2003 (4 labels), configs/bioner.cfg trained by `spacy train` each way, dev:",
+            "",
+            "| transitions | dev F1 | P / R | unseen F1 | train |",
+            "|---|---|---|---|---|",
+        ]
         for run in f["conll2003"]:
-            lines.append(f"| {run['transitions']} | **{run['dev']['f']:.2f}** | {run['dev']['p']:.2f} / {run['dev']['r']:.2f} | "
-                         f"{run['unseen']['f']:.2f} | {run['train_s']} s |")
+            lines.append(
+                f"| {run['transitions']} | **{run['dev']['f']:.2f}** | {run['dev']['p']:.2f} / {run['dev']['r']:.2f} | "
+                f"{run['unseen']['f']:.2f} | {run['train_s']} s |"
+            )
     lines += ["", f"Measured by {_provenance(record)}.", ""]
     return lines
 
@@ -227,26 +304,40 @@ def _labels(record: dict, title: str) -> list:
 def _latency(record: dict) -> list:
     f = record["figures"]
     s, b, t = f["single_call"], f["bulk"], f["threads"]
-    lines = ["## One doc at a time", "",
-             f"CoNLL-2003 eng.testa, one sentence per doc ({f['sentences']:,} sentences, {f['tokens_per_sentence']:.1f} tokens",
-             f"on average), pre-tokenized. Model: {f['model']}. Single calls: bioner's component and spaCy's",
-             "tok2vec + ner take turns, all sentences each, a round at a time; medians.", "",
-             "| | bioner | peer | ratio |", "|---|---|---|---|",
-             f"| one call per sentence | {s['bioner_us']:,.0f} µs | spaCy ner {s['spacy_ner_us']:,.0f} µs | **{s['ratio']:.1f}x** |",
-             f"| `nlp(text)`, tokenizer included | {f['raw_text_us']:,.0f} µs | | |",
-             f"| `pipe`, a sentence per doc | {b['one_sentence_per_doc']:,.0f} tokens/s | whole documents {b['whole_documents']:,.0f} | "
-             f"{b['ratio']:.2f}x |",
-             f"| single calls from two threads | {t['two_threads']:,.0f} tokens/s | one thread {t['one_thread']:,.0f} | "
-             f"{t['ratio']:.2f}x |"]
+    lines = [
+        "## One doc at a time",
+        "",
+        f"CoNLL-2003 eng.testa, one sentence per doc ({f['sentences']:,} sentences, {f['tokens_per_sentence']:.1f} tokens",
+        f"on average), pre-tokenized. Model: {f['model']}. Single calls: bioner's component and spaCy's",
+        "tok2vec + ner take turns, all sentences each, a round at a time; medians.",
+        "",
+        "| | bioner | peer | ratio |",
+        "|---|---|---|---|",
+        f"| one call per sentence | {s['bioner_us']:,.0f} µs | spaCy ner {s['spacy_ner_us']:,.0f} µs | **{s['ratio']:.1f}x** |",
+        f"| `nlp(text)`, tokenizer included | {f['raw_text_us']:,.0f} µs | | |",
+        f"| `pipe`, a sentence per doc | {b['one_sentence_per_doc']:,.0f} tokens/s | whole documents {b['whole_documents']:,.0f} | "
+        f"{b['ratio']:.2f}x |",
+        f"| single calls from two threads | {t['two_threads']:,.0f} tokens/s | one thread {t['one_thread']:,.0f} | "
+        f"{t['ratio']:.2f}x |",
+    ]
     if "tagger_parser" in f:
         p = f["tagger_parser"]
-        lines += [f"| tagger + parser, `pipe`, a sentence per doc (EWT dev) | {p['one_sentence_per_doc']:,.0f} words/s | "
-                  f"whole documents {p['whole_documents']:,.0f} | {p['ratio']:.2f}x |",
-                  f"| tagger + parser, `spacy evaluate --gold-preproc` (EWT dev, freshly loaded) | "
-                  f"{p['spacy_evaluate_words_per_s']:,.0f} words/s | | |", "", f"Tagger and parser: {p['model']}."]
-    lines += ["",
-             "Where a single call's time goes (each stage's cumulative share under cProfile, which slows Python",
-             "more than the kernels):", "", "| stage | share |", "|---|---|"]
+        lines += [
+            f"| tagger + parser, `pipe`, a sentence per doc (EWT dev) | {p['one_sentence_per_doc']:,.0f} words/s | "
+            f"whole documents {p['whole_documents']:,.0f} | {p['ratio']:.2f}x |",
+            f"| tagger + parser, `spacy evaluate --gold-preproc` (EWT dev, freshly loaded) | "
+            f"{p['spacy_evaluate_words_per_s']:,.0f} words/s | | |",
+            "",
+            f"Tagger and parser: {p['model']}.",
+        ]
+    lines += [
+        "",
+        "Where a single call's time goes (each stage's cumulative share under cProfile, which slows Python",
+        "more than the kernels):",
+        "",
+        "| stage | share |",
+        "|---|---|",
+    ]
     lines += [f"| {stage} | {share:.0f}% |" for stage, share in f["profile_percent"].items()]
     return lines + ["", f"Measured by {_provenance(record)}.", ""]
 
@@ -256,57 +347,81 @@ def _gazetteer(record: dict) -> list:
     if "phrasematcher" not in f:  # written before the benchmark had a peer
         return []
     g, p, r = f["bioner_gazetteer"], f["phrasematcher"], f["ratios"]
-    return ["## Term lists at scale", "",
-            f"{g['terms']:,} GeoNames names over CoNLL-2003 train and dev ({f['tokens']:,} tokens), against spaCy's",
-            "PhraseMatcher (attr LOWER) built from the same list in the same run; the speeds are medians of five",
-            "rounds in which the two take turns.", "",
-            "| | bioner | PhraseMatcher | ratio |", "|---|---|---|---|",
-            f"| build | {g['build_s']:.1f} s | {p['build_s']:.1f} s | {r['build']:.2f} |",
-            f"| memory growth | {g['rss_growth_mb']:,.0f} MB | {p['rss_growth_mb']:,.0f} MB | {r['rss_growth']:.2f} |",
-            f"| matching, batches of 1,000 docs | {g['tokens_per_s']:,.0f} tokens/s | {p['tokens_per_s']:,.0f} | "
-            f"**{r['throughput']:.2f}x** |",
-            f"| one call per doc, Spans made | {g['per_call_tokens_per_s']:,.0f} tokens/s (component, "
-            f"`doc.spans` and `doc.ents` written) | {p['per_call_tokens_per_s']:,.0f} (`as_spans=True`) | "
-            f"**{r['per_call_with_spans']:.2f}x** |",
-            f"| matches | {g['matches']:,} rows, {g['distinct_spans']:,} distinct spans | {p['matches']:,} | |", "",
-            "bioner gives a row per KB id: the list holds a name once per place that bears it, so an",
-            "ambiguous name (\"Springfield\") matches once per place. Counted once per span, the two find "
-            + ("the same spans." if f["same_spans"] else "different spans."),
-            "", f"Measured by {_provenance(record)}.", ""]
+    return [
+        "## Term lists at scale",
+        "",
+        f"{g['terms']:,} GeoNames names over CoNLL-2003 train and dev ({f['tokens']:,} tokens), against spaCy's",
+        "PhraseMatcher (attr LOWER) built from the same list in the same run; the speeds are medians of five",
+        "rounds in which the two take turns.",
+        "",
+        "| | bioner | PhraseMatcher | ratio |",
+        "|---|---|---|---|",
+        f"| build | {g['build_s']:.1f} s | {p['build_s']:.1f} s | {r['build']:.2f} |",
+        f"| memory growth | {g['rss_growth_mb']:,.0f} MB | {p['rss_growth_mb']:,.0f} MB | {r['rss_growth']:.2f} |",
+        f"| matching, batches of 1,000 docs | {g['tokens_per_s']:,.0f} tokens/s | {p['tokens_per_s']:,.0f} | "
+        f"**{r['throughput']:.2f}x** |",
+        f"| one call per doc, Spans made | {g['per_call_tokens_per_s']:,.0f} tokens/s (component, "
+        f"`doc.spans` and `doc.ents` written) | {p['per_call_tokens_per_s']:,.0f} (`as_spans=True`) | "
+        f"**{r['per_call_with_spans']:.2f}x** |",
+        f"| matches | {g['matches']:,} rows, {g['distinct_spans']:,} distinct spans | {p['matches']:,} | |",
+        "",
+        "bioner gives a row per KB id: the list holds a name once per place that bears it, so an",
+        'ambiguous name ("Springfield") matches once per place. Counted once per span, the two find '
+        + ("the same spans." if f["same_spans"] else "different spans."),
+        "",
+        f"Measured by {_provenance(record)}.",
+        "",
+    ]
 
 
 def _hostile(record: dict) -> list:
     f = record["figures"]
-    lines = ["## Hostile text", "",
-             "spaCy's tokenizer takes time quadratic in a run of symbols without a space. `nlp.make_doc` on one",
-             "run of emoji (new to the tokenizer's cache each time), and on the worst text of",
-             f"{f['max_chars']:,} characters that `bioner annotate`'s default limits let through (runs of at most",
-             f"{f['max_symbol_run']:,} symbols), against {f['max_chars']:,} characters of CoNLL-2003 prose in the same run; medians.", "",
-             "| text | seconds |", "|---|---|"]
+    lines = [
+        "## Hostile text",
+        "",
+        "spaCy's tokenizer takes time quadratic in a run of symbols without a space. `nlp.make_doc` on one",
+        "run of emoji (new to the tokenizer's cache each time), and on the worst text of",
+        f"{f['max_chars']:,} characters that `bioner annotate`'s default limits let through (runs of at most",
+        f"{f['max_symbol_run']:,} symbols), against {f['max_chars']:,} characters of CoNLL-2003 prose in the same run; medians.",
+        "",
+        "| text | seconds |",
+        "|---|---|",
+    ]
     lines += [f"| a run of {run['length']:,} emoji | {run['seconds']:.3f} |" for run in f["emoji_runs"]]
-    lines += [f"| {f['max_chars']:,} characters of prose | {f['prose_seconds']:.3f} |",
-              f"| {f['max_chars']:,} characters, the worst the limits let through | {f['worst_allowed_seconds']:.2f} "
-              f"({f['worst_allowed_vs_prose']:.0f}x prose) |"]
+    lines += [
+        f"| {f['max_chars']:,} characters of prose | {f['prose_seconds']:.3f} |",
+        f"| {f['max_chars']:,} characters, the worst the limits let through | {f['worst_allowed_seconds']:.2f} "
+        f"({f['worst_allowed_vs_prose']:.0f}x prose) |",
+    ]
     return lines + ["", f"Measured by {_provenance(record)}.", ""]
 
 
 # Each result file's section of the benchmarks page, in page order (accuracy_* first, by _accuracy).
 SECTIONS = {
-    "speed": _speed, "layout": _layout, "whitespace": _whitespace,
+    "speed": _speed,
+    "layout": _layout,
+    "whitespace": _whitespace,
     "labels": lambda record: _labels(record, "Many labels"),
     "labels_transitions": lambda record: _labels(record, "Pairwise against factored transitions"),
-    "latency": _latency, "gazetteer": _gazetteer, "hostile": _hostile,
+    "latency": _latency,
+    "gazetteer": _gazetteer,
+    "hostile": _hostile,
 }
 
 
 def benchmarks() -> str:
     results = _load_results()
-    lines = ["# Benchmarks", "",
-             "<!-- Generated by scripts/render_docs.py from bench/results/*.json: rerun a benchmark, then the script. -->", "",
-             "Every figure on this page was written by a benchmark script to `bench/results/`, with the commit,",
-             "date, machine and command that produced it (listed under each table). The corpora are described in",
-             "[Getting a model](models.md). Speed is always measured against a peer in the same run, and the",
-             "machine is a shared 2-core one: compare the ratios, not the absolute figures.", ""]
+    lines = [
+        "# Benchmarks",
+        "",
+        "<!-- Generated by scripts/render_docs.py from bench/results/*.json: rerun a benchmark, then the script. -->",
+        "",
+        "Every figure on this page was written by a benchmark script to `bench/results/`, with the commit,",
+        "date, machine and command that produced it (listed under each table). The corpora are described in",
+        "[Getting a model](models.md). Speed is always measured against a peer in the same run, and the",
+        "machine is a shared 2-core one: compare the ratios, not the absolute figures.",
+        "",
+    ]
     lines += _accuracy(results)
     for name, render in SECTIONS.items():
         if name in results:
@@ -314,8 +429,16 @@ def benchmarks() -> str:
     shown = tuple(SECTIONS)
     others = [name for name in results if not name.startswith("accuracy_") and name not in shown]
     for name in others:
-        lines += [f"## {name}", "", "```json", json.dumps(results[name]["figures"], indent=1), "```", "",
-                  f"Measured by {_provenance(results[name])}.", ""]
+        lines += [
+            f"## {name}",
+            "",
+            "```json",
+            json.dumps(results[name]["figures"], indent=1),
+            "```",
+            "",
+            f"Measured by {_provenance(results[name])}.",
+            "",
+        ]
     return "\n".join(lines).rstrip() + "\n"
 
 
@@ -332,8 +455,10 @@ def readme_results() -> str:
         f = results["speed"]["figures"]
         lines += ["", "| CoNLL-2003 dev, one thread | bioner | spaCy tok2vec + ner | ratio |", "|---|---|---|---|"]
         for way, what in (("component", "components over Docs"), ("raw_text", "from raw text")):
-            lines.append(f"| {what} | {f['bioner'][way]['median']:,.0f} tokens/s | {f['spacy_ner'][way]['median']:,.0f} tokens/s | "
-                         f"{f['ratios'][way]:.1f}x |")
+            lines.append(
+                f"| {what} | {f['bioner'][way]['median']:,.0f} tokens/s | {f['spacy_ner'][way]['median']:,.0f} tokens/s | "
+                f"{f['ratios'][way]:.1f}x |"
+            )
     return "\n".join(lines) + "\n"
 
 

@@ -1,4 +1,5 @@
 """spacy-bioner: fast classical NER for spaCy."""
+
 from .core.schemes import TagScheme
 from .gazetteer.component import GazetteerComponent, make_gazetteer
 from .gazetteer.matcher import Gazetteer

@@ -19,6 +19,7 @@ output lines: records and JSON strings cross the process boundary, not Docs
 (`nlp.pipe(n_process=...)` sends every Doc back through `Doc.to_bytes`, which costs
 more than tagging it). A worker that dies stops the run within a second, resumable.
 """
+
 import hashlib
 import itertools
 import json
@@ -47,7 +48,13 @@ class WorkerDied(RuntimeError):
 def entities(doc: Doc, offset: int = 0) -> List[Dict[str, object]]:
     """A doc's entities as character offsets (plus `offset`), label and KB id."""
     return [
-        {"start": ent.start_char + offset, "end": ent.end_char + offset, "label": ent.label_, "text": ent.text, "kb_id": ent.kb_id_}
+        {
+            "start": ent.start_char + offset,
+            "end": ent.end_char + offset,
+            "label": ent.label_,
+            "text": ent.text,
+            "kb_id": ent.kb_id_,
+        }
         for ent in doc.ents
     ]
 
@@ -76,7 +83,9 @@ def annotate(
     if n_process == -1:
         n_process = os.cpu_count() or 1
     if not isinstance(n_process, int) or n_process < 1:
-        raise ValueError(f"n_process must be a positive number of processes (or -1 for one per CPU), got {n_process!r}.")
+        raise ValueError(
+            f"n_process must be a positive number of processes (or -1 for one per CPU), got {n_process!r}."
+        )
     if not isinstance(batch_size, int) or batch_size < 1:
         raise ValueError(f"batch_size must be a positive number of docs, got {batch_size!r}.")
     limits = limits.checked(nlp.max_length)
@@ -91,7 +100,11 @@ def annotate(
         out.truncate(progress.bytes_done)
         out.seek(progress.bytes_done)
         try:
-            written = _in_processes(nlp, batches, n_process) if n_process > 1 else (annotate_batch(nlp, batch) for batch in batches)
+            written = (
+                _in_processes(nlp, batches, n_process)
+                if n_process > 1
+                else (annotate_batch(nlp, batch) for batch in batches)
+            )
             for batch in written:
                 for line_no, result in batch:
                     if isinstance(result, BadLine):
@@ -120,15 +133,23 @@ class Progress:
     and the run they belong to (`run_fingerprint`)."""
 
     def __init__(self, partial: Path, fingerprint: str):
-        self.partial, self.path, self.fingerprint, self.bytes_done = partial, partial.with_name(partial.name + ".state"), fingerprint, 0
+        self.partial, self.path, self.fingerprint, self.bytes_done = (
+            partial,
+            partial.with_name(partial.name + ".state"),
+            fingerprint,
+            0,
+        )
 
     def resume(self) -> Tuple[int, Dict[str, int]]:
         """The last input line done and the counts so far: 0 and none unless this run was interrupted."""
         fresh = {"lines": 0, "docs": 0, "skipped": 0, "entities": 0}
         try:
             state = json.loads(self.path.read_text(encoding="utf8"))
-            resumable = (state["run"] == self.fingerprint and self.partial.stat().st_size >= state["bytes"]
-                         and set(state["counts"]) == set(fresh))
+            resumable = (
+                state["run"] == self.fingerprint
+                and self.partial.stat().st_size >= state["bytes"]
+                and set(state["counts"]) == set(fresh)
+            )
         except (OSError, ValueError, KeyError, TypeError):  # no state, or not one to trust: start over
             return 0, fresh
         if not resumable:
@@ -172,7 +193,9 @@ def _batches(entries: Iterable[Entry], size: int) -> Iterator[List[Entry]]:
         yield batch
 
 
-def annotate_batch(nlp: Language, batch: List[Entry], render: Render = output_line, batch_size: Optional[int] = None) -> List[Written]:
+def annotate_batch(
+    nlp: Language, batch: List[Entry], render: Render = output_line, batch_size: Optional[int] = None
+) -> List[Written]:
     """Each entry's output (`render` of the record and its entities) and entity count, or why it is skipped:
     a record the pipeline fails on is skipped alone (the batch is tried again one record at a time to find it)."""
     records = [(line_no, entry) for line_no, entry in batch if not isinstance(entry, BadLine)]
@@ -188,8 +211,9 @@ def annotate_batch(nlp: Language, batch: List[Entry], render: Render = output_li
     return [(line_no, entry if isinstance(entry, BadLine) else annotated[line_no]) for line_no, entry in batch]
 
 
-def _annotated(nlp: Language, records: List[Tuple[int, Tuple[Record, Windows]]], render: Render,
-               batch_size: Optional[int] = None) -> Iterator[Tuple[int, Tuple[object, int]]]:
+def _annotated(
+    nlp: Language, records: List[Tuple[int, Tuple[Record, Windows]]], render: Render, batch_size: Optional[int] = None
+) -> Iterator[Tuple[int, Tuple[object, int]]]:
     """(line number, (output, entities)) of each record, its windows tagged apart and their entities merged."""
     pieces = [(line_no, start) for line_no, (record, windows) in records for start, _ in windows]
     texts = (record["text"][start:end] for _, (record, windows) in records for start, end in windows)
@@ -237,7 +261,9 @@ def _next_result(results, workers) -> Tuple[int, List[Written]]:
         except queue.Empty:
             dead = [worker for worker in workers if not worker.is_alive()]
             if dead:
-                raise WorkerDied(f"a worker process ended (exit code {dead[0].exitcode}: killed, or out of memory?) before finishing its batch")
+                raise WorkerDied(
+                    f"a worker process ended (exit code {dead[0].exitcode}: killed, or out of memory?) before finishing its batch"
+                )
 
 
 def _work(nlp: Language, tasks, results) -> None:

@@ -15,6 +15,7 @@ without unpickling anything. Each shard is one task. A cluster that fails (its
 workers gone, its tasks cancelled) ends the run with one ClusterFailed error: the
 shards finished are kept, and a rerun does the rest.
 """
+
 import hashlib
 import os
 import uuid
@@ -78,7 +79,7 @@ def read_shard(path: Path, limits: Limits) -> Iterator[Tuple[int, Union[Tuple[di
         _, parquet = _parquet()
         for row, record in enumerate(parquet.read_table(path).to_pylist(), 1):
             if not isinstance(record.get("text"), str):
-                yield row, BadLine(f"row {row}: expected a string \"text\" column")
+                yield row, BadLine(f'row {row}: expected a string "text" column')
                 continue
             yield row, windowed(record, row, limits)
     else:
@@ -101,7 +102,9 @@ def write_shard(path: Path, records: List[Union[dict, str]]) -> None:
             partial.unlink()
 
 
-def annotate_shard(pipeline: bytes, source: str, target: str, batch_size: int = 1000, limits: Limits = Limits()) -> Dict[str, object]:
+def annotate_shard(
+    pipeline: bytes, source: str, target: str, batch_size: int = 1000, limits: Limits = Limits()
+) -> Dict[str, object]:
     """Annotate one shard into `target`, unless a finished `target` is already there.
 
     RETURNS (Dict[str, object]): The shard's name, status ("done", "skipped"
@@ -173,7 +176,10 @@ def annotate_shards(
         for leftover in output.glob("*.partial-*"):  # from attempts killed mid-write
             leftover.unlink()
     # A task retried after its first attempt wrote the shard finds it there: this run did it all the same.
-    by_name = {summary["shard"]: {**summary, "status": "done"} if summary["status"] == "skipped" else summary for summary in done}
+    by_name = {
+        summary["shard"]: {**summary, "status": "done"} if summary["status"] == "skipped" else summary
+        for summary in done
+    }
     skipped = {"status": "skipped", "records": 0, "entities": 0, "errors": []}
     return [by_name.get(shard.name) or {"shard": shard.name, **skipped} for shard in shards]
 
@@ -189,8 +195,17 @@ def _on_cluster(data: bytes, jobs, scheduler: Optional[str], client, batch_size:
         shipped = client.scatter(data, broadcast=True)
         digest = hashlib.sha1(data).hexdigest()[:12]
         futures = [
-            client.submit(annotate_shard, shipped, shard, target, batch_size, limits, key=f"bioner-{digest}-{Path(shard).name}",
-                          retries=retries, pure=False)
+            client.submit(
+                annotate_shard,
+                shipped,
+                shard,
+                target,
+                batch_size,
+                limits,
+                key=f"bioner-{digest}-{Path(shard).name}",
+                retries=retries,
+                pure=False,
+            )
             for shard, target in jobs
         ]
         try:

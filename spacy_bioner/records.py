@@ -8,6 +8,7 @@ surrogate) becomes a BadLine naming its line and why; so does a text over the li
 (`Limits`). Other fields of a JSONL record are passed through as they are, integers
 of any size included.
 """
+
 import json
 import re
 from pathlib import Path
@@ -51,7 +52,9 @@ Record = Dict[str, object]
 Windows = List[Tuple[int, int]]  # character offsets of the pieces of a text tagged apart
 
 
-def read_records(path: Path, fmt: str, limits: Limits, after_line: int = 0) -> Iterator[Tuple[int, Union[Tuple[Record, Windows], BadLine]]]:
+def read_records(
+    path: Path, fmt: str, limits: Limits, after_line: int = 0
+) -> Iterator[Tuple[int, Union[Tuple[Record, Windows], BadLine]]]:
     """(line number, (record, its text's windows) or BadLine) of each line after `after_line` (fmt: one of FORMATS)."""
     with open(path, "rb") as lines:
         for line_no, raw in enumerate(lines, 1):
@@ -75,7 +78,7 @@ def parse_line(raw: bytes, line_no: int, fmt: str) -> Union[Record, BadLine]:
     except ValueError as err:
         return BadLine(f"line {line_no}: not valid JSON ({getattr(err, 'msg', err)})")
     if not isinstance(record, dict) or not isinstance(record.get("text"), str):
-        return BadLine(f"line {line_no}: expected an object with a string \"text\" field")
+        return BadLine(f'line {line_no}: expected an object with a string "text" field')
     if b"\\u" in raw and SURROGATE_ESCAPE.search(raw):
         try:
             json.dumps(record, ensure_ascii=False).encode("utf8")
@@ -101,7 +104,9 @@ def text_windows(text: str, line_no: int, limits: Limits) -> Union[Windows, BadL
     """The pieces of `text` to tag, or why it is left out."""
     longest_run = max(map(len, SYMBOL_RUN.findall(text)), default=0) if len(text) > limits.max_symbol_run else 0
     if longest_run > limits.max_symbol_run:
-        return BadLine(f"line {line_no}: a run of {longest_run:,} symbols without a space (the limit is {limits.max_symbol_run:,})")
+        return BadLine(
+            f"line {line_no}: a run of {longest_run:,} symbols without a space (the limit is {limits.max_symbol_run:,})"
+        )
     if len(text) <= limits.max_chars:
         return [(0, len(text))]
     if limits.long_texts == "skip":

@@ -7,6 +7,7 @@ diagram, and the sentences with the most errors rendered with displaCy, gold
 next to predicted.
 Plain HTML and CSS: it opens from disk, offline, in any browser.
 """
+
 from html import escape
 from pathlib import Path
 from typing import Dict, List, Tuple
@@ -31,7 +32,9 @@ def _scores_table(figures: Dict[str, object]) -> str:
     rows = [("all", figures["overall"])] + list(figures["per_type"].items())
     rows += [(group, figures[group]) for group in ("seen", "unseen") if group in figures]
     body = "".join(
-        f"<tr><td>{escape(name)}</td>" + "".join(f"<td>{100 * s[k]:.2f}</td>" for k in "prf") + f"<td>{s['gold']}</td></tr>"
+        f"<tr><td>{escape(name)}</td>"
+        + "".join(f"<td>{100 * s[k]:.2f}</td>" for k in "prf")
+        + f"<td>{s['gold']}</td></tr>"
         for name, s in rows
     )
     return f"<table id='scores'><tr><th></th><th>P</th><th>R</th><th>F1</th><th>gold</th></tr>{body}</table>"
@@ -46,14 +49,18 @@ def _bars(figures: Dict[str, object]) -> str:
 
 
 def _confusion(figures: Dict[str, object]) -> str:
-    labels = sorted({gold for gold, _, _ in figures["confusion"]} | {pred for _, pred, _ in figures["confusion"]} - {OUTSIDE})
+    labels = sorted(
+        {gold for gold, _, _ in figures["confusion"]} | {pred for _, pred, _ in figures["confusion"]} - {OUTSIDE}
+    )
     labels = [label for label in labels if label != OUTSIDE] + [OUTSIDE]
     counts = {(gold, pred): n for gold, pred, n in figures["confusion"]}
     head = "".join(f"<th>{escape(label)}</th>" for label in labels)
     body = "".join(
-        f"<tr><th>{escape(gold)}</th>" + "".join(
+        f"<tr><th>{escape(gold)}</th>"
+        + "".join(
             f"<td class='{'diagonal' if gold == pred else ''}'>{counts.get((gold, pred), '')}</td>" for pred in labels
-        ) + "</tr>"
+        )
+        + "</tr>"
         for gold in labels
     )
     return f"<table id='confusion'><tr><th>gold \\ predicted</th>{head}</tr>{body}</table>"
@@ -63,7 +70,9 @@ def _recall_table(table_id: str, header: List[str], rows: List[List[str]], recal
     """A curve as a table: its columns, then each point's recall as a bar."""
     head = "".join(f"<th>{name}</th>" for name in header + ["recall"])
     body = "".join(
-        "<tr>" + "".join(f"<td>{cell}</td>" for cell in row) + f"<td><span class='bar' style='width:{300 * recall:.0f}px'></span></td></tr>"
+        "<tr>"
+        + "".join(f"<td>{cell}</td>" for cell in row)
+        + f"<td><span class='bar' style='width:{300 * recall:.0f}px'></span></td></tr>"
         for row, recall in zip(rows, recalls)
     )
     return f"<table id='{table_id}'><tr>{head}</tr>{body}</table>"
@@ -73,17 +82,25 @@ def _knob(figures: Dict[str, object]) -> str:
     if "recall_knob" not in figures:
         return ""
     curve = figures["recall_knob"]
-    rows = [[f"{k['entity_bias']:g}", f"{100 * k['p']:.2f}", f"{100 * k['r']:.2f}", f"{100 * k['f']:.2f}"] for k in curve]
-    return "<h2>Recall knob</h2>" + _recall_table("knob", ["entity_bias", "P", "R", "F1"], rows, [k["r"] for k in curve])
+    rows = [
+        [f"{k['entity_bias']:g}", f"{100 * k['p']:.2f}", f"{100 * k['r']:.2f}", f"{100 * k['f']:.2f}"] for k in curve
+    ]
+    return "<h2>Recall knob</h2>" + _recall_table(
+        "knob", ["entity_bias", "P", "R", "F1"], rows, [k["r"] for k in curve]
+    )
 
 
 def _candidates(figures: Dict[str, object]) -> str:
     if "candidates" not in figures:
         return ""
     curve = figures["candidates"]
-    rows = [[f"{k['threshold']:g}", f"{100 * k['p']:.2f}", f"{100 * k['r']:.2f}", f"{k['per_gold']:.2f}"] for k in curve]
-    return ("<h2>Candidates for review</h2><p>The entities plus every other span at least this probable.</p>"
-            + _recall_table("candidates", ["threshold", "P", "R", "per gold entity"], rows, [k["r"] for k in curve]))
+    rows = [
+        [f"{k['threshold']:g}", f"{100 * k['p']:.2f}", f"{100 * k['r']:.2f}", f"{k['per_gold']:.2f}"] for k in curve
+    ]
+    return (
+        "<h2>Candidates for review</h2><p>The entities plus every other span at least this probable.</p>"
+        + _recall_table("candidates", ["threshold", "P", "R", "per gold entity"], rows, [k["r"] for k in curve])
+    )
 
 
 def _reliability(figures: Dict[str, object]) -> str:
@@ -96,8 +113,10 @@ def _reliability(figures: Dict[str, object]) -> str:
         f"<span class='bar' style='width:{300 * confidence:.0f}px; background:#e0a67a'></span> confidence</td></tr>"
         for confidence, accuracy, n in c["reliability"]
     )
-    return (f"<h2>Reliability (ECE {c['ece']:.3f}, temperature {c['temperature']:.3g})</h2><table id='reliability'>"
-            f"<tr><th>mean confidence</th><th>accuracy</th><th>entities</th><th></th></tr>{rows}</table>")
+    return (
+        f"<h2>Reliability (ECE {c['ece']:.3f}, temperature {c['temperature']:.3g})</h2><table id='reliability'>"
+        f"<tr><th>mean confidence</th><th>accuracy</th><th>entities</th><th></th></tr>{rows}</table>"
+    )
 
 
 def _sentence(doc: Doc, start: int, end: int) -> str:
@@ -105,7 +124,13 @@ def _sentence(doc: Doc, start: int, end: int) -> str:
     return displacy.render(span.as_doc() if span is not None else doc, style="ent", page=False, jupyter=False)
 
 
-def write_report(path: Path, figures: Dict[str, object], pairs: List[Tuple[Doc, Doc]], worst: List[Tuple[int, int, int, int]], title: str) -> Path:
+def write_report(
+    path: Path,
+    figures: Dict[str, object],
+    pairs: List[Tuple[Doc, Doc]],
+    worst: List[Tuple[int, int, int, int]],
+    title: str,
+) -> Path:
     """Write the page to `path` (a directory: index.html inside). RETURNS (Path): The page."""
     errors = ", ".join(f"{kind} {n:,}" for kind, n in sorted(figures["errors"].items())) or "none"
     sentences = "".join(

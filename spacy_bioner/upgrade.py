@@ -7,6 +7,7 @@ which loading now requires (core/serialize.py): upgrading records them, once,
 for the files as they are. The files themselves need no rewrite:
 `BioNER.from_disk` reads 0.1's cfg.
 """
+
 from pathlib import Path
 from typing import List
 
@@ -20,8 +21,11 @@ FACTORIES = ("bioner", "bioner_tagger", "bioner_parser", "bioner_gazetteer")
 
 
 def _flat_bioner_sections(config) -> List[str]:
-    return [name for name, section in config.get("components", {}).items()
-            if section.get("factory") == "bioner" and isinstance(section.get("trainer", "perceptron"), str)]
+    return [
+        name
+        for name, section in config.get("components", {}).items()
+        if section.get("factory") == "bioner" and isinstance(section.get("trainer", "perceptron"), str)
+    ]
 
 
 def saved_by_0_1(path: Path) -> bool:
@@ -47,9 +51,16 @@ def upgrade(path: Path) -> List[str]:
         config["components"][name] = {**kept, **from_version_0_1(section)}
     if names:
         config.to_disk(config_path)
-    unlisted = [name for name, section in config.get("components", {}).items()
-                if section.get("factory") in FACTORIES and (Path(path) / name).is_dir() and not (Path(path) / name / MANIFEST).exists()]
+    unlisted = [
+        name
+        for name, section in config.get("components", {}).items()
+        if section.get("factory") in FACTORIES
+        and (Path(path) / name).is_dir()
+        and not (Path(path) / name / MANIFEST).exists()
+    ]
     for name in unlisted:
         directory = Path(path) / name
-        write_manifest(directory, {file.name: file.read_bytes() for file in sorted(directory.iterdir()) if file.is_file()})
+        write_manifest(
+            directory, {file.name: file.read_bytes() for file in sorted(directory.iterdir()) if file.is_file()}
+        )
     return sorted(set(names) | set(unlisted))

@@ -53,11 +53,16 @@ def assert_clusters_carry_the_label(pipeline, family, label, unseen, others, tmp
     assert word_labels(spacy.load(tmp_path / "model"), expected) == expected
 
 
-def short_form_nlp(short_form_labels: bool = True, acronym_labels: bool = True, term: str = "atrial fibrillation", features=None):
+def short_form_nlp(
+    short_form_labels: bool = True, acronym_labels: bool = True, term: str = "atrial fibrillation", features=None
+):
     """A bioner (default features unless given) whose long form (`term`, "atrial fibrillation") is a
     fixed entity from its term list (gazetteer mode "ents") and whose tagger never saw its short form (AF)."""
     nlp = spacy.blank("en")
-    config = {"gazetteer": {"mode": "ents"}, "rules": {"short_form_labels": short_form_labels, "acronym_labels": acronym_labels}}
+    config = {
+        "gazetteer": {"mode": "ents"},
+        "rules": {"short_form_labels": short_form_labels, "acronym_labels": acronym_labels},
+    }
     if features is not None:
         config["features"] = features
     ner = nlp.add_pipe("bioner", config=config)
@@ -96,7 +101,11 @@ def save_as_version_0_1(nlp, path, drop=()) -> None:
     config = load_config(path / "config.cfg", interpolate=False)
     config["components"]["bioner"] = {"factory": "bioner", **flat, "scorer": {"@scorers": "spacy.ner_scorer.v1"}}
     config.to_disk(path / "config.cfg")
-    saved = {**flat, "labels": list(ner.labels), "templates_version": json.loads((path / "bioner" / "cfg").read_text())["templates_version"]}
+    saved = {
+        **flat,
+        "labels": list(ner.labels),
+        "templates_version": json.loads((path / "bioner" / "cfg").read_text())["templates_version"],
+    }
     (path / "bioner" / "cfg").write_text(json.dumps(saved), encoding="utf8")
     (path / "bioner" / "manifest.json").unlink()  # 0.1 recorded no checksums
 
@@ -106,7 +115,10 @@ def reseal(directory: Path) -> None:
     so would have: for tests of the checks behind the digests (versions, shapes, settings)."""
     from spacy_bioner.core.serialize import MANIFEST, write_manifest
 
-    write_manifest(directory, {file.name: file.read_bytes() for file in directory.iterdir() if file.is_file() and file.name != MANIFEST})
+    write_manifest(
+        directory,
+        {file.name: file.read_bytes() for file in directory.iterdir() if file.is_file() and file.name != MANIFEST},
+    )
 
 
 def resealed_bytes(data: bytes, change) -> bytes:

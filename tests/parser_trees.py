@@ -1,4 +1,5 @@
 """Hypothesis strategies for dependency trees over nodes 0..n (heads[0] == -1)."""
+
 from hypothesis import strategies as st
 
 

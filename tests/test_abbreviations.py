@@ -5,7 +5,18 @@ import spacy
 from spacy.attrs import ORTH, SENT_START
 from spacy.tokens import Doc
 
-from spacy_bioner.ner.abbreviations import BREAK, SKIPPED, Initials, Words, definitions, label_short_forms, long_form, may_define, mentions, undefined_acronyms
+from spacy_bioner.ner.abbreviations import (
+    BREAK,
+    SKIPPED,
+    Initials,
+    Words,
+    definitions,
+    label_short_forms,
+    long_form,
+    may_define,
+    mentions,
+    undefined_acronyms,
+)
 from spacy_bioner.ner.document import abbreviation_features, abbreviation_history
 from spacy_bioner.core.features import Lexicon
 from spacy_bioner.core.perceptron import DROPPED
@@ -18,14 +29,17 @@ from conftest import save_as_version_0_1, short_form_nlp, train_nlp
 WORDS = "Patients with atrial fibrillation ( AF ) and streptozotocin ( STZ ) diabetes . AF was common ; the ( WHO ) said".split()
 
 
-@pytest.mark.parametrize("short,words,expected", [
-    ("AF", ["with", "atrial", "fibrillation"], 2),
-    ("PD", ["in", "Parkinson", "'", "s", "disease"], 4),
-    ("NTG", ["of", "nitroglycerin"], 1),  # letters inside one word
-    ("OAB", ["with", "overactive", "bladder"], 2),
-    ("WHO", ["the"], 0),
-    ("XY", ["plain", "words"], 0),
-])
+@pytest.mark.parametrize(
+    "short,words,expected",
+    [
+        ("AF", ["with", "atrial", "fibrillation"], 2),
+        ("PD", ["in", "Parkinson", "'", "s", "disease"], 4),
+        ("NTG", ["of", "nitroglycerin"], 1),  # letters inside one word
+        ("OAB", ["with", "overactive", "bladder"], 2),
+        ("WHO", ["the"], 0),
+        ("XY", ["plain", "words"], 0),
+    ],
+)
 def test_long_form(short, words, expected):
     assert long_form(short, words) == expected
 
@@ -54,8 +68,10 @@ def reference_long_form(short, words):
 
 
 @settings(max_examples=500, deadline=None)
-@given(st.text(alphabet="abAB1-( ", min_size=1, max_size=6),
-       st.lists(st.text(alphabet="abAB1-' ", min_size=1, max_size=5), max_size=12))
+@given(
+    st.text(alphabet="abAB1-( ", min_size=1, max_size=6),
+    st.lists(st.text(alphabet="abAB1-' ", min_size=1, max_size=5), max_size=12),
+)
 def test_long_form_is_the_candidate_search(short, words):
     assert long_form(short, words) == reference_long_form(short, words)
 
@@ -67,7 +83,9 @@ def doc_words(doc):
 
 
 def short_forms(doc, found):
-    return {" ".join(doc.vocab.strings[orth] for orth in key): doc[start:end].text for key, (start, end) in found.items()}
+    return {
+        " ".join(doc.vocab.strings[orth] for orth in key): doc[start:end].text for key, (start, end) in found.items()
+    }
 
 
 def test_definitions_and_their_mentions():
@@ -80,11 +98,18 @@ def test_definitions_and_their_mentions():
     assert (heads[[i for i, w in enumerate(WORDS) if w not in ("AF", "STZ")]] == -1).all()
     assert (starts == (heads >= 0)).all()  # one-token mentions
     no_parenthesis = Doc(doc.vocab, words=["no", "parenthesis"])
-    assert [a.tolist() for a in mentions(doc_words(no_parenthesis), definitions(doc_words(no_parenthesis)))] == [[-1, -1], [False, False]]
+    assert [a.tolist() for a in mentions(doc_words(no_parenthesis), definitions(doc_words(no_parenthesis)))] == [
+        [-1, -1],
+        [False, False],
+    ]
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.lists(st.sampled_from(["(", ")", ";", ",", "-", "AF", "A", "T", "atrial", "fibrillation", "Smith", "35"]), max_size=12))
+@given(
+    st.lists(
+        st.sampled_from(["(", ")", ";", ",", "-", "AF", "A", "T", "atrial", "fibrillation", "Smith", "35"]), max_size=12
+    )
+)
 def test_a_parenthesis_that_may_define_is_never_passed_over(words):
     """may_define screens the "(" that definitions() reads: a doc it does not flag defines nothing."""
     doc = Doc(spacy.blank("en").vocab, words=words or ["x"])
@@ -97,16 +122,34 @@ def test_a_parenthesis_that_may_define_is_never_passed_over(words):
 
 def test_parentheses_that_hold_more_than_a_short_form_are_not_read():
     lexicon = Lexicon(word_attributes, N_ATTRIBUTES)
-    words = ["atrial", "fibrillation", "(", "AF", ")", "and", "Smith", "(", "Leeds", "35", ")", "(", "AO", "-", "GLD", ")"]
+    words = [
+        "atrial",
+        "fibrillation",
+        "(",
+        "AF",
+        ")",
+        "and",
+        "Smith",
+        "(",
+        "Leeds",
+        "35",
+        ")",
+        "(",
+        "AO",
+        "-",
+        "GLD",
+        ")",
+    ]
     doc = Doc(spacy.blank("en").vocab, words=words)
     flagged = may_define(lexicon.table[lexicon.batch_rows([doc]), COLUMNS["orth"]])
     assert numpy.flatnonzero(flagged).tolist() == [2, 11]
 
 
-UNDEFINED = ("IDDM does damage mostly : insulin - dependent diabetes mellitus ( IDDM2 ) and AF in Japanese . "
-             "The IDDM locus , the ( CKD ) and ABC , not alpha beta , gamma . "
-             "SOCCER - JAPAN GET WIN , give each token"
-             ).split()
+UNDEFINED = (
+    "IDDM does damage mostly : insulin - dependent diabetes mellitus ( IDDM2 ) and AF in Japanese . "
+    "The IDDM locus , the ( CKD ) and ABC , not alpha beta , gamma . "
+    "SOCCER - JAPAN GET WIN , give each token"
+).split()
 
 
 def doc_initials(doc):
@@ -121,12 +164,15 @@ def test_initials():
     assert [t.text for t, a in zip(doc, acronyms) if a] == ["IDDM", "NATO", "IDDM"]
 
 
-@pytest.mark.parametrize("words,telling", [
-    ("a plain sentence , with no short form".split(), False),
-    ("the EU and the UN".split(), False),  # too short for an undefined acronym
-    ("atrial fibrillation ( AF )".split(), True),
-    ("IDDM is common".split(), True),
-])
+@pytest.mark.parametrize(
+    "words,telling",
+    [
+        ("a plain sentence , with no short form".split(), False),
+        ("the EU and the UN".split(), False),  # too short for an undefined acronym
+        ("atrial fibrillation ( AF )".split(), True),
+        ("IDDM is common".split(), True),
+    ],
+)
 def test_any_telling_says_whether_a_short_form_may_be_defined_or_used(words, telling):
     doc = Doc(spacy.blank("en").vocab, words=words)
     lexicon = Lexicon(word_attributes, N_ATTRIBUTES)
@@ -137,7 +183,11 @@ def test_initials_follow_the_lexicon_as_it_grows_and_restarts():
     vocab = spacy.blank("en").vocab
     lexicon, initials = Lexicon(word_attributes, N_ATTRIBUTES, max_size=4), Initials()
     # The third batch restarts the lexicon: row 0 is then "oslo", no longer "the".
-    for words, acronyms in ((["the", "IDDM"], [False, True]), (["IDDM", "NATO"], [False, False]), (["oslo", "NATO", "Oslo"], [False, True, False])):
+    for words, acronyms in (
+        (["the", "IDDM"], [False, True]),
+        (["IDDM", "NATO"], [False, False]),
+        (["oslo", "NATO", "Oslo"], [False, True, False]),
+    ):
         codes, found = initials(lexicon, lexicon.batch_rows([Doc(vocab, words=words)]))
         assert codes.tolist() == [ord(w[0].lower()) for w in words] and found.tolist() == acronyms
     assert lexicon.generation == 1
@@ -189,24 +239,33 @@ def reference_mentions(orths, found):
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.lists(st.sampled_from("a b c d -".split()), min_size=1, max_size=30),
-       st.lists(st.lists(st.sampled_from("a b c d -".split()), min_size=1, max_size=3), max_size=4))
+@given(
+    st.lists(st.sampled_from("a b c d -".split()), min_size=1, max_size=30),
+    st.lists(st.lists(st.sampled_from("a b c d -".split()), min_size=1, max_size=3), max_size=4),
+)
 def test_mentions_place_every_short_form_as_written(words, keys):
     doc = Doc(VOCAB, words=words)
     orths = doc.to_array("ORTH")
     found = {tuple(doc.vocab.strings[w] for w in key): (0, i + 1) for i, key in enumerate(keys)}
-    assert [a.tolist() for a in mentions(doc_words(doc), found)] == [a.tolist() for a in reference_mentions(orths, found)]
+    assert [a.tolist() for a in mentions(doc_words(doc), found)] == [
+        a.tolist() for a in reference_mentions(orths, found)
+    ]
 
 
-HYPHENATED = ("Schwartz - Jampel syndrome ( SJS ; chondrodystrophic myotonia ) and hyperparathyroidism - jaw tumor "
-              "( HPT - JT ) . HPT - JT and SJS differ from HPT ; the ( A - B - C - D ) is not one").split()
+HYPHENATED = (
+    "Schwartz - Jampel syndrome ( SJS ; chondrodystrophic myotonia ) and hyperparathyroidism - jaw tumor "
+    "( HPT - JT ) . HPT - JT and SJS differ from HPT ; the ( A - B - C - D ) is not one"
+).split()
 
 
 def test_short_forms_of_hyphenated_tokens_and_in_lists():
     doc = Doc(spacy.blank("en").vocab, words=HYPHENATED)
     found = definitions(doc_words(doc))
     # "( A - B - C - D )" has more pieces than a short form takes; "HPT" alone is not defined.
-    assert short_forms(doc, found) == {"SJS": "Schwartz - Jampel syndrome", "HPT - JT": "hyperparathyroidism - jaw tumor"}
+    assert short_forms(doc, found) == {
+        "SJS": "Schwartz - Jampel syndrome",
+        "HPT - JT": "hyperparathyroidism - jaw tumor",
+    }
     heads, starts = mentions(doc_words(doc), found)
     hpt_jt = [i for i in range(len(HYPHENATED) - 2) if HYPHENATED[i : i + 3] == ["HPT", "-", "JT"]]
     assert len(hpt_jt) == 2 and all(starts[i] and not starts[i + 1] and (heads[i : i + 3] == 14).all() for i in hpt_jt)
@@ -238,11 +297,15 @@ def test_abbreviations_family_trains_and_round_trips(tmp_path):
         assert [(e.start_char, e.end_char, e.label_) for e in nlp(text).ents] == gold
     nlp.to_disk(tmp_path)
     loaded = spacy.load(tmp_path)
-    assert [[e.text for e in d.ents] for d in loaded.pipe(t for t, _ in data)] == [[e.text for e in nlp(t).ents] for t, _ in data]
+    assert [[e.text for e in d.ents] for d in loaded.pipe(t for t, _ in data)] == [
+        [e.text for e in nlp(t).ents] for t, _ in data
+    ]
 
 
 def _tags(scheme, spans, n):
-    return scheme.from_spans([(start, end, scheme.labels.index(label)) for start, end, label in spans], n).astype(numpy.int32)
+    return scheme.from_spans([(start, end, scheme.labels.index(label)) for start, end, label in spans], n).astype(
+        numpy.int32
+    )
 
 
 @pytest.mark.parametrize("name", ["BILOU", "BIO"])
@@ -265,16 +328,25 @@ def test_label_short_forms_follows_the_long_form(name):
     assert scheme.to_spans(label_short_forms(tagged, heads, starts, scheme, allowed))[-1] == (af[1], af[1] + 1, 1)
     allowed[af[1]] = 0
     allowed[af[1], 0] = 1
-    assert sorted(scheme.to_spans(label_short_forms(tags, heads, starts, scheme, allowed))) == [(2, 4, 0), (af[0], af[0] + 1, 0)]
+    assert sorted(scheme.to_spans(label_short_forms(tags, heads, starts, scheme, allowed))) == [
+        (2, 4, 0),
+        (af[0], af[0] + 1, 0),
+    ]
 
 
 def test_mentions_do_not_overlap():
     # "TH" is defined too and ends every "AT - TH"; "AB - AB" occurs twice, overlapping, in "AB - AB - AB".
-    words = ("ataxia - thymoma ( AT - TH ) and thymic hypoplasia ( TH ) ; alpha beta - alpha beta ( AB - AB ) . "
-             "AT - TH , TH , AB - AB - AB").split()
+    words = (
+        "ataxia - thymoma ( AT - TH ) and thymic hypoplasia ( TH ) ; alpha beta - alpha beta ( AB - AB ) . "
+        "AT - TH , TH , AB - AB - AB"
+    ).split()
     doc = Doc(spacy.blank("en").vocab, words=words)
     found = definitions(doc_words(doc))
-    assert short_forms(doc, found) == {"AT - TH": "ataxia - thymoma", "TH": "thymic hypoplasia", "AB - AB": "alpha beta - alpha beta"}
+    assert short_forms(doc, found) == {
+        "AT - TH": "ataxia - thymoma",
+        "TH": "thymic hypoplasia",
+        "AB - AB": "alpha beta - alpha beta",
+    }
     head = {" ".join(doc.vocab.strings[orth] for orth in key): end - 1 for key, (_, end) in found.items()}
     heads, starts = mentions(doc_words(doc), found)
     first = numpy.flatnonzero(starts).tolist()
@@ -296,7 +368,10 @@ def test_label_short_forms_of_several_tokens(name):
     tags = _tags(scheme, [(0, 4, "DIS"), (11, 15, "DIS"), (hpt_jt[1], hpt_jt[1] + 1, "DIS")], len(HYPHENATED))
     spans = scheme.to_spans(label_short_forms(tags, heads, starts, scheme, allowed))
     sjs = [i for i, w in enumerate(HYPHENATED) if w == "SJS"]
-    assert sorted(spans) == sorted([(0, 4, 0), (11, 15, 0), (hpt_jt[1], hpt_jt[1] + 1, 0), (hpt_jt[0], hpt_jt[0] + 3, 0)] + [(i, i + 1, 0) for i in sjs])
+    assert sorted(spans) == sorted(
+        [(0, 4, 0), (11, 15, 0), (hpt_jt[1], hpt_jt[1] + 1, 0), (hpt_jt[0], hpt_jt[0] + 3, 0)]
+        + [(i, i + 1, 0) for i in sjs]
+    )
     # A token of the mention that may not take its tag keeps the whole mention out.
     allowed[hpt_jt[0] + 1] = 0
     allowed[hpt_jt[0] + 1, 0] = 1
@@ -316,7 +391,12 @@ def test_bioner_labels_short_forms_of_its_entities(tmp_path, short_form_labels):
 @pytest.mark.parametrize("acronym_labels", [True, False])
 def test_bioner_labels_undefined_acronyms_of_its_entities(tmp_path, acronym_labels):
     # Without the abbreviations family and short_form_labels: acronym_labels stands alone.
-    nlp = short_form_nlp(short_form_labels=False, acronym_labels=acronym_labels, term="chronic kidney disease", features=["word", "window"])
+    nlp = short_form_nlp(
+        short_form_labels=False,
+        acronym_labels=acronym_labels,
+        term="chronic kidney disease",
+        features=["word", "window"],
+    )
     text = "Patients with chronic kidney disease improved . CKD was rare , unlike ( AB ) and CKDX ."
     expected = ["chronic kidney disease", "CKD"] if acronym_labels else ["chronic kidney disease"]
     assert [e.text for e in nlp(text).ents] == expected
@@ -341,8 +421,10 @@ def test_line_breaks_change_no_definition_or_acronym():
     parenthesis or between an acronym's words neither end nor join anything:
     bioner finds the short forms and acronyms it finds without them."""
     ner = short_form_nlp().get_pipe("bioner")
-    words = ("Patients with atrial fibrillation ( AF ) and insulin - dependent diabetes mellitus ; "
-             "AF and IDDM recurred , IDDM too .").split()
+    words = (
+        "Patients with atrial fibrillation ( AF ) and insulin - dependent diabetes mellitus ; "
+        "AF and IDDM recurred , IDDM too ."
+    ).split()
     spaced = ["\n"]
     positions = []
     for i, word in enumerate(words):
@@ -353,11 +435,15 @@ def test_line_breaks_change_no_definition_or_acronym():
     positions = numpy.array(positions)
     plain_layout = lay_out(ner, [Doc(ner.vocab, words=words)])
     spaced_layout = lay_out(ner, [Doc(ner.vocab, words=spaced, spaces=[False] * len(spaced))])
-    for heads, starts in ((plain_layout.abbreviation_heads, plain_layout.abbreviation_starts),
-                          (plain_layout.short_form_heads, plain_layout.short_form_starts)):
+    for heads, starts in (
+        (plain_layout.abbreviation_heads, plain_layout.abbreviation_starts),
+        (plain_layout.short_form_heads, plain_layout.short_form_starts),
+    ):
         assert (heads >= 0).sum() >= 2
-    for plain_heads, spaced_heads in ((plain_layout.abbreviation_heads, spaced_layout.abbreviation_heads),
-                                      (plain_layout.short_form_heads, spaced_layout.short_form_heads)):
+    for plain_heads, spaced_heads in (
+        (plain_layout.abbreviation_heads, spaced_layout.abbreviation_heads),
+        (plain_layout.short_form_heads, spaced_layout.short_form_heads),
+    ):
         assert spaced_heads[positions].tolist() == numpy.where(plain_heads >= 0, positions[plain_heads], -1).tolist()
         assert (numpy.delete(spaced_heads, positions) == -1).all()
     assert spaced_layout.abbreviation_starts[positions].tolist() == plain_layout.abbreviation_starts.tolist()

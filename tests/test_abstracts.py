@@ -1,4 +1,5 @@
 """Recovering abstracts in files that lost them (scripts/abstracts.py) and converting with them."""
+
 import sys
 from pathlib import Path
 

@@ -36,8 +36,12 @@ def test_text_lines_in_jsonl_out(model, tmp_path):
 
 def test_jsonl_fields_pass_through_and_bad_lines_are_reported(model, tmp_path):
     source = tmp_path / "in.jsonl"
-    lines = [json.dumps({"id": 1, "text": TRAIN_DATA[0][0]}), "{not json", json.dumps({"id": 3}),
-             json.dumps({"id": 4, "text": TRAIN_DATA[2][0], "meta": {"source": "x"}})]
+    lines = [
+        json.dumps({"id": 1, "text": TRAIN_DATA[0][0]}),
+        "{not json",
+        json.dumps({"id": 3}),
+        json.dumps({"id": 4, "text": TRAIN_DATA[2][0], "meta": {"source": "x"}}),
+    ]
     source.write_text("\n".join(lines) + "\n", encoding="utf8")
     result = run(model, source, tmp_path / "out.jsonl", "--n-process", 2, "--batch-size", 1)
     assert result.exit_code == 0, result.output
@@ -82,10 +86,16 @@ def test_hostile_records_are_skipped_alone_with_their_true_line_numbers(model, t
     hostile = {  # line number -> (line, what the report says)
         101: ('{"id": "s", "text": "caf\\ud800"}', "line 101: a lone surrogate"),
         202: ('{"id": "n", "text": "Paris", "score": NaN}', "line 202: not valid JSON (NaN is not a JSON number)"),
-        303: ('{"id": "i", "text": "Paris", "score": -Infinity}', "line 303: not valid JSON (-Infinity is not a JSON number)"),
+        303: (
+            '{"id": "i", "text": "Paris", "score": -Infinity}',
+            "line 303: not valid JSON (-Infinity is not a JSON number)",
+        ),
         404: ('{"text": "Paris", "deep": ' + "[" * 100_000 + "]" * 100_000 + "}", "line 404: JSON nested too deeply"),
         505: (json.dumps({"text": "Paris " * 9_000_000}), "line 505: 54,000,000 characters (the limit is 100,000)"),
-        606: (json.dumps({"text": "\U0001F600" * 20_000}), "line 606: a run of 20,000 symbols without a space (the limit is 200)"),
+        606: (
+            json.dumps({"text": "\U0001f600" * 20_000}),
+            "line 606: a run of 20,000 symbols without a space (the limit is 200)",
+        ),
     }
     lines = list(good)
     for line_no in sorted(hostile):
@@ -97,9 +107,13 @@ def test_hostile_records_are_skipped_alone_with_their_true_line_numbers(model, t
     assert result.exit_code == 0, result.output[-2000:]
     reported = [line.split("skipped ", 1)[1] for line in result.output.splitlines() if "skipped line" in line]
     expected = [message for _, (_, message) in sorted(hostile.items())]
-    assert len(reported) == len(expected) and all(line.startswith(message) for line, message in zip(reported, expected)), reported
+    assert len(reported) == len(expected) and all(
+        line.startswith(message) for line, message in zip(reported, expected)
+    ), reported
     written = [json.loads(line) for line in (tmp_path / "out.jsonl").read_text(encoding="utf8").splitlines()]
-    assert [record["id"] for record in written] == list(range(700)) + ["big"] + list(range(700, 1000))  # "big" is line 707
+    assert [record["id"] for record in written] == list(range(700)) + ["big"] + list(
+        range(700, 1000)
+    )  # "big" is line 707
     assert written[700]["count"] == 2**70
     assert _summary_counts(result.output) == (1007, 1001, 6)
 
@@ -146,7 +160,11 @@ def test_long_texts_split_into_windows_whose_entities_are_merged(model, tmp_path
     [record] = [json.loads(line) for line in (tmp_path / "out.jsonl").read_text(encoding="utf8").splitlines()]
     nlp = spacy.load(model)
     offsets = [text.index(paragraph) for paragraph in paragraphs]
-    expected = [(e.start_char + offset, e.end_char + offset, e.label_) for offset, paragraph in zip(offsets, paragraphs) for e in nlp(paragraph).ents]
+    expected = [
+        (e.start_char + offset, e.end_char + offset, e.label_)
+        for offset, paragraph in zip(offsets, paragraphs)
+        for e in nlp(paragraph).ents
+    ]
     assert [(e["start"], e["end"], e["label"]) for e in record["entities"]] == expected
     assert all(text[e["start"] : e["end"]] == e["text"] for e in record["entities"]) and len(expected) >= 4
     assert "1 lines skipped" in " ".join(run(model, source, tmp_path / "skip.jsonl", "--max-chars", 40).output.split())
@@ -167,5 +185,8 @@ def test_a_record_the_pipeline_fails_on_is_skipped_alone(model, tmp_path):
     skipped = []
     counts = annotate(nlp, source, tmp_path / "out.jsonl", "text", on_skip=skipped.append)
     assert skipped == ["line 2: the pipeline failed on it (RuntimeError: cannot tag this)"]
-    assert [json.loads(line)["text"] for line in (tmp_path / "out.jsonl").read_text().splitlines()] == ["Paris", "Berlin"]
+    assert [json.loads(line)["text"] for line in (tmp_path / "out.jsonl").read_text().splitlines()] == [
+        "Paris",
+        "Berlin",
+    ]
     assert counts["lines"] == counts["docs"] + counts["skipped"] == 3

@@ -1,5 +1,6 @@
 """`bioner annotate` under faults: interrupted runs resume byte for byte, Ctrl-C and SIGTERM stop
 at once, a dead worker stops the run within seconds, resumable."""
+
 import json
 import os
 import signal
@@ -16,7 +17,7 @@ from spacy_bioner.annotate import annotate
 from conftest import TRAIN_DATA, train_nlp
 
 # A component that takes a millisecond a doc, so that a run lasts long enough to be interrupted.
-SLOW = '''
+SLOW = """
 import time
 from spacy.language import Language
 
@@ -24,7 +25,7 @@ from spacy.language import Language
 def slow(doc):
     time.sleep(0.001)
     return doc
-'''
+"""
 CLI = "import sys, slow; from spacy_bioner.cli import main; sys.argv = ['bioner', *sys.argv[1:]]; main()"
 
 
@@ -96,9 +97,14 @@ def _start(models, source, output, *options):
     environment = {**os.environ, "PYTHONPATH": os.pathsep.join([str(models), *sys.path])}
     # As a command in a terminal's foreground: a shell's background job (CI, say) starts with SIGINT ignored,
     # and Python keeps it ignored.
-    return subprocess.Popen([sys.executable, "-c", CLI, "annotate", str(models / "slow_model"), str(source), str(output), *options],
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=environment,
-                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    return subprocess.Popen(
+        [sys.executable, "-c", CLI, "annotate", str(models / "slow_model"), str(source), str(output), *options],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env=environment,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
 
 
 def _wait_for(path: Path, process, seconds: float = 60) -> None:
@@ -141,7 +147,10 @@ def test_ctrl_c_and_sigterm_stop_at_once_and_the_rerun_resumes(models, expected,
     printed, _ = process.communicate(timeout=10)  # promptly, workers or not
     assert process.returncode == 130, printed
     assert "interrupted: the lines done so far are kept" in printed and "Traceback" not in printed
-    assert all(not Path(f"/proc/{worker}").exists() or b"State:\tZ" in Path(f"/proc/{worker}/status").read_bytes() for worker in workers)
+    assert all(
+        not Path(f"/proc/{worker}").exists() or b"State:\tZ" in Path(f"/proc/{worker}/status").read_bytes()
+        for worker in workers
+    )
     _resume_and_compare(models, source, output, whole)
 
 

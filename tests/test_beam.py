@@ -1,4 +1,5 @@
 """Beam-search parsing: trees whatever the weights, and global training that fits what it sees."""
+
 import numpy
 import pytest
 from hypothesis import given, settings, strategies as st
@@ -58,13 +59,22 @@ def test_training_on_one_tree_until_no_violation_parses_it(system, heads):
     moves, labels_model = AveragedPerceptron(2**12, len(MOVE_NAMES)), AveragedPerceptron(2**12, n + 1)
     gold_heads, gold_labels = numpy.array(heads, dtype=numpy.int32), numpy.array(labels, dtype=numpy.int32)
     for _ in range(50):
-        _, wrong_moves, wrong_labels = beam.train_sentence(FEATURES, SYSTEMS[system], moves, labels_model, nodes, gold_heads, gold_labels, 3)
+        _, wrong_moves, wrong_labels = beam.train_sentence(
+            FEATURES, SYSTEMS[system], moves, labels_model, nodes, gold_heads, gold_labels, 3
+        )
         if wrong_moves == wrong_labels == 0:
             break
     assert wrong_moves == wrong_labels == 0
     # The raw weights (not the averages) are what the last update left: they parse the tree.
     parsed, parsed_labels = beam.parse_batch(
-        FEATURES, SYSTEMS[system], nodes, numpy.array([0, n + 1], dtype=numpy.int64), moves.emission, labels_model.emission, 0, 3,
+        FEATURES,
+        SYSTEMS[system],
+        nodes,
+        numpy.array([0, n + 1], dtype=numpy.int64),
+        moves.emission,
+        labels_model.emission,
+        0,
+        3,
     )
     assert parsed[1:].tolist() == heads[1:]
     assert parsed_labels[1:].tolist() == labels[1:]
@@ -77,11 +87,28 @@ def test_bad_widths_and_arrays_are_refused():
     with pytest.raises(ValueError, match="beam width"):
         beam.parse_batch(FEATURES, SYSTEMS["arc-eager"], nodes, offsets, weights, label_weights, 0, 0)
     with pytest.raises(ValueError, match="offsets"):
-        beam.parse_batch(FEATURES, SYSTEMS["arc-eager"], nodes, numpy.array([0, 2], dtype=numpy.int64), weights, label_weights, 0, 2)
+        beam.parse_batch(
+            FEATURES, SYSTEMS["arc-eager"], nodes, numpy.array([0, 2], dtype=numpy.int64), weights, label_weights, 0, 2
+        )
     with pytest.raises(ValueError, match="root slot"):
-        beam.parse_batch(FEATURES, SYSTEMS["arc-eager"], nodes, numpy.array([0, 0, 3], dtype=numpy.int64), weights, label_weights, 0, 2)
+        beam.parse_batch(
+            FEATURES,
+            SYSTEMS["arc-eager"],
+            nodes,
+            numpy.array([0, 0, 3], dtype=numpy.int64),
+            weights,
+            label_weights,
+            0,
+            2,
+        )
     with pytest.raises(ValueError, match="gold head"):
         beam.train_sentence(
-            FEATURES, SYSTEMS["arc-eager"], AveragedPerceptron(8, len(MOVE_NAMES)), AveragedPerceptron(8, 2), nodes,
-            numpy.array([-1, 1, 0], dtype=numpy.int32), numpy.array([-1, 0, 0], dtype=numpy.int32), 2,
+            FEATURES,
+            SYSTEMS["arc-eager"],
+            AveragedPerceptron(8, len(MOVE_NAMES)),
+            AveragedPerceptron(8, 2),
+            nodes,
+            numpy.array([-1, 1, 0], dtype=numpy.int32),
+            numpy.array([-1, 0, 0], dtype=numpy.int32),
+            2,
         )

@@ -1,4 +1,5 @@
 """Bulk annotation over shards: in one process, and on a local Dask cluster."""
+
 import json
 import os
 import signal
@@ -34,14 +35,19 @@ def _write_shards(folder, n_shards, per_shard=30, bad_line=None):
 
 
 def _read_output(folder):
-    return {path.name: [json.loads(line) for line in path.read_text(encoding="utf8").splitlines()] for path in sorted(folder.glob("*.jsonl"))}
+    return {
+        path.name: [json.loads(line) for line in path.read_text(encoding="utf8").splitlines()]
+        for path in sorted(folder.glob("*.jsonl"))
+    }
 
 
 def test_local_run_keeps_order_reports_bad_lines_and_skips_finished_shards(model, tmp_path):
     shards = _write_shards(tmp_path / "in", 3, bad_line=5)
     summaries = annotate_shards(model, shards, tmp_path / "out")
     assert [s["status"] for s in summaries] == ["done"] * 3
-    assert summaries[0]["errors"] == ["part-000.jsonl, line 5: not valid JSON (Expecting property name enclosed in double quotes)"]
+    assert summaries[0]["errors"] == [
+        "part-000.jsonl, line 5: not valid JSON (Expecting property name enclosed in double quotes)"
+    ]
     out = _read_output(tmp_path / "out")
     assert [r["id"] for r in out["part-000.jsonl"]] == [f"0-{i}" for i in range(30)]
     assert out["part-001.jsonl"][0]["entities"][0]["text"] == "Alice Smith"
@@ -68,8 +74,10 @@ def test_a_line_that_is_not_utf8_is_skipped_alone_with_its_true_line_number(mode
     (shards / "part-000.jsonl").write_bytes(b'{"text": "ok"}\n{"text": "a\rb"}\n\xff\xfe broken\n{"text": "Paris"}\n')
     [summary] = annotate_shards(model, shards, tmp_path / "out")
     assert summary["status"] == "done" and summary["records"] == 2
-    assert summary["errors"] == ["part-000.jsonl, line 2: not valid JSON (Invalid control character at)",  # a raw \r: one line still
-                                 "part-000.jsonl, line 3: not UTF-8 (invalid start byte at byte 1)"]
+    assert summary["errors"] == [
+        "part-000.jsonl, line 2: not valid JSON (Invalid control character at)",  # a raw \r: one line still
+        "part-000.jsonl, line 3: not UTF-8 (invalid start byte at byte 1)",
+    ]
 
 
 def test_cli_annotates_a_directory_of_shards(model, tmp_path):
@@ -119,9 +127,17 @@ def test_a_failed_cluster_is_one_line_and_leaves_nothing_half_written(model, tmp
     assert not list(out.glob("*.partial-*"))
     real = spacy_bioner.bulk.annotate_shards
     cluster = FailingCluster(tmp_path / "out2")
-    monkeypatch.setattr("spacy_bioner.cli.annotate_shards", lambda *args, **kwargs: real(*args, **{**kwargs, "client": cluster}))
-    result = CliRunner().invoke(app, ["annotate", str(model), str(shards), str(cluster.output), "--scheduler", "tcp://x:1"])
-    assert result.exit_code == 1 and len(result.stderr.strip().splitlines()) == 1 and "rerun the same command" in result.stderr
+    monkeypatch.setattr(
+        "spacy_bioner.cli.annotate_shards", lambda *args, **kwargs: real(*args, **{**kwargs, "client": cluster})
+    )
+    result = CliRunner().invoke(
+        app, ["annotate", str(model), str(shards), str(cluster.output), "--scheduler", "tcp://x:1"]
+    )
+    assert (
+        result.exit_code == 1
+        and len(result.stderr.strip().splitlines()) == 1
+        and "rerun the same command" in result.stderr
+    )
     assert not list(cluster.output.glob("*.partial-*"))
 
 
@@ -157,9 +173,12 @@ def test_parquet_shards(model, tmp_path):
     from pyarrow import parquet
 
     (tmp_path / "in").mkdir()
-    parquet.write_table(pyarrow.Table.from_pylist([{"id": i, "text": TEXTS[i % 3]} for i in range(6)] + [{"id": 6, "text": None}]), tmp_path / "in" / "a.parquet")
+    parquet.write_table(
+        pyarrow.Table.from_pylist([{"id": i, "text": TEXTS[i % 3]} for i in range(6)] + [{"id": 6, "text": None}]),
+        tmp_path / "in" / "a.parquet",
+    )
     (summary,) = annotate_shards(model, tmp_path / "in", tmp_path / "out")
-    assert summary["records"] == 6 and summary["errors"] == ["a.parquet, row 7: expected a string \"text\" column"]
+    assert summary["records"] == 6 and summary["errors"] == ['a.parquet, row 7: expected a string "text" column']
     rows = parquet.read_table(tmp_path / "out" / "a.parquet").to_pylist()
     assert [row["id"] for row in rows] == list(range(6)) and rows[0]["entities"][0]["label"] == "PER"
 
@@ -175,8 +194,9 @@ distributed = pytest.importorskip("distributed")
 
 @pytest.fixture(scope="module")
 def cluster():
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
-                                  dashboard_address=None, silence_logs=50) as local_cluster:
+    with distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1", dashboard_address=None, silence_logs=50
+    ) as local_cluster:
         yield local_cluster
 
 
@@ -218,8 +238,10 @@ def test_killing_a_worker_mid_run_loses_nothing(model, cluster, tmp_path):
 def test_both_workers_dying_is_one_error_and_a_rerun_finishes(model, tmp_path):
     shards = _write_shards(tmp_path / "in", 24, per_shard=400)
     out = tmp_path / "remote"
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
-                                  dashboard_address=None, silence_logs=50) as doomed:
+    with distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1", dashboard_address=None, silence_logs=50
+    ) as doomed:
+
         def kill_both_once_output_appears():
             deadline = time.time() + 60
             while time.time() < deadline and not (out.exists() and any(out.glob("*.jsonl"))):
@@ -249,7 +271,9 @@ def test_cli_with_a_scheduler_address(model, cluster, tmp_path):
     from spacy_bioner.cli import app
 
     shards = _write_shards(tmp_path / "in", 3)
-    result = CliRunner().invoke(app, ["annotate", str(model), str(shards), str(tmp_path / "out"), "--scheduler", cluster.scheduler_address])
+    result = CliRunner().invoke(
+        app, ["annotate", str(model), str(shards), str(tmp_path / "out"), "--scheduler", cluster.scheduler_address]
+    )
     assert result.exit_code == 0, result.output
     assert "3 shards annotated (90 records" in result.output
     assert _read_output(tmp_path / "out") == _read_output(_expected(model, shards, tmp_path / "local"))

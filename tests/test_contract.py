@@ -1,4 +1,5 @@
 """What applications rely on of spaCy's ner, for bioner: labels, initialization, blocked tokens."""
+
 import pytest
 import spacy
 from spacy.language import Language
@@ -31,8 +32,12 @@ def test_initialize_without_labels_predicts_nothing():
 def test_initialize_reads_the_examples_once_and_checks_them_as_spacy_does(factory):
     nlp = spacy.blank("en")
     component = nlp.add_pipe(factory)
-    annotation = {"tags": ["NNP", "VBZ", "IN", "NNP"], "heads": [1, 1, 1, 2], "deps": ["nsubj", "ROOT", "prep", "pobj"],
-                  "entities": [(0, 5, "PER"), (15, 20, "LOC")]}
+    annotation = {
+        "tags": ["NNP", "VBZ", "IN", "NNP"],
+        "heads": [1, 1, 1, 2],
+        "deps": ["nsubj", "ROOT", "prep", "pobj"],
+        "entities": [(0, 5, "PER"), (15, 20, "LOC")],
+    }
     examples = [Example.from_dict(nlp.make_doc("Alice lives in Paris"), annotation)] * 2
     calls = []
 
@@ -101,14 +106,20 @@ def test_preset_entities_and_blocked_tokens_together():
     assert ("Paris", "LOC") in [(e.text, e.label_) for e in doc.ents]
 
 
-LAYOUT = ["Best,\n  Maria  Garcia\n\tAmsterdam", "Name:\nJohn\nSmith\nEmployer:\nIBM\nCity:\nNew\nYork\n\n\nSigned",
-          "Alice Smith\n\nParis Berlin\n    Acme Corp"]
+LAYOUT = [
+    "Best,\n  Maria  Garcia\n\tAmsterdam",
+    "Name:\nJohn\nSmith\nEmployer:\nIBM\nCity:\nNew\nYork\n\n\nSigned",
+    "Alice Smith\n\nParis Berlin\n    Acme Corp",
+]
 
 
-@pytest.mark.parametrize("line_breaks, breaking", [
-    ("blank_or_indented", ("\n\n", "\n ", "\n\t")),
-    ("every", ("\n",)),
-])
+@pytest.mark.parametrize(
+    "line_breaks, breaking",
+    [
+        ("blank_or_indented", ("\n\n", "\n ", "\n\t")),
+        ("every", ("\n",)),
+    ],
+)
 def test_line_breaks_end_entities_as_configured(line_breaks, breaking):
     # A huge entity_bias makes every word part of some entity: only the constraints keep them apart.
     nlp = train_nlp({"rules": {"line_breaks": line_breaks}, "confidence": {"entity_bias": 1000.0}})
@@ -126,12 +137,15 @@ def test_without_the_rule_line_breaks_are_transparent():
 def test_a_single_line_break_or_a_run_of_spaces_may_join_an_entity():
     nlp = train_nlp({"confidence": {"entity_bias": 1000.0}})
     texts = ["Maria  Garcia  Lopez  Diaz", "New\nYork\nCity\nHall"]
-    assert any(ent.end - ent.start > 1 for doc in nlp.pipe(texts) for ent in doc.ents if " " in ent.text or "\n" in ent.text)
+    assert any(
+        ent.end - ent.start > 1 for doc in nlp.pipe(texts) for ent in doc.ents if " " in ent.text or "\n" in ent.text
+    )
 
 
 def test_negative_spans_steer_the_completion_of_missing_gold():
     """incorrect_spans_key: where the gold is missing, the tagger is not trained towards a span
     known not to be an entity of that label; a negative span that is a gold entity is an error."""
+
     def first_loss(negative: bool) -> float:
         nlp = train_nlp({"incorrect_spans_key": "not_entities"})
         assert [(e.text, e.label_) for e in nlp("Dana visited Paris .").ents][-1] == ("Paris", "LOC")

@@ -96,9 +96,9 @@ def test_sequences_laid_end_to_end_decode_as_alone(lengths, seed):
     emissions = rng.normal(size=(n, n_tags)).astype(numpy.float32)
     transitions = rng.normal(size=(n_tags + 1, n_tags)).astype(numpy.float32)
     offsets = numpy.cumsum([0] + lengths).astype(numpy.int64)
-    allowed = numpy.concatenate([
-        scheme.allowed(numpy.zeros(k, bool), numpy.zeros(k, bool), numpy.full(k, -1, numpy.int32)) for k in lengths
-    ]).reshape(n, n_tags)
+    allowed = numpy.concatenate(
+        [scheme.allowed(numpy.zeros(k, bool), numpy.zeros(k, bool), numpy.full(k, -1, numpy.int32)) for k in lengths]
+    ).reshape(n, n_tags)
     legal = scheme.transitions().astype(numpy.uint8)
     together = viterbi(emissions, transitions, allowed, legal, offsets)
     alone = [viterbi(emissions[a:b], transitions, allowed[a:b], legal) for a, b in zip(offsets[:-1], offsets[1:])]
@@ -111,7 +111,13 @@ def test_offsets_must_cover_the_sequence():
     transitions = numpy.zeros((scheme.n_tags + 1, scheme.n_tags), dtype=numpy.float32)
     allowed = numpy.ones((3, scheme.n_tags), dtype=numpy.uint8)
     with pytest.raises(ValueError, match="offsets must rise from 0 to 3"):
-        viterbi(emissions, transitions, allowed, scheme.transitions().astype(numpy.uint8), numpy.array([0, 2], dtype=numpy.int64))
+        viterbi(
+            emissions,
+            transitions,
+            allowed,
+            scheme.transitions().astype(numpy.uint8),
+            numpy.array([0, 2], dtype=numpy.int64),
+        )
 
 
 @settings(max_examples=150, deadline=None)
@@ -135,7 +141,9 @@ def test_factored_viterbi_equals_brute_force_over_the_transitions_it_adds_up_to(
     sent_starts[0] = True
     allowed = scheme.allowed(sent_starts, numpy.zeros(n, dtype=bool), numpy.full(n, -1, dtype=numpy.int32))
     best, expected = brute_force(scheme, emissions, full, allowed, sent_starts)
-    tags = viterbi(emissions, pairs, allowed, scheme.transitions().astype(numpy.uint8), factors=(exits, entries)).tolist()
+    tags = viterbi(
+        emissions, pairs, allowed, scheme.transitions().astype(numpy.uint8), factors=(exits, entries)
+    ).tolist()
     assert scheme.is_valid(tags, sent_starts)
     assert path_score(emissions, full, tags) == pytest.approx(best, abs=1e-4)
 

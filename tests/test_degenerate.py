@@ -1,5 +1,6 @@
 """Degenerate input: entity length bounded by training (or `[rules] max_entity_length`), and lists
 of names that Viterbi fuses into one entity of a type none of them has, split (`[rules] split_name_lists`)."""
+
 import itertools
 
 import numpy
@@ -24,7 +25,10 @@ def best_within(scheme, emissions, transitions, allowed, bound):
             continue
         if any(end - start > bound for start, end, _ in scheme.to_spans(tags)):
             continue
-        score = sum(float(transitions[p, t]) + float(emissions[i, t]) for i, (p, t) in enumerate(zip((n_tags,) + tags[:-1], tags)))
+        score = sum(
+            float(transitions[p, t]) + float(emissions[i, t])
+            for i, (p, t) in enumerate(zip((n_tags,) + tags[:-1], tags))
+        )
         if score > best:
             best, best_tags = score, tags
     return best, best_tags
@@ -38,16 +42,26 @@ def test_bounded_viterbi_is_the_best_path_with_no_entity_over_the_bound(name, n,
     n_tags = scheme.n_tags
     emissions = rng.normal(size=(n, n_tags)) + 2 * (numpy.arange(n_tags) > 0)  # entities pay, so bounds bind
     transitions = rng.normal(size=(n_tags + 1, n_tags))
-    allowed = scheme.allowed(numpy.eye(1, n, dtype=bool)[0], numpy.zeros(n, dtype=bool), numpy.full(n, -1, dtype=numpy.int32))
+    allowed = scheme.allowed(
+        numpy.eye(1, n, dtype=bool)[0], numpy.zeros(n, dtype=bool), numpy.full(n, -1, dtype=numpy.int32)
+    )
     best, _ = best_within(scheme, emissions, transitions, allowed, bound)
-    tags = bounded_viterbi(scheme, emissions, allowed, scheme.transitions().astype(numpy.uint8), transitions, None, bound, n_tags, None)
+    tags = bounded_viterbi(
+        scheme, emissions, allowed, scheme.transitions().astype(numpy.uint8), transitions, None, bound, n_tags, None
+    )
     assert scheme.is_valid(tags.tolist())
     assert all(end - start <= bound for start, end, _ in scheme.to_spans(tags))
-    score = sum(float(transitions[p, t]) + float(emissions[i, t]) for i, (p, t) in enumerate(zip([n_tags] + tags[:-1].tolist(), tags.tolist())))
+    score = sum(
+        float(transitions[p, t]) + float(emissions[i, t])
+        for i, (p, t) in enumerate(zip([n_tags] + tags[:-1].tolist(), tags.tolist()))
+    )
     assert score == pytest.approx(best, abs=1e-6)
 
 
-REPEATED = [("London is big .", [(0, 6, "LOC")]), ("Acme Corp Acme Corp Acme Corp hired Ann", [(0, 29, "ORG"), (36, 39, "PER")])]
+REPEATED = [
+    ("London is big .", [(0, 6, "LOC")]),
+    ("Acme Corp Acme Corp Acme Corp hired Ann", [(0, 29, "ORG"), (36, 39, "PER")]),
+]
 
 
 def test_no_entity_is_longer_than_training_saw_or_the_setting_says(tmp_path):
@@ -64,7 +78,10 @@ def test_no_entity_is_longer_than_training_saw_or_the_setting_says(tmp_path):
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.sampled_from(["BIO", "BILOU"]), st.lists(st.tuples(st.integers(0, 2), st.integers(1, 4), st.integers(0, 1)), max_size=8))
+@given(
+    st.sampled_from(["BIO", "BILOU"]),
+    st.lists(st.tuples(st.integers(0, 2), st.integers(1, 4), st.integers(0, 1)), max_size=8),
+)
 def test_the_entities_a_rule_reads_are_those_of_to_spans(scheme_name, pieces):
     """split_name_lists finds an entity from its first token (_entities_at): as to_spans reads the tags."""
     scheme = TagScheme(scheme_name, ["LOC", "ORG"])
@@ -79,8 +96,12 @@ def test_the_entities_a_rule_reads_are_those_of_to_spans(scheme_name, pieces):
 
 
 def test_a_list_of_names_fused_into_another_type_is_split_into_its_names():
-    data = [("Paris is big .", [(0, 5, "LOC")]), ("Berlin is big .", [(0, 6, "LOC")]),
-            ("Acme Corp is big .", [(0, 9, "ORG")]), ("Ann Lee and Bob Ray met", [(0, 7, "PER"), (12, 19, "PER")])]
+    data = [
+        ("Paris is big .", [(0, 5, "LOC")]),
+        ("Berlin is big .", [(0, 6, "LOC")]),
+        ("Acme Corp is big .", [(0, 9, "ORG")]),
+        ("Ann Lee and Bob Ray met", [(0, 7, "PER"), (12, 19, "PER")]),
+    ]
     nlp = train_nlp(data=data, config={"features": ["word", "shape", "memory"]})
     ner = nlp.get_pipe("bioner")
     for words, fused, expected in [

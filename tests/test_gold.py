@@ -19,7 +19,10 @@ def reference_doc(nlp, words, ents, spaces=None):
 
 CASES = [
     # every token annotated
-    (["Alice", "Smith", "met", "Bob", "in", "New", "York", "."], ["B-PER", "I-PER", "O", "B-PER", "O", "B-LOC", "I-LOC", "O"]),
+    (
+        ["Alice", "Smith", "met", "Bob", "in", "New", "York", "."],
+        ["B-PER", "I-PER", "O", "B-PER", "O", "B-LOC", "I-LOC", "O"],
+    ),
     # missing annotation on some tokens
     (["Alice", "Smith", "met", "Bob", "today"], ["B-PER", "I-PER", None, "B-PER", None]),
     # a whitespace token without annotation is outside
@@ -42,7 +45,9 @@ def test_identity_alignment_reads_the_same_tags_as_spacy(nlp, scheme_name, words
 def test_other_tokenization_falls_back_to_spacy_alignment(nlp):
     scheme = TagScheme("BILOU", ["LOC"])
     reference = reference_doc(nlp, ["New", "York", "-based"], ["B-LOC", "I-LOC", "O"], spaces=[True, False, False])
-    example = Example(Doc(nlp.vocab, words=["New", "York", "-", "based"], spaces=[True, False, False, False]), reference)
+    example = Example(
+        Doc(nlp.vocab, words=["New", "York", "-", "based"], spaces=[True, False, False, False]), reference
+    )
     assert [t.text for t in example.predicted] != [t.text for t in reference]
     assert gold_tags(example, scheme).tolist() == scheme.from_biluo(example.get_aligned_ner()).tolist()
 
@@ -72,7 +77,9 @@ def test_sentence_runs_come_from_the_predicted_doc_or_the_reference(nlp):
     own = Doc(nlp.vocab, words=words, sent_starts=[True] + [False] * 6)
     assert sentence_runs(Example(own, reference)) == [(0, 7)]
     # Other tokens: the reference's starts through spaCy's alignment.
-    retokenized = Doc(nlp.vocab, words=["Bob", "came.", "He", "left", ".", "Bye"], spaces=[True, True, True, False, True, False])
+    retokenized = Doc(
+        nlp.vocab, words=["Bob", "came.", "He", "left", ".", "Bye"], spaces=[True, True, True, False, True, False]
+    )
     assert sentence_runs(Example(retokenized, reference)) == [(0, 2), (2, 5), (5, 6)]
     # A reference without sentences: one run.
     assert sentence_runs(Example(Doc(nlp.vocab, words=words), Doc(nlp.vocab, words=words))) == [(0, 7)]

@@ -1,4 +1,5 @@
 """Bad input and faults: random text, damaged model files, threads, determinism across processes."""
+
 import pickle
 import subprocess
 import sys
@@ -24,7 +25,9 @@ CASES = {"ner": 0, "parser": 0}
 @pytest.fixture(scope="module")
 def ner_nlp():
     nlp = train_nlp()
-    nlp.get_pipe("bioner").add_patterns([{"label": "ORG", "pattern": "Acme Corp", "id": "acme"}, {"label": "LOC", "pattern": "Paris"}])
+    nlp.get_pipe("bioner").add_patterns(
+        [{"label": "ORG", "pattern": "Acme Corp", "id": "acme"}, {"label": "LOC", "pattern": "Paris"}]
+    )
     return nlp
 
 
@@ -35,7 +38,10 @@ def parser_nlp():
 
 # Words from every Unicode category, control characters and whitespace runs included.
 WORD = st.text(st.characters(blacklist_categories=("Cs",)), min_size=0, max_size=12)
-TEXT = st.lists(st.one_of(WORD, st.sampled_from(["Acme Corp", "Paris", "  ", "\n\n", "\t", "\x00", "\u200b", "Bob", "."])), max_size=40).map(" ".join)
+TEXT = st.lists(
+    st.one_of(WORD, st.sampled_from(["Acme Corp", "Paris", "  ", "\n\n", "\t", "\x00", "\u200b", "Bob", "."])),
+    max_size=40,
+).map(" ".join)
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -106,15 +112,25 @@ def _damage(path, how):
 
 
 @pytest.mark.parametrize("how", ["truncated", "bit-flipped", "foreign", "pickle"])
-@pytest.mark.parametrize("component,filename", [
-    ("bioner_parser", "weights.npz"), ("bioner_tagger", "weights.npz"), ("bioner", "weights.npz"), ("bioner", "gazetteer"),
-])
+@pytest.mark.parametrize(
+    "component,filename",
+    [
+        ("bioner_parser", "weights.npz"),
+        ("bioner_tagger", "weights.npz"),
+        ("bioner", "weights.npz"),
+        ("bioner", "gazetteer"),
+    ],
+)
 def test_damaged_files_are_named(ner_nlp, parser_nlp, tmp_path, component, filename, how):
     nlp = ner_nlp if component == "bioner" else parser_nlp
     path = tmp_path / component
     nlp.get_pipe(component).to_disk(path)
     _damage(path / filename, how)
-    fresh = {"bioner": lambda: BioNER(nlp.vocab), "bioner_parser": lambda: BioParser(nlp.vocab), "bioner_tagger": lambda: BioTagger(nlp.vocab)}[component]()
+    fresh = {
+        "bioner": lambda: BioNER(nlp.vocab),
+        "bioner_parser": lambda: BioParser(nlp.vocab),
+        "bioner_tagger": lambda: BioTagger(nlp.vocab),
+    }[component]()
     with pytest.raises(ModelFileError, match=filename):
         fresh.from_disk(path)
 
@@ -148,14 +164,18 @@ def test_damaged_configs_and_wrong_shapes_are_named(parser_nlp, tmp_path, compon
 def test_two_threads_tag_and_parse_like_one(ner_nlp, parser_nlp):
     # Words never seen before, so the threads fill the word caches as they go.
     texts = [f"Bob{i} works at Acme Corp in Paris{i % 7} and Alice Smith{i} lives in Berlin ." for i in range(2000)]
-    expected = [([(e.start, e.end, e.label_) for e in doc.ents], [(t.head.i, t.dep_) for t in parse])
-                for doc, parse in zip(ner_nlp.pipe(texts), parser_nlp.pipe(texts))]
+    expected = [
+        ([(e.start, e.end, e.label_) for e in doc.ents], [(t.head.i, t.dep_) for t in parse])
+        for doc, parse in zip(ner_nlp.pipe(texts), parser_nlp.pipe(texts))
+    ]
     ner_nlp, parser_nlp = pickle.loads(pickle.dumps(ner_nlp)), pickle.loads(pickle.dumps(parser_nlp))  # cold caches
     results = [None, None]
 
     def work(slot):
-        results[slot] = [([(e.start, e.end, e.label_) for e in doc.ents], [(t.head.i, t.dep_) for t in parse])
-                         for doc, parse in zip(ner_nlp.pipe(texts, batch_size=7), parser_nlp.pipe(texts, batch_size=5))]
+        results[slot] = [
+            ([(e.start, e.end, e.label_) for e in doc.ents], [(t.head.i, t.dep_) for t in parse])
+            for doc, parse in zip(ner_nlp.pipe(texts, batch_size=7), parser_nlp.pipe(texts, batch_size=5))
+        ]
 
     threads = [threading.Thread(target=work, args=(slot,)) for slot in range(2)]
     for thread in threads:
@@ -177,5 +197,10 @@ print(hashlib.sha1(ner.get_pipe("bioner").to_bytes() + parser.get_pipe("bioner_t
 
 def test_training_is_deterministic_across_processes():
     tests_dir = str(__import__("pathlib").Path(__file__).parent)
-    digests = {subprocess.run([sys.executable, "-c", TRAIN_AND_HASH, tests_dir], capture_output=True, text=True, check=True).stdout for _ in range(2)}
+    digests = {
+        subprocess.run(
+            [sys.executable, "-c", TRAIN_AND_HASH, tests_dir], capture_output=True, text=True, check=True
+        ).stdout
+        for _ in range(2)
+    }
     assert len(digests) == 1

@@ -1,4 +1,5 @@
 """bioner inside other people's components: negspacy's negex, the EntityRuler, displaCy."""
+
 import pytest
 import spacy
 from spacy import displacy
@@ -20,8 +21,13 @@ def test_negex_reads_bioner_entities():
     pytest.importorskip("negspacy.negation")  # registers the negex factory
     nlp = ruled_nlp()
     nlp.add_pipe("negex", config={"ent_types": ["DIS"]})
-    denied, affirmed = nlp("The patient denies pneumonia . Alice Smith lives in Paris ."), nlp("The patient has pneumonia .")
-    assert [(e.text, e._.negex, e.kb_id_) for e in denied.ents if e.label_ == "DIS"] == [("pneumonia", True, "mesh:D011014")]
+    denied, affirmed = (
+        nlp("The patient denies pneumonia . Alice Smith lives in Paris ."),
+        nlp("The patient has pneumonia ."),
+    )
+    assert [(e.text, e._.negex, e.kb_id_) for e in denied.ents if e.label_ == "DIS"] == [
+        ("pneumonia", True, "mesh:D011014")
+    ]
     assert [(e.text, e._.negex) for e in affirmed.ents if e.label_ == "DIS"] == [("pneumonia", False)]
 
 

@@ -1,4 +1,5 @@
 """Many labels: sparse emission weights, factored transitions, and a component with 1,000 labels."""
+
 import numpy
 import pytest
 import spacy
@@ -34,8 +35,12 @@ def trained_pair(factored: bool):
 def test_sparse_weights_score_as_dense_ones(factored):
     dense, sparse, features = trained_pair(factored)
     for averaged in (False, True):
-        numpy.testing.assert_allclose(sparse.scores(features, averaged=averaged), dense.scores(features, averaged=averaged), atol=1e-5)
-        numpy.testing.assert_allclose(sparse.transitions(averaged=averaged), dense.transitions(averaged=averaged), atol=1e-5)
+        numpy.testing.assert_allclose(
+            sparse.scores(features, averaged=averaged), dense.scores(features, averaged=averaged), atol=1e-5
+        )
+        numpy.testing.assert_allclose(
+            sparse.transitions(averaged=averaged), dense.transitions(averaged=averaged), atol=1e-5
+        )
     converted = SparsePerceptron.from_dense(dense)
     numpy.testing.assert_allclose(converted.scores(features), dense.scores(features), atol=1e-5)
     loaded = SparsePerceptron(50, sparse.n_tags)
@@ -70,7 +75,8 @@ def test_match_columns_packed_keep_each_tokens_matches_in_label_order():
     assert packed.tolist() == [[DROPPED, DROPPED], [ids[1, 2], ids[3, 3]], [ids[0, 1], DROPPED]]
     full = match_columns(ids, codes, packed=False)
     assert full.shape == (3, n_labels) and [sorted(set(row) - {DROPPED}) for row in full.tolist()] == [
-        sorted(set(row) - {DROPPED}) for row in packed.tolist()]
+        sorted(set(row) - {DROPPED}) for row in packed.tolist()
+    ]
     assert match_columns(ids, codes[:1], packed=True).shape == (1, 0)
     assert match_columns(ids[:4], codes[:, :4], packed=True).shape == (3, 4)  # few labels: a column each
 
@@ -105,7 +111,9 @@ def labelled_nlp(n_labels: int, n_docs: int, n_buckets: int, epochs: int):
     ner = nlp.add_pipe("bioner", config={"n_buckets": n_buckets})
     for i in range(n_labels):
         ner.add_label(f"TYPE{i}")
-    examples = [Example(Doc(nlp.vocab, words=[t.text for t in doc]), doc) for doc in labelled_docs(nlp, n_labels, n_docs)]
+    examples = [
+        Example(Doc(nlp.vocab, words=[t.text for t in doc]), doc) for doc in labelled_docs(nlp, n_labels, n_docs)
+    ]
     nlp.initialize(lambda: examples)
     for _ in range(epochs):
         nlp.update(examples)
@@ -155,7 +163,11 @@ def test_a_config_that_asks_for_other_transitions_than_training_used_is_refused(
     assert ner.model.factored
     with pytest.raises(ValueError, match="transitions"):
         spacy.load(tmp_path, config={"components": {"bioner": {"transitions": "pairwise"}}})
-    assert spacy.load(tmp_path, config={"components": {"bioner": {"transitions": "auto"}}}).get_pipe("bioner").model.factored
+    assert (
+        spacy.load(tmp_path, config={"components": {"bioner": {"transitions": "auto"}}})
+        .get_pipe("bioner")
+        .model.factored
+    )
 
 
 def test_sparse_weights_round_trip_through_bytes_and_damaged_rows_are_named(tmp_path):
@@ -164,7 +176,9 @@ def test_sparse_weights_round_trip_through_bytes_and_damaged_rows_are_named(tmp_
     probe = ["see", "cue7", "N7", "today", "."]
     copy = spacy.blank("en").add_pipe("bioner", config={"n_buckets": 2**17})
     copy.from_bytes(ner.to_bytes())
-    assert [(e.text, e.label_) for e in copy(Doc(copy.vocab, words=probe)).ents] == [(e.text, e.label_) for e in ner(Doc(nlp.vocab, words=probe)).ents]
+    assert [(e.text, e.label_) for e in copy(Doc(copy.vocab, words=probe)).ents] == [
+        (e.text, e.label_) for e in ner(Doc(nlp.vocab, words=probe)).ents
+    ]
     nlp.to_disk(tmp_path)
     weights = tmp_path / "bioner" / "weights.npz"
     arrays = dict(numpy.load(weights))

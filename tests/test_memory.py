@@ -40,7 +40,9 @@ def test_each_fold_sees_the_other_folds_entities_and_prediction_sees_all():
         found = {doc[start:end].text for start, end, _, _ in rows.tolist()}
         assert found == own & others  # its own entities only where another fold has them too
         (rows,) = memory.match([doc], labels)
-        assert [(doc[s:e].text, label) for s, e, label, _ in rows.tolist()] == [(text, 1) for text in own]  # ORG is labels[1]
+        assert [(doc[s:e].text, label) for s, e, label, _ in rows.tolist()] == [
+            (text, 1) for text in own
+        ]  # ORG is labels[1]
 
 
 def test_memory_matches_whole_entities_case_insensitively():

@@ -1,6 +1,7 @@
 """Model files that cannot lie: every file a component saves is listed with its SHA-256 in a manifest
 written last and checked on load; every setting read back is checked by type and range; errors name
 the file and the field."""
+
 import json
 import random
 import shutil
@@ -114,6 +115,7 @@ def test_a_component_directory_from_another_pipeline_is_refused(tmp_path):
 
 def _resealed_gazetteer(directory, change):
     """The component's gazetteer file with `change` made to its meta, sealed again as a writer would."""
+
     def changed(message):
         message["meta"] = json.dumps(change(json.loads(message["meta"])))
 
@@ -183,16 +185,26 @@ def test_numpy_advice_to_unpickle_never_reaches_the_user(saved, tmp_path):
     assert "allow_pickle" not in str(caught.value)
 
 
-@pytest.mark.parametrize("pipeline,component,key,value", [
-    ("parser", "bioner_tagger", "margin", -1.0), ("parser", "bioner_tagger", "n_buckets", True), ("parser", "bioner_tagger", "labels", ["NN", ""]),
-    ("parser", "bioner_parser", "explore", 1.5), ("parser", "bioner_parser", "pseudo_projective", "true"),
-    ("parser", "bioner_parser", "max_length", 0), ("parser", "bioner_parser", "root_label", "nothing"),
-])
+@pytest.mark.parametrize(
+    "pipeline,component,key,value",
+    [
+        ("parser", "bioner_tagger", "margin", -1.0),
+        ("parser", "bioner_tagger", "n_buckets", True),
+        ("parser", "bioner_tagger", "labels", ["NN", ""]),
+        ("parser", "bioner_parser", "explore", 1.5),
+        ("parser", "bioner_parser", "pseudo_projective", "true"),
+        ("parser", "bioner_parser", "max_length", 0),
+        ("parser", "bioner_parser", "root_label", "nothing"),
+    ],
+)
 def test_tagger_and_parser_settings_are_checked_by_type_and_range(saved, tmp_path, pipeline, component, key, value):
     copy = tmp_path / pipeline
     shutil.copytree(saved / pipeline, copy)
     cfg_path = copy / component / "cfg"
     cfg_path.write_text(json.dumps({**json.loads(cfg_path.read_text()), key: value}))
     reseal(cfg_path.parent)
-    with pytest.raises(ModelFileError, match=f"Bad config in .*{component}/cfg: ('{key}|.*root_label 'nothing' is not one of the labels)"):
+    with pytest.raises(
+        ModelFileError,
+        match=f"Bad config in .*{component}/cfg: ('{key}|.*root_label 'nothing' is not one of the labels)",
+    ):
         spacy.load(copy)

@@ -15,13 +15,24 @@ from conftest import reseal
 # (words, heads, deps, tags); the second tree is non-projective: "on the issue"
 # hangs from "hearing" across the verb.
 SENTENCES = [
-    ("She ate the pizza with a fork .", [1, 1, 3, 1, 1, 6, 4, 1], ["nsubj", "ROOT", "det", "obj", "prep", "det", "pobj", "punct"],
-     ["PRP", "VBD", "DT", "NN", "IN", "DT", "NN", "."]),
-    ("A hearing is scheduled on the issue today .", [1, 3, 3, 3, 6, 6, 1, 3, 3],
-     ["det", "nsubj", "aux", "ROOT", "case", "det", "nmod", "tmod", "punct"],
-     ["DT", "NN", "VBZ", "VBN", "IN", "DT", "NN", "NN", "."]),
-    ("The cat sat on the mat .", [1, 2, 2, 5, 5, 2, 2], ["det", "nsubj", "ROOT", "case", "det", "obl", "punct"],
-     ["DT", "NN", "VBD", "IN", "DT", "NN", "."]),
+    (
+        "She ate the pizza with a fork .",
+        [1, 1, 3, 1, 1, 6, 4, 1],
+        ["nsubj", "ROOT", "det", "obj", "prep", "det", "pobj", "punct"],
+        ["PRP", "VBD", "DT", "NN", "IN", "DT", "NN", "."],
+    ),
+    (
+        "A hearing is scheduled on the issue today .",
+        [1, 3, 3, 3, 6, 6, 1, 3, 3],
+        ["det", "nsubj", "aux", "ROOT", "case", "det", "nmod", "tmod", "punct"],
+        ["DT", "NN", "VBZ", "VBN", "IN", "DT", "NN", "NN", "."],
+    ),
+    (
+        "The cat sat on the mat .",
+        [1, 2, 2, 5, 5, 2, 2],
+        ["det", "nsubj", "ROOT", "case", "det", "obl", "punct"],
+        ["DT", "NN", "VBD", "IN", "DT", "NN", "."],
+    ),
     ("Dogs bark loudly .", [1, 1, 1, 1], ["nsubj", "ROOT", "advmod", "punct"], ["NNS", "VBP", "RB", "."]),
 ]
 NON_PROJECTIVE = 1
@@ -37,7 +48,16 @@ def _examples(nlp):
 def _trained(system="arc-eager", pseudo_projective=True, epochs=40, beam_width=1):
     nlp = spacy.blank("en")
     nlp.add_pipe("bioner_tagger")
-    nlp.add_pipe("bioner_parser", config={"transition_system": system, "pseudo_projective": pseudo_projective, "n_buckets": 2**16, "label_buckets": 2**14, "beam_width": beam_width})
+    nlp.add_pipe(
+        "bioner_parser",
+        config={
+            "transition_system": system,
+            "pseudo_projective": pseudo_projective,
+            "n_buckets": 2**16,
+            "label_buckets": 2**14,
+            "beam_width": beam_width,
+        },
+    )
     examples = _examples(nlp)
     nlp.initialize(lambda: examples)
     for _ in range(epochs):
@@ -51,10 +71,20 @@ def _parse(doc):
 
 @pytest.mark.parametrize(
     "system,pseudo_projective,beam_width",
-    [("arc-eager", False, 1), ("arc-eager", True, 1), ("arc-standard", False, 1), ("arc-standard", True, 1),
-     ("covington-projective", False, 1), ("covington-projective", True, 1), ("covington", False, 1),
-     ("arc-eager", False, 4), ("arc-eager", True, 4), ("arc-standard", False, 4), ("covington-projective", False, 4),
-     ("covington", False, 4)],
+    [
+        ("arc-eager", False, 1),
+        ("arc-eager", True, 1),
+        ("arc-standard", False, 1),
+        ("arc-standard", True, 1),
+        ("covington-projective", False, 1),
+        ("covington-projective", True, 1),
+        ("covington", False, 1),
+        ("arc-eager", False, 4),
+        ("arc-eager", True, 4),
+        ("arc-standard", False, 4),
+        ("covington-projective", False, 4),
+        ("covington", False, 4),
+    ],
 )
 def test_parser_learns_the_training_trees(system, pseudo_projective, beam_width):
     nlp = _trained(system, pseudo_projective, beam_width=beam_width)
@@ -208,7 +238,10 @@ def test_tagger_with_clusters_tags_an_unseen_word_like_its_cluster():
     def tags(features):
         nlp = spacy.blank("en")
         nlp.add_pipe("bioner_tagger", config={"features": features, "n_buckets": 2**14})
-        examples = [Example.from_dict(Doc(nlp.vocab, words=[word]), {"tags": [tag]}) for word, tag in (("ibuprofen", "NN"), ("swims", "VBZ"))]
+        examples = [
+            Example.from_dict(Doc(nlp.vocab, words=[word]), {"tags": [tag]})
+            for word, tag in (("ibuprofen", "NN"), ("swims", "VBZ"))
+        ]
         nlp.initialize(lambda: examples)
         for _ in range(5):
             nlp.update(examples)
@@ -300,7 +333,9 @@ def test_whitespace_tokens_change_no_word_arc(pseudo_projective, beam_width):
         assert [(positions[h], d) for h, d in _parse(plain)] == [_parse(spaced)[p] for p in positions]
         whitespace = [k for k in range(len(words)) if k not in positions]
         # Each whitespace token hangs from the word before it; the leading one from the first word.
-        assert [spaced[k].head.i for k in whitespace] == [positions[0]] + [max(p for p in positions if p < k) for k in whitespace[1:]]
+        assert [spaced[k].head.i for k in whitespace] == [positions[0]] + [
+            max(p for p in positions if p < k) for k in whitespace[1:]
+        ]
         assert {spaced[k].dep_ for k in whitespace} == {"dep"}
         assert len(list(spaced.sents)) == len(list(plain.sents))
 
@@ -312,7 +347,12 @@ def test_whitespace_only_units_get_a_root():
     assert _parse(doc) == [(0, "ROOT"), (0, "dep"), (0, "dep")]
     # A sentence of whitespace alone between two of words keeps its boundaries.
     words = "Dogs bark loudly .".split() + ["\n\n"] + "Dogs bark loudly .".split()
-    doc = Doc(nlp.vocab, words=words, tags=SENTENCES[3][3] + ["_SP"] + SENTENCES[3][3], sent_starts=[True, False, False, False, True, True, False, False, False])
+    doc = Doc(
+        nlp.vocab,
+        words=words,
+        tags=SENTENCES[3][3] + ["_SP"] + SENTENCES[3][3],
+        sent_starts=[True, False, False, False, True, True, False, False, False],
+    )
     doc = parser(doc)
     assert [(s.start, s.end) for s in doc.sents] == [(0, 4), (4, 5), (5, 9)]
     assert doc[4].head.i == 4 and doc[4].dep_ == "ROOT"
@@ -321,6 +361,7 @@ def test_whitespace_only_units_get_a_root():
 
 def test_training_ignores_whitespace_tokens():
     """Gold trees with whitespace tokens in them train the same weights as without them."""
+
     def trained(spaced):
         nlp = spacy.blank("en")
         parser = nlp.add_pipe("bioner_parser", config={"n_buckets": 2**16, "label_buckets": 2**14})
@@ -329,7 +370,9 @@ def test_training_ignores_whitespace_tokens():
             words = text.split()
             if spaced:
                 words, positions = _with_whitespace(words)
-                spaced_heads = [positions[0] if k == 0 else k - 1 for k in range(len(words))]  # whitespace: the word before
+                spaced_heads = [
+                    positions[0] if k == 0 else k - 1 for k in range(len(words))
+                ]  # whitespace: the word before
                 spaced_deps, spaced_tags = ["dep"] * len(words), ["_SP"] * len(words)
                 for k, p in enumerate(positions):
                     spaced_heads[p], spaced_deps[p], spaced_tags[p] = positions[heads[k]], deps[k], tags[k]
@@ -339,6 +382,7 @@ def test_training_ignores_whitespace_tokens():
         for _ in range(5):
             nlp.update(examples)
         return parser
+
     plain, spaced = trained(False), trained(True)
     assert plain.labels == spaced.labels
     assert (plain.move_model.averages()[0] == spaced.move_model.averages()[0]).all()
@@ -348,8 +392,19 @@ def test_training_ignores_whitespace_tokens():
 @pytest.mark.parametrize("attr,whitespace_tag", [("tag", "_SP"), ("pos", "SPACE")])
 def test_tagger_leaves_whitespace_out(attr, whitespace_tag):
     """Whitespace tokens get spaCy's whitespace tag, change no word's tag, and train nothing."""
-    universal = {"PRP": "PRON", "VBD": "VERB", "DT": "DET", "NN": "NOUN", "IN": "ADP", ".": "PUNCT", "VBZ": "AUX",
-                 "VBN": "VERB", "NNS": "NOUN", "VBP": "VERB", "RB": "ADV"}
+    universal = {
+        "PRP": "PRON",
+        "VBD": "VERB",
+        "DT": "DET",
+        "NN": "NOUN",
+        "IN": "ADP",
+        ".": "PUNCT",
+        "VBZ": "AUX",
+        "VBN": "VERB",
+        "NNS": "NOUN",
+        "VBP": "VERB",
+        "RB": "ADV",
+    }
 
     def trained(spaced):
         nlp = spacy.blank("en")

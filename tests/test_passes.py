@@ -1,4 +1,5 @@
 """The compiled passes (ner/passes.pyx) give what decoding's Python steps give, to the bit."""
+
 import numpy
 import pytest
 import spacy
@@ -11,8 +12,31 @@ from spacy_bioner.ner.batch import lay_out
 from conftest import train_nlp
 
 # Training words (so the memory matches "Acme Corp" and "Alice Smith"), new words, punctuation.
-WORDS = ["Alice", "Smith", "Bob", "Acme", "Corp", "Paris", "Berlin", "Carol", "Jones", "works", "in", "at",
-         "lives", "hired", "the", "Oslo", "ACME", "paris", "Nothing", ".", ",", "-", ":"]
+WORDS = [
+    "Alice",
+    "Smith",
+    "Bob",
+    "Acme",
+    "Corp",
+    "Paris",
+    "Berlin",
+    "Carol",
+    "Jones",
+    "works",
+    "in",
+    "at",
+    "lives",
+    "hired",
+    "the",
+    "Oslo",
+    "ACME",
+    "paris",
+    "Nothing",
+    ".",
+    ",",
+    "-",
+    ":",
+]
 
 
 def with_random_weights(features=None, patterns=()):
@@ -27,15 +51,19 @@ def with_random_weights(features=None, patterns=()):
     model = nlp.get_pipe("bioner").model
     emission, transition = model.averages()
     rng = numpy.random.default_rng(0)
-    model.load_averages(rng.normal(size=emission.shape).astype(numpy.float32),
-                        rng.normal(size=transition.shape).astype(numpy.float32))
+    model.load_averages(
+        rng.normal(size=emission.shape).astype(numpy.float32), rng.normal(size=transition.shape).astype(numpy.float32)
+    )
     return nlp
 
 
 # 20 term-list labels (more than featurizer.PACKED_ABOVE: the Python steps pack the columns), several per term.
 TERM_LABELS = [f"T{i}" for i in range(20)]
-PATTERNS = [{"label": label, "pattern": term} for i, label in enumerate(TERM_LABELS)
-            for term in ("Oslo", "Acme Corp", "Paris", "works at")[: 1 + i % 4]]
+PATTERNS = [
+    {"label": label, "pattern": term}
+    for i, label in enumerate(TERM_LABELS)
+    for term in ("Oslo", "Acme Corp", "Paris", "works at")[: 1 + i % 4]
+]
 PIPELINES = {
     "default features": lambda: with_random_weights(),
     "no document, history or memory": lambda: with_random_weights(features=["word", "window", "shape"]),
@@ -96,7 +124,10 @@ def test_compiled_passes_equal_the_python_steps(any_nlp, batch, starts_seed):
 
 def test_compiled_passes_add_the_entity_bias_as_the_steps_do(default_nlp):
     biased = default_nlp.get_pipe("bioner").with_settings(confidence={"entity_bias": 1.7})
-    docs = [Doc(default_nlp.vocab, words="Bob works at Acme Corp in Oslo .".split()), Doc(default_nlp.vocab, words=["Alice"])]
+    docs = [
+        Doc(default_nlp.vocab, words="Bob works at Acme Corp in Oslo .".split()),
+        Doc(default_nlp.vocab, words=["Alice"]),
+    ]
     compiled, stepwise = decoded_both_ways(biased, docs)
     assert_same(compiled, stepwise)
     assert not numpy.array_equal(compiled.scores, decoder.decode(default_nlp.get_pipe("bioner"), docs).scores)
@@ -117,6 +148,8 @@ def test_batches_the_compiled_passes_do_not_take(default_nlp):
     spaced = nlp.make_doc("Bob works\n\nat Acme Corp")
     assert not decoder.is_plain(ner, lay_out(ner, [spaced]))
     assert_same(*decoded_both_ways(ner, [spaced]))  # the same steps both ways
-    hmm = train_nlp({"n_buckets": 4096, "trainer": {"@misc": "bioner.hmm.v1"}, "features": ["word", "window"]}, epochs=1)
+    hmm = train_nlp(
+        {"n_buckets": 4096, "trainer": {"@misc": "bioner.hmm.v1"}, "features": ["word", "window"]}, epochs=1
+    )
     hmm_ner = hmm.get_pipe("bioner")
     assert not decoder.is_plain(hmm_ner, lay_out(hmm_ner, [hmm.make_doc("Bob works")]))

@@ -1,4 +1,5 @@
 """The Cython perceptron against a plain numpy reference."""
+
 import numpy
 from hypothesis import given, settings, strategies as st
 
@@ -7,7 +8,13 @@ from spacy.strings import get_string_id
 from spacy_bioner.core.features import FeatureExtractor, Lexicon
 from spacy_bioner.core.perceptron import DROPPED, AveragedPerceptron
 from spacy_bioner.core.templates import (
-    ATTRIBUTE_NAMES, CLUSTER_ATTRIBUTES, N_ATTRIBUTES, WORD_ATTRIBUTES, attribute_values, compile_templates, word_attributes,
+    ATTRIBUTE_NAMES,
+    CLUSTER_ATTRIBUTES,
+    N_ATTRIBUTES,
+    WORD_ATTRIBUTES,
+    attribute_values,
+    compile_templates,
+    word_attributes,
 )
 
 
@@ -72,8 +79,13 @@ def test_loaded_weights_are_their_own_average_until_trained_further():
 
 
 @settings(max_examples=300)
-@given(text=st.one_of(st.text(max_size=12), st.text(alphabet=st.characters(max_codepoint=127), max_size=12),
-                      st.sampled_from(["İstanbul", "ΣΑΣΑ", "Straße", "U.S.", "1,000", "O'Neill", "", "-"])))
+@given(
+    text=st.one_of(
+        st.text(max_size=12),
+        st.text(alphabet=st.characters(max_codepoint=127), max_size=12),
+        st.sampled_from(["İstanbul", "ΣΑΣΑ", "Straße", "U.S.", "1,000", "O'Neill", "", "-"]),
+    )
+)
 def test_word_attributes_are_the_templates_attributes_hashed(text):
     values = [attr(text) for _, attr in WORD_ATTRIBUTES] + ["none"] * len(CLUSTER_ATTRIBUTES)
     assert attribute_values(text) == values
@@ -82,8 +94,11 @@ def test_word_attributes_are_the_templates_attributes_hashed(text):
 
 def test_resize_keeps_weights_and_moves_the_start_row():
     model = AveragedPerceptron(5, 3)
-    model.update(numpy.array([[1], [2]], dtype=numpy.uint32), numpy.array([1, 2], dtype=numpy.int32),
-                 numpy.array([0, 0], dtype=numpy.int32))
+    model.update(
+        numpy.array([[1], [2]], dtype=numpy.uint32),
+        numpy.array([1, 2], dtype=numpy.int32),
+        numpy.array([0, 0], dtype=numpy.int32),
+    )
     emission, transition = (a.copy() for a in model.averages())
     model.resize(5)
     new_emission, new_transition = model.averages()
@@ -130,7 +145,9 @@ def test_power_of_two_tables_take_the_low_bits_of_the_hash():
     templates = compile_templates(["word", "window", "conjunctions"])
     lexicon = Lexicon(word_attributes, N_ATTRIBUTES)
     words = ["Alice", "met", "Bob", "in", "Paris", "."]
-    rows = lexicon.rows(numpy.array([get_string_id(w) for w in words], dtype=numpy.uint64), {get_string_id(w): w for w in words})
+    rows = lexicon.rows(
+        numpy.array([get_string_id(w) for w in words], dtype=numpy.uint64), {get_string_id(w): w for w in words}
+    )
     sentence = numpy.ones(len(words), dtype=numpy.int32)
     wide = FeatureExtractor(templates, 2**30).extract(rows, lexicon.table, sentence)
     assert numpy.array_equal(FeatureExtractor(templates, 1024).extract(rows, lexicon.table, sentence), wide % 1024)
@@ -154,7 +171,9 @@ def test_steps_equal_one_python_step_per_run(seed, factored, margin):
     n, n_buckets = int(rng.integers(1, 30)), 64
     features = rng.integers(0, n_buckets, size=(n, 5)).astype(numpy.uint32)
     features[rng.random(features.shape) < 0.1] = DROPPED
-    gold = numpy.array([int(t) for t in scheme.from_spans([(0, 1, 0), (2, min(4, n), 1)] if n > 2 else [], n)], dtype=numpy.int32)
+    gold = numpy.array(
+        [int(t) for t in scheme.from_spans([(0, 1, 0), (2, min(4, n), 1)] if n > 2 else [], n)], dtype=numpy.int32
+    )
     known = numpy.where(rng.random(n) < 0.8, gold, -1).astype(numpy.int32)
     allowed = numpy.ones((n, scheme.n_tags), dtype=numpy.uint8)
     cuts = sorted({0, n, *rng.integers(1, n, size=3).tolist()}) if n > 1 else [0, n]
@@ -177,5 +196,8 @@ def test_steps_equal_one_python_step_per_run(seed, factored, margin):
         assert loss == expected
         every_row = numpy.arange(n_buckets, dtype=numpy.uint32)[:, None]  # each bucket's averaged weights
         for averaged in (True, False):
-            assert stepped.scores(every_row, averaged=averaged).tobytes() == by_hand.scores(every_row, averaged=averaged).tobytes()
+            assert (
+                stepped.scores(every_row, averaged=averaged).tobytes()
+                == by_hand.scores(every_row, averaged=averaged).tobytes()
+            )
             assert stepped.transitions(averaged=averaged).tobytes() == by_hand.transitions(averaged=averaged).tobytes()

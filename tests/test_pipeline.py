@@ -85,14 +85,21 @@ def test_each_sentence_of_a_doc_is_a_training_step(trainer):
     # A two-sentence doc whose predicted side has no sentence starts (as spaCy's
     # corpus reader makes them) trains as its two sentences one after the other.
     config = {"features": ["word"], "trainer": {"@misc": f"bioner.{trainer}.v1", "word_dropout": 0.0}}
-    sentences = [("Bob lives in Paris .", [(0, 3, "PER"), (13, 18, "LOC")]), ("Acme hired Bob .", [(0, 4, "ORG"), (11, 14, "PER")])]
+    sentences = [
+        ("Bob lives in Paris .", [(0, 3, "PER"), (13, 18, "LOC")]),
+        ("Acme hired Bob .", [(0, 4, "ORG"), (11, 14, "PER")]),
+    ]
     separate, joined = spacy.blank("en"), spacy.blank("en")
     for nlp in (separate, joined):
         nlp.add_pipe("bioner", config=config)
     one_each = make_examples(separate, sentences)
     words = [token.text for eg in one_each for token in eg.reference]
-    reference = Doc(joined.vocab, words=words, sent_starts=[i in (0, 5) for i in range(len(words))],
-                    ents=["B-PER", "O", "O", "B-LOC", "O", "B-ORG", "O", "B-PER", "O"])
+    reference = Doc(
+        joined.vocab,
+        words=words,
+        sent_starts=[i in (0, 5) for i in range(len(words))],
+        ents=["B-PER", "O", "O", "B-LOC", "O", "B-ORG", "O", "B-PER", "O"],
+    )
     together = Example(Doc(joined.vocab, words=words), reference)
     assert not together.predicted.has_annotation("SENT_START")
     separate.initialize(lambda: one_each)
@@ -101,7 +108,7 @@ def test_each_sentence_of_a_doc_is_a_training_step(trainer):
         for example in one_each:
             separate.update([example])
         joined.update([together])
-    for (a, b) in zip(separate.get_pipe("bioner").model.averages(), joined.get_pipe("bioner").model.averages()):
+    for a, b in zip(separate.get_pipe("bioner").model.averages(), joined.get_pipe("bioner").model.averages()):
         numpy.testing.assert_allclose(a, b, rtol=1e-5)
 
 
@@ -175,7 +182,9 @@ def test_odd_docs_are_tagged(trained_nlp, words):
 def test_initialize_adds_undeclared_labels():
     nlp = spacy.blank("en")
     ner = nlp.add_pipe("bioner")
-    nlp.initialize(lambda: make_examples(nlp), )
+    nlp.initialize(
+        lambda: make_examples(nlp),
+    )
     assert set(ner.labels) == {"PER", "LOC", "ORG"}
     nlp = spacy.blank("en")
     ner = nlp.add_pipe("bioner")
@@ -390,12 +399,18 @@ def test_a_line_end_stops_the_windows_of_the_words_around_it(trained_nlp):
         doc = Doc(trained_nlp.vocab, words=words, spaces=[False] * len(words))
         return features_of(ner, lay_out(ner, [doc]), [ner.gazetteer.match(doc)])
 
-    one, other = features(["City", ":", "Berlin", "\n\n", "Name", ":"]), features(["City", ":", "Berlin", "\n\n", "Acme", "Corp"])
+    one, other = (
+        features(["City", ":", "Berlin", "\n\n", "Name", ":"]),
+        features(["City", ":", "Berlin", "\n\n", "Acme", "Corp"]),
+    )
     assert (one[:3] == other[:3]).all()
     one, other = features(["Bob", "works", "\n  ", "at", "Acme"]), features(["Alice", "\n  ", "at", "Acme"])
     assert (one[3:] == other[2:]).all()
     # a single line break (wrapped prose) is read past: what follows it is in the window
-    assert not (features(["City", ":", "Berlin", "\n", "Name", ":"])[2] == features(["City", ":", "Berlin", "\n", "Acme", "Corp"])[2]).all()
+    assert not (
+        features(["City", ":", "Berlin", "\n", "Name", ":"])[2]
+        == features(["City", ":", "Berlin", "\n", "Acme", "Corp"])[2]
+    ).all()
 
 
 def test_decoding_runs_over_the_words(trained_nlp):
@@ -405,8 +420,10 @@ def test_decoding_runs_over_the_words(trained_nlp):
     scheme, org = ner.scheme, ner.labels.index("ORG")
     b_org, i_org, l_org = (scheme.tag_id(move, org) for move in "BIL")
     words = ["Acme", "\n", "Corp", "\n\n", "works"]
-    for sent_starts, expected in (([True, False, False, False, False], [b_org, i_org, l_org, 0]),
-                                  ([True, True, False, False, False], None)):
+    for sent_starts, expected in (
+        ([True, False, False, False, False], [b_org, i_org, l_org, 0]),
+        ([True, True, False, False, False], None),
+    ):
         doc = Doc(trained_nlp.vocab, words=words, spaces=[False] * 5, sent_starts=sent_starts)
         layout = lay_out(ner, [doc])
         scores = numpy.zeros((len(doc), scheme.n_tags), dtype=numpy.float32)
@@ -430,12 +447,26 @@ def _with_line_breaks(data):
             moved.append(len(out))
             out += separators[i % len(separators)] if char == " " else char
         moved.append(len(out))
-        spaced.append(("\n" + out + "\n", [(moved[start] + 1, moved[end] + 1, label) for start, end, label in entities]))
+        spaced.append(
+            ("\n" + out + "\n", [(moved[start] + 1, moved[end] + 1, label) for start, end, label in entities])
+        )
     return spaced
 
 
-FULL_FEATURES = ["word", "window", "shape", "affixes", "flags", "conjunctions", "far_window", "clusters",
-                 "document", "history", "abbreviations", "memory"]
+FULL_FEATURES = [
+    "word",
+    "window",
+    "shape",
+    "affixes",
+    "flags",
+    "conjunctions",
+    "far_window",
+    "clusters",
+    "document",
+    "history",
+    "abbreviations",
+    "memory",
+]
 
 
 @pytest.mark.parametrize("config", [{}, {"features": FULL_FEATURES}, {"scheme": "BIO", "trainer": CRF}])
@@ -454,14 +485,18 @@ def test_training_over_whitespace_tokens_learns_what_it_does_without(config):
         assert (plain_weights == spaced_weights).all()
 
 
-@pytest.mark.parametrize("words,entity,words_entity", [
-    (["We", "met", "Bob", "Smith", "\n\n", "in", "Paris"], (2, 5), (2, 4)),
-    (["We", "met", "\n\n", "Bob", "Smith", "in", "Paris"], (2, 5), (3, 5)),
-    (["We", "met", "\n", "Bob", "\n\n", "Smith", "\n", "in", "Paris"], (2, 7), (3, 6)),
-])
+@pytest.mark.parametrize(
+    "words,entity,words_entity",
+    [
+        (["We", "met", "Bob", "Smith", "\n\n", "in", "Paris"], (2, 5), (2, 4)),
+        (["We", "met", "\n\n", "Bob", "Smith", "in", "Paris"], (2, 5), (3, 5)),
+        (["We", "met", "\n", "Bob", "\n\n", "Smith", "\n", "in", "Paris"], (2, 7), (3, 6)),
+    ],
+)
 def test_whitespace_at_a_preset_entity_edge(trained_nlp, words, entity, words_entity):
     """A preset entity with whitespace at an edge is kept as it is, and the words
     around it are tagged as they are around the same entity without that whitespace."""
+
     def entities(span):
         doc = Doc(trained_nlp.vocab, words=words, spaces=[True] * len(words))
         doc.ents = [Span(doc, *span, label="PER")]
@@ -473,7 +508,10 @@ def test_whitespace_at_a_preset_entity_edge(trained_nlp, words, entity, words_en
 
 
 def test_gold_entity_with_whitespace_at_its_edges_trains_as_its_words():
-    data = [("We met Bob Smith\n\nin Paris .", [(7, 16, "PER"), (21, 26, "LOC")]), ("Alice Smith lives in Paris .", [(0, 11, "PER"), (21, 26, "LOC")])]
+    data = [
+        ("We met Bob Smith\n\nin Paris .", [(7, 16, "PER"), (21, 26, "LOC")]),
+        ("Alice Smith lives in Paris .", [(0, 11, "PER"), (21, 26, "LOC")]),
+    ]
     with_edges = [("We met Bob Smith\n\nin Paris .", [(7, 18, "PER"), (21, 26, "LOC")])] + data[1:]
     plain = train_nlp(data=data, epochs=5).get_pipe("bioner")
     edged = train_nlp(data=with_edges, epochs=5).get_pipe("bioner")
@@ -484,17 +522,45 @@ def test_gold_entity_with_whitespace_at_its_edges_trains_as_its_words():
 def test_whitespace_tokens_change_no_confidence_or_alternative():
     """Entity probabilities and alternatives are computed over the words, as the tags
     are decoded: a whitespace token's own scores count for nothing (line breaks transparent, line_breaks "none")."""
-    nlp = train_nlp({"confidence": {"probabilities": True, "alternatives": 5, "alternatives_threshold": 0.01, "temperature": 30.0},
-                     "rules": {"line_breaks": "none"}})
+    nlp = train_nlp(
+        {
+            "confidence": {
+                "probabilities": True,
+                "alternatives": 5,
+                "alternatives_threshold": 0.01,
+                "temperature": 30.0,
+            },
+            "rules": {"line_breaks": "none"},
+        }
+    )
     words = "Bob works at Acme Corp in Berlin with Carol Jones".split()
-    spaced_words = ["\n", "Bob", "works", "\n", "at", "Acme", "\n", "Corp", "  ", "in", "Berlin", "\n\n", "with", "Carol", "\n", "Jones"]
+    spaced_words = [
+        "\n",
+        "Bob",
+        "works",
+        "\n",
+        "at",
+        "Acme",
+        "\n",
+        "Corp",
+        "  ",
+        "in",
+        "Berlin",
+        "\n\n",
+        "with",
+        "Carol",
+        "\n",
+        "Jones",
+    ]
     positions = [1, 2, 4, 5, 7, 9, 10, 12, 13, 15]
     word_of = {position: i for i, position in enumerate(positions)}
 
     def scored(doc, key, on_words=False):
         group = doc.spans[key]
-        return [((word_of[s.start], word_of[s.end - 1] + 1) if on_words else (s.start, s.end), s.label_, round(p, 6))
-                for s, p in zip(group, group.attrs["scores"])]
+        return [
+            ((word_of[s.start], word_of[s.end - 1] + 1) if on_words else (s.start, s.end), s.label_, round(p, 6))
+            for s, p in zip(group, group.attrs["scores"])
+        ]
 
     plain = nlp(Doc(nlp.vocab, words=words))
     spaced = nlp(Doc(nlp.vocab, words=spaced_words, spaces=[False] * len(spaced_words)))
@@ -511,7 +577,9 @@ def test_short_batches_share_their_edge_masks_which_no_one_can_change():
     masks = [allowed_tags(ner, layout, [[]]) for layout in layouts]
     assert masks[0] is masks[1]  # one pattern of sentence starts and whitespace, one mask
     forced, ends = presets_forced(ner, layouts[0], [[]])
-    assert numpy.array_equal(masks[0], ner.scheme.allowed(layouts[0].sent_starts, layouts[0].is_space, forced, closed_before=ends))
+    assert numpy.array_equal(
+        masks[0], ner.scheme.allowed(layouts[0].sent_starts, layouts[0].is_space, forced, closed_before=ends)
+    )
     with pytest.raises(ValueError):
         masks[0][0, 0] = 0
     preset = [[Span(docs[0], 4, 5, label="LOC")]]

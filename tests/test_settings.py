@@ -1,5 +1,6 @@
 """Settings live in the pipeline's config and win at load; the component's files keep only
 what training fixed, and a config that contradicts it is refused with a clear error."""
+
 import json
 
 import pytest
@@ -21,20 +22,41 @@ def saved(tmp_path_factory):
 
 def test_the_component_files_hold_only_what_training_fixed(saved):
     cfg = json.loads((saved / "bioner" / "cfg").read_text(encoding="utf8"))
-    assert set(cfg) == {"scheme", "transitions", "n_buckets", "features", "trainer", "case_sensitive", "labels", "longest_entity",
-                        "templates_version", "format_version"}
+    assert set(cfg) == {
+        "scheme",
+        "transitions",
+        "n_buckets",
+        "features",
+        "trainer",
+        "case_sensitive",
+        "labels",
+        "longest_entity",
+        "templates_version",
+        "format_version",
+    }
     assert cfg["transitions"] == "pairwise"  # "auto", with four labels
 
 
-@pytest.mark.parametrize("override, check", [
-    ({"confidence": {"probabilities": True}}, lambda doc: "bioner" in doc.spans and len(doc.spans["bioner"]) == len(doc.ents)),
-    ({"confidence": {"alternatives": 2, "alternatives_threshold": 1e-9, "temperature": 100.0}},
-     lambda doc: 0 < len(doc.spans["bioner_alternatives"]) <= 2),
-    ({"confidence": {"entity_bias": -1000.0}}, lambda doc: len(doc.ents) == 0),
-    ({"gazetteer": {"spans_key": "other"}}, lambda doc: "other" in doc.spans and "matches" not in doc.spans),
-    ({"gazetteer": {"mode": "ents"}}, lambda doc: ("Paris", "LOC", "geo:paris") in [(e.text, e.label_, e.kb_id_) for e in doc.ents]),
-    ({"rules": {"person_labels": []}}, lambda doc: True),
-])
+@pytest.mark.parametrize(
+    "override, check",
+    [
+        (
+            {"confidence": {"probabilities": True}},
+            lambda doc: "bioner" in doc.spans and len(doc.spans["bioner"]) == len(doc.ents),
+        ),
+        (
+            {"confidence": {"alternatives": 2, "alternatives_threshold": 1e-9, "temperature": 100.0}},
+            lambda doc: 0 < len(doc.spans["bioner_alternatives"]) <= 2,
+        ),
+        ({"confidence": {"entity_bias": -1000.0}}, lambda doc: len(doc.ents) == 0),
+        ({"gazetteer": {"spans_key": "other"}}, lambda doc: "other" in doc.spans and "matches" not in doc.spans),
+        (
+            {"gazetteer": {"mode": "ents"}},
+            lambda doc: ("Paris", "LOC", "geo:paris") in [(e.text, e.label_, e.kb_id_) for e in doc.ents],
+        ),
+        ({"rules": {"person_labels": []}}, lambda doc: True),
+    ],
+)
 def test_settings_given_at_load_win(saved, override, check):
     nlp = spacy.load(saved, config={"components": {"bioner": override}})
     ner = nlp.get_pipe("bioner")
@@ -48,17 +70,23 @@ def test_the_saved_pipeline_tags_as_before_and_n_process_keeps_the_settings(save
     nlp = spacy.load(saved, config={"components": {"bioner": {"confidence": {"probabilities": True}}}})
     texts = [text for text, _ in TRAIN_DATA] * 3
     one = [[(e.text, e.label_) for e in doc.ents] + [len(doc.spans["bioner"])] for doc in nlp.pipe(texts)]
-    two = [[(e.text, e.label_) for e in doc.ents] + [len(doc.spans["bioner"])] for doc in nlp.pipe(texts, n_process=2, batch_size=2)]
+    two = [
+        [(e.text, e.label_) for e in doc.ents] + [len(doc.spans["bioner"])]
+        for doc in nlp.pipe(texts, n_process=2, batch_size=2)
+    ]
     assert one == two
 
 
-@pytest.mark.parametrize("override, key", [
-    ({"scheme": "BIO"}, "scheme"),
-    ({"n_buckets": 1024}, "n_buckets"),
-    ({"features": ["word", "window"]}, "features"),
-    ({"trainer": {"@misc": "bioner.crf.v1"}}, "trainer"),
-    ({"gazetteer": {"case_sensitive": True}}, "case_sensitive"),
-])
+@pytest.mark.parametrize(
+    "override, key",
+    [
+        ({"scheme": "BIO"}, "scheme"),
+        ({"n_buckets": 1024}, "n_buckets"),
+        ({"features": ["word", "window"]}, "features"),
+        ({"trainer": {"@misc": "bioner.crf.v1"}}, "trainer"),
+        ({"gazetteer": {"case_sensitive": True}}, "case_sensitive"),
+    ],
+)
 def test_a_trained_setting_that_differs_is_refused(saved, override, key):
     with pytest.raises(ValueError, match=f"sets {key} = .* cannot change after training"):
         spacy.load(saved, config={"components": {"bioner": override}})
@@ -77,5 +105,6 @@ def test_training_settings_may_change_for_further_training(saved):
     nlp = spacy.load(saved, config={"components": {"bioner": {"trainer": {"margin": 0.0, "word_dropout": 0.0}}}})
     assert nlp.get_pipe("bioner").settings.trainer.margin == 0.0
     from conftest import make_examples
+
     losses = nlp.update(make_examples(nlp))
     assert "bioner" in losses

@@ -24,10 +24,12 @@ def relabelled(texts, entities, scheme_name="BILOU", person_ids=PER, allowed=Non
     nlp = spacy.blank("en")
     scheme = TagScheme(scheme_name, LABELS)
     docs = [nlp.make_doc(text) for text in texts]
-    tags = numpy.concatenate([
-        scheme.from_spans([(start, end, LABELS.index(label)) for start, end, label in doc_entities], len(doc))
-        for doc, doc_entities in zip(docs, entities)
-    ]).astype(numpy.int32)
+    tags = numpy.concatenate(
+        [
+            scheme.from_spans([(start, end, LABELS.index(label)) for start, end, label in doc_entities], len(doc))
+            for doc, doc_entities in zip(docs, entities)
+        ]
+    ).astype(numpy.int32)
     offsets = numpy.cumsum([0] + [len(doc) for doc in docs])
     if allowed is None:
         allowed = numpy.ones((len(tags), len(scheme.tags)), dtype=bool)
@@ -44,9 +46,15 @@ def relabelled(texts, entities, scheme_name="BILOU", person_ids=PER, allowed=Non
 def test_a_lone_surname_takes_the_full_names_label(scheme_name):
     text = "MaliVai Washington beat Jordan in Washington . Washington won , and Washington said so ."
     entities = [(0, 2, "PER"), (3, 4, "PER"), (5, 6, "LOC"), (7, 8, "LOC")]
-    assert relabelled([text], [entities], scheme_name) == [[
-        ("MaliVai Washington", "PER"), ("Jordan", "PER"), ("Washington", "PER"), ("Washington", "PER"), ("Washington", "PER"),
-    ]]
+    assert relabelled([text], [entities], scheme_name) == [
+        [
+            ("MaliVai Washington", "PER"),
+            ("Jordan", "PER"),
+            ("Washington", "PER"),
+            ("Washington", "PER"),
+            ("Washington", "PER"),
+        ]
+    ]
 
 
 def test_untagged_surnames_beside_capitalized_or_tagged_words_stay_untagged():
@@ -56,10 +64,18 @@ def test_untagged_surnames_beside_capitalized_or_tagged_words_stay_untagged():
 
 
 def test_other_docs_capitals_and_numerals_are_not_surnames():
-    texts = ["MaliVai Washington won .", "Washington is a city .", "Baudouin I ruled . I said so .", "Bill CLINTON spoke . CLINTON left ."]
+    texts = [
+        "MaliVai Washington won .",
+        "Washington is a city .",
+        "Baudouin I ruled . I said so .",
+        "Bill CLINTON spoke . CLINTON left .",
+    ]
     entities = [[(0, 2, "PER")], [(0, 1, "LOC")], [(0, 2, "PER")], [(0, 2, "PER")]]
     assert relabelled(texts, entities) == [
-        [("MaliVai Washington", "PER")], [("Washington", "LOC")], [("Baudouin I", "PER")], [("Bill CLINTON", "PER")],
+        [("MaliVai Washington", "PER")],
+        [("Washington", "LOC")],
+        [("Baudouin I", "PER")],
+        [("Bill CLINTON", "PER")],
     ]
 
 
@@ -69,16 +85,26 @@ def test_longer_entities_presets_and_other_labels_are_kept():
     allowed = numpy.ones((10, len(TagScheme("BILOU", LABELS).tags)), dtype=bool)
     allowed[7] = False
     allowed[7, TagScheme("BILOU", LABELS).tag_id("U", 0)] = True  # a preset LOC
-    assert relabelled([text], [entities], allowed=allowed) == [[("Ann Jordan", "PER"), ("Jordan Valley", "LOC"), ("Jordan", "LOC")]]
-    assert relabelled([text], [entities], person_ids=[]) == [[("Ann Jordan", "PER"), ("Jordan Valley", "LOC"), ("Jordan", "LOC")]]
+    assert relabelled([text], [entities], allowed=allowed) == [
+        [("Ann Jordan", "PER"), ("Jordan Valley", "LOC"), ("Jordan", "LOC")]
+    ]
+    assert relabelled([text], [entities], person_ids=[]) == [
+        [("Ann Jordan", "PER"), ("Jordan Valley", "LOC"), ("Jordan", "LOC")]
+    ]
 
 
 def washington_nlp(person_labels=("PER",)):
     """A bioner that knows "Washington" alone as a place, with "MaliVai Washington" a fixed person from its term list."""
     nlp = spacy.blank("en")
-    ner = nlp.add_pipe("bioner", config={"gazetteer": {"mode": "ents"}, "rules": {"person_labels": list(person_labels)}})
+    ner = nlp.add_pipe(
+        "bioner", config={"gazetteer": {"mode": "ents"}, "rules": {"person_labels": list(person_labels)}}
+    )
     ner.add_patterns([{"label": "PER", "pattern": "MaliVai Washington"}])
-    data = [("Washington is cold .", [(0, 10, "LOC")]), ("They flew to Washington .", [(13, 23, "LOC")]), ("Ann Lee won .", [(0, 7, "PER")])]
+    data = [
+        ("Washington is cold .", [(0, 10, "LOC")]),
+        ("They flew to Washington .", [(13, 23, "LOC")]),
+        ("Ann Lee won .", [(0, 7, "PER")]),
+    ]
     return train_nlp(data=data, epochs=10, nlp=nlp)
 
 
@@ -86,13 +112,19 @@ TEXT = "MaliVai Washington won the final . Washington is cold ."
 
 
 def test_the_component_labels_lone_surnames_and_explain_says_so(tmp_path):
-    assert [(e.text, e.label_) for e in washington_nlp(())(TEXT).ents] == [("MaliVai Washington", "PER"), ("Washington", "LOC")]
+    assert [(e.text, e.label_) for e in washington_nlp(())(TEXT).ents] == [
+        ("MaliVai Washington", "PER"),
+        ("Washington", "LOC"),
+    ]
     nlp = washington_nlp()
     assert [(e.text, e.label_) for e in nlp(TEXT).ents] == [("MaliVai Washington", "PER"), ("Washington", "PER")]
     result = explain(nlp.get_pipe("bioner"), nlp.make_doc(TEXT))
     assert [token.get("rule") for token in result["entities"][1]["tokens"]] == ["person_labels"]
     nlp.to_disk(tmp_path / "model")
-    assert [(e.text, e.label_) for e in spacy.load(tmp_path / "model")(TEXT).ents] == [("MaliVai Washington", "PER"), ("Washington", "PER")]
+    assert [(e.text, e.label_) for e in spacy.load(tmp_path / "model")(TEXT).ents] == [
+        ("MaliVai Washington", "PER"),
+        ("Washington", "PER"),
+    ]
     output = CliRunner().invoke(app, ["explain", str(tmp_path / "model"), TEXT]).output
     assert "Washington U-PER (person_labels: its full name's label)" in output
 
@@ -130,7 +162,9 @@ def reference(doc_words, doc_entities, person_ids):
     result = []
     for start, end, label in doc_entities:
         one_word_other = end - start == 1 and label not in person_ids
-        result.append((start, end, surnames[doc_words[start]] if one_word_other and doc_words[start] in surnames else label))
+        result.append(
+            (start, end, surnames[doc_words[start]] if one_word_other and doc_words[start] in surnames else label)
+        )
     for j, word in enumerate(doc_words):
         if j not in tagged and word in surnames and free(j - 1) and free(j + 1):
             result.append((j, j + 1, surnames[word]))

@@ -1,5 +1,6 @@
 """Pipelines saved by spacy-bioner 0.1 (tests/fixtures/pipeline_0_1, written by 0.1 itself) load after
 `bioner upgrade`, or their component alone, and tag exactly as 0.1 tagged them."""
+
 import json
 import shutil
 from pathlib import Path
@@ -19,8 +20,10 @@ EXPECTED = json.loads((Path(__file__).parent / "fixtures" / "pipeline_0_1_expect
 
 
 def tagged(nlp):
-    return [[[e.text, e.label_, e.kb_id_, round(p, 6)] for e, p in zip(doc.ents, doc.spans["bioner"].attrs["scores"])]
-            for doc in nlp.pipe(EXPECTED["texts"])]
+    return [
+        [[e.text, e.label_, e.kb_id_, round(p, 6)] for e, p in zip(doc.ents, doc.spans["bioner"].attrs["scores"])]
+        for doc in nlp.pipe(EXPECTED["texts"])
+    ]
 
 
 def test_a_0_1_component_loads_alone_once_upgraded_with_its_settings_and_tags_as_0_1_did(tmp_path):
@@ -33,8 +36,10 @@ def test_a_0_1_component_loads_alone_once_upgraded_with_its_settings_and_tags_as
     ner = BioNER(nlp.vocab, tokenizer=nlp.tokenizer).from_disk(copy / "bioner")
     assert ner.settings.confidence.probabilities and ner.settings.n_buckets == 1024
     docs = [ner(nlp.make_doc(text)) for text in EXPECTED["texts"]]
-    assert [[[e.text, e.label_, e.kb_id_, round(p, 6)] for e, p in zip(doc.ents, doc.spans["bioner"].attrs["scores"])]
-            for doc in docs] == EXPECTED["entities"]
+    assert [
+        [[e.text, e.label_, e.kb_id_, round(p, 6)] for e, p in zip(doc.ents, doc.spans["bioner"].attrs["scores"])]
+        for doc in docs
+    ] == EXPECTED["entities"]
 
 
 def test_a_0_1_pipeline_names_the_version_in_one_line_and_upgrade_makes_it_load(tmp_path):
@@ -53,4 +58,6 @@ def test_a_0_1_pipeline_names_the_version_in_one_line_and_upgrade_makes_it_load(
 
 def test_a_missing_model_is_one_line():
     result = CliRunner().invoke(app, ["explain", "no_such_pipeline", "text"])
-    assert result.exit_code == 1 and "no_such_pipeline" in result.output and len(result.output.strip().splitlines()) == 1
+    assert (
+        result.exit_code == 1 and "no_such_pipeline" in result.output and len(result.output.strip().splitlines()) == 1
+    )

@@ -1,4 +1,5 @@
 """The vectors feature family: clusters of the pipeline's static vectors as tagger features."""
+
 import numpy
 import pytest
 import spacy
@@ -37,9 +38,13 @@ def test_saved_clusters_are_checked():
     with pytest.raises(ModelFileError, match="cluster_centroids"):
         VectorClusters.from_arrays({}, "here")
     with pytest.raises(ModelFileError, match="do not fit"):
-        VectorClusters.from_arrays({"cluster_centroids": numpy.ones((4, 3)), "cluster_parents": numpy.zeros((2, 5))}, "here")
+        VectorClusters.from_arrays(
+            {"cluster_centroids": numpy.ones((4, 3)), "cluster_parents": numpy.zeros((2, 5))}, "here"
+        )
     with pytest.raises(ModelFileError, match="do not exist"):
-        VectorClusters.from_arrays({"cluster_centroids": numpy.ones((4, 3)), "cluster_parents": numpy.full((2, 4), 9)}, "here")
+        VectorClusters.from_arrays(
+            {"cluster_centroids": numpy.ones((4, 3)), "cluster_parents": numpy.full((2, 4), 9)}, "here"
+        )
 
 
 def place_pipeline(features):

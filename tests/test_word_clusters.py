@@ -1,4 +1,5 @@
 """The clusters feature family: the GloVe word cluster table shipped with the package."""
+
 import numpy
 import pytest
 import spacy

@@ -66,12 +66,15 @@ def test_prediction_with_the_cache_equals_the_training_path(trained_nlp):
     assert numpy.allclose(full, cached, rtol=1e-5, atol=1e-4)
 
 
-@pytest.mark.parametrize("is_space,starts", [
-    ([False] * 5, [0, 2, 5]),
-    ([False, True, False, True, True], [0, 2, 5]),
-    ([True, True], [0, 1, 2]),
-    ([], [0]),
-])
+@pytest.mark.parametrize(
+    "is_space,starts",
+    [
+        ([False] * 5, [0, 2, 5]),
+        ([False, True, False, True, True], [0, 2, 5]),
+        ([True, True], [0, 1, 2]),
+        ([], [0]),
+    ],
+)
 def test_words_of_skips_whitespace_tokens(is_space, starts):
     words, word_starts = words_of(numpy.array(is_space, dtype=bool), starts)
     expected = [i for i, space in enumerate(is_space) if not space]

@@ -1,4 +1,5 @@
 """The user's paths: spacy train through the CLI, and the project's `all` workflow."""
+
 import shutil
 import subprocess
 import sys
@@ -37,16 +38,28 @@ def test_spacy_train_cli_writes_loadable_model_best(tmp_path):
     corpus = DocBin(docs=[eg.reference for eg in make_examples(nlp)] * 3)
     corpus.to_disk(tmp_path / "train.spacy")
     run(
-        "spacy", "train", str(ROOT / "configs" / "bioner.cfg"),
-        "--paths.train", str(tmp_path / "train.spacy"), "--paths.dev", str(tmp_path / "train.spacy"),
-        "--output", str(tmp_path / "out"), "--training.max_epochs", "15", "--training.eval_frequency", "5",
+        "spacy",
+        "train",
+        str(ROOT / "configs" / "bioner.cfg"),
+        "--paths.train",
+        str(tmp_path / "train.spacy"),
+        "--paths.dev",
+        str(tmp_path / "train.spacy"),
+        "--output",
+        str(tmp_path / "out"),
+        "--training.max_epochs",
+        "15",
+        "--training.eval_frequency",
+        "5",
     )
     trained = spacy.load(tmp_path / "out" / "model-best")
     doc = trained("Bob works at Acme Corp in Berlin")
     assert [(e.text, e.label_) for e in doc.ents] == [("Bob", "PER"), ("Acme Corp", "ORG"), ("Berlin", "LOC")]
     # Components that read sentences (negation detectors) find them: no E030.
     assert [sent.text for sent in trained("Bob works at Acme Corp . Carol lives in Berlin .").sents] == [
-        "Bob works at Acme Corp .", "Carol lives in Berlin ."]
+        "Bob works at Acme Corp .",
+        "Carol lives in Berlin .",
+    ]
 
 
 def test_normalize_docstart_lines():
@@ -59,7 +72,10 @@ def test_project_all_runs_on_embedded_sample(tmp_path):
     run("spacy", "project", "run", "all", str(project), cwd=project)
     trained = spacy.load(project / "training" / "model-best")
     doc = trained("Shares of Norvex Bank rose in Oslo .")
-    assert [(s.text, s.kb_id_) for s in doc.spans["bioner_gazetteer"]] == [("Norvex Bank", "firm:norvex"), ("Oslo", "place:oslo")]
+    assert [(s.text, s.kb_id_) for s in doc.spans["bioner_gazetteer"]] == [
+        ("Norvex Bank", "firm:norvex"),
+        ("Oslo", "place:oslo"),
+    ]
     scores = srsly.read_json(project / "metrics" / "scores.json")
     assert scores["ents_f"] > 0.8
     report = srsly.read_json(project / "metrics" / "report.json")
@@ -84,18 +100,29 @@ def test_project_package_installs_and_loads_by_name(tmp_path):
     env = tmp_path / "venv"
     venv.create(env, with_pip=True)
     python = env / "bin" / "python"
-    site_packages = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                                   capture_output=True, text=True, check=True).stdout.strip()
+    site_packages = subprocess.run(
+        [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
     with open(f"{site_packages}/parent_env.pth", "w") as pth:
         pth.write(f"import site; site.addsitedir({sysconfig.get_paths()['purelib']!r})\n")
-    install = subprocess.run([str(python), "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation", str(package)],
-                             capture_output=True, text=True)
+    install = subprocess.run(
+        [str(python), "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation", str(package)],
+        capture_output=True,
+        text=True,
+    )
     assert install.returncode == 0, install.stdout[-2000:] + install.stderr[-2000:]
-    code = ("import spacy; nlp = spacy.load('en_bioner_sample'); doc = nlp('Anna Adler met Boris in Oslo . He left .'); "
-            "print(nlp.pipe_names, [e.label_ for e in doc.ents], len(list(doc.sents)))")
+    code = (
+        "import spacy; nlp = spacy.load('en_bioner_sample'); doc = nlp('Anna Adler met Boris in Oslo . He left .'); "
+        "print(nlp.pipe_names, [e.label_ for e in doc.ents], len(list(doc.sents)))"
+    )
     loaded = subprocess.run([str(python), "-c", code], capture_output=True, text=True, cwd=tmp_path)
     assert loaded.returncode == 0, loaded.stderr[-3000:]
-    assert "['bioner', 'sentencizer']" in loaded.stdout and "LOC" in loaded.stdout and loaded.stdout.strip().endswith(" 2")
+    assert (
+        "['bioner', 'sentencizer']" in loaded.stdout and "LOC" in loaded.stdout and loaded.stdout.strip().endswith(" 2")
+    )
 
 
 def test_convert_reads_bilou_text_and_passes_spacy_files_through(tmp_path):
@@ -103,7 +130,9 @@ def test_convert_reads_bilou_text_and_passes_spacy_files_through(tmp_path):
     from convert_corpus import convert_corpus
 
     source = tmp_path / "bilou.tsv"
-    source.write_text("-DOCSTART- -X- -X- O\n\nAlice\tB-PER\nSmith\tL-PER\nin\tO\nParis\tU-LOC\n\nHe\tO\nleft\tO\n\n", encoding="utf8")
+    source.write_text(
+        "-DOCSTART- -X- -X- O\n\nAlice\tB-PER\nSmith\tL-PER\nin\tO\nParis\tU-LOC\n\nHe\tO\nleft\tO\n\n", encoding="utf8"
+    )
     convert_corpus(source, tmp_path / "out" / "train.spacy", 1)
     nlp = spacy.blank("en")
     docs = list(DocBin().from_disk(tmp_path / "out" / "train.spacy").get_docs(nlp.vocab))

@@ -7,6 +7,7 @@ manifest of their digests (serialize.write_files).
 A subclass gives `_arrays()` (its averaged weights by name) and
 `_load(cfg, arrays, where, cfg_where)` (checks them, naming the file, and takes them on).
 """
+
 from pathlib import Path
 from typing import Callable, Dict, Iterable, Iterator, List
 
@@ -75,7 +76,9 @@ class PerceptronPipe(TrainablePipe):
         yield
 
     def get_loss(self, examples, scores):
-        raise NotImplementedError(f"{type(self).__name__} trains by perceptron steps in update(); it has no gradient loss.")
+        raise NotImplementedError(
+            f"{type(self).__name__} trains by perceptron steps in update(); it has no gradient loss."
+        )
 
     def score(self, examples: Iterable[Example], **kwargs) -> Dict[str, object]:
         validate_examples(examples, f"{type(self).__name__}.score")

@@ -4,6 +4,7 @@ Tag ids are laid out label-major: 0 is "O", then each label owns a block of
 consecutive ids (B, I for BIO; B, I, L, U for BILOU). Adding a label appends a
 block, so a trained weight matrix grows by columns without reindexing.
 """
+
 from typing import Iterable, List, Optional, Sequence, Tuple
 
 import numpy
@@ -52,7 +53,9 @@ class TagScheme:
         self._continuing = numpy.array([m in "IL" for m in tag_moves])
         self._bounds = numpy.array([m in ("B" if name == "BIO" else "BUL") for m in tag_moves])
         self._tags_of = {}  # tags_of's masks, by tuple of labels
-        self._entity_types = numpy.array([0] + [1 + label for label in range(len(self.labels)) for _ in self.moves], dtype=numpy.int64)
+        self._entity_types = numpy.array(
+            [0] + [1 + label for label in range(len(self.labels)) for _ in self.moves], dtype=numpy.int64
+        )
 
     @property
     def n_tags(self) -> int:
@@ -105,11 +108,7 @@ class TagScheme:
     def _may_follow(self, prev: Optional[int], tag: int) -> bool:
         move = self.move(tag)
         if move in "IL":
-            return (
-                prev is not None
-                and self.move(prev) in "BI"
-                and self.label_of(prev) == self.label_of(tag)
-            )
+            return prev is not None and self.move(prev) in "BI" and self.label_of(prev) == self.label_of(tag)
         # O, B and U open nothing, so whatever came before must be closed.
         return prev is None or self.name == "BIO" or self.move(prev) in "OLU"
 
@@ -225,5 +224,12 @@ class TagScheme:
         closed_before (Optional[ndarray]): bool, True where the entity before
             must not continue (after a preset entity); only BIO needs it.
         """
-        return allowed_mask(sent_starts, is_space, numpy.ascontiguousarray(forced, dtype=numpy.int32), closed_before,
-                            self.continuing(), self.closing(), self._bounds)
+        return allowed_mask(
+            sent_starts,
+            is_space,
+            numpy.ascontiguousarray(forced, dtype=numpy.int32),
+            closed_before,
+            self.continuing(),
+            self.closing(),
+            self._bounds,
+        )

@@ -6,6 +6,7 @@ each file with its digest: a file changed, cut short or swapped after saving is 
 by name (`read_files`). Bytes (`pack`) carry the digest of their content the same way.
 Every failure names the file (or "bytes") and what is wrong with it.
 """
+
 import hashlib
 import io
 import json
@@ -60,13 +61,25 @@ def read_files(path: Path) -> Dict[str, bytes]:
     try:
         manifest = json.loads(listed.read_text(encoding="utf8"))
         digests = manifest["sha256"]
-        valid = manifest["format"] == MANIFEST_FORMAT and isinstance(digests, dict) and all(
-            isinstance(name, str) and name and name == Path(name).name and name != MANIFEST
-            and isinstance(digest, str) and _DIGEST.fullmatch(digest) for name, digest in digests.items())
+        valid = (
+            manifest["format"] == MANIFEST_FORMAT
+            and isinstance(digests, dict)
+            and all(
+                isinstance(name, str)
+                and name
+                and name == Path(name).name
+                and name != MANIFEST
+                and isinstance(digest, str)
+                and _DIGEST.fullmatch(digest)
+                for name, digest in digests.items()
+            )
+        )
     except (ValueError, UnicodeDecodeError, KeyError, TypeError) as err:
         raise ModelFileError(f"Corrupted model file {listed}: not a manifest ({err}).") from None
     if not valid:
-        raise ModelFileError(f"Corrupted model file {listed}: not a {MANIFEST_FORMAT} manifest of file names and SHA-256 digests.")
+        raise ModelFileError(
+            f"Corrupted model file {listed}: not a {MANIFEST_FORMAT} manifest of file names and SHA-256 digests."
+        )
     files = {}
     for name, digest in digests.items():
         file = path / name
@@ -74,7 +87,9 @@ def read_files(path: Path) -> Dict[str, bytes]:
             raise ModelFileError(f"Missing model file {file}: {listed} lists it.")
         data = file.read_bytes()
         if sha256(data) != digest:
-            raise ModelFileError(f"Damaged model file {file}: its SHA-256 is not the one {listed} lists. Restore it or save the model again.")
+            raise ModelFileError(
+                f"Damaged model file {file}: its SHA-256 is not the one {listed} lists. Restore it or save the model again."
+            )
         files[name] = data
     return files
 
@@ -137,7 +152,9 @@ def arrays_from_bytes(data: bytes, where: str) -> Dict[str, numpy.ndarray]:
         raise ModelFileError(f"Corrupted weights in {where}: {detail}") from None
 
 
-def check_array(arrays: Dict[str, numpy.ndarray], key: str, shape: Tuple[int, ...], where: str, dtype=numpy.float32) -> None:
+def check_array(
+    arrays: Dict[str, numpy.ndarray], key: str, shape: Tuple[int, ...], where: str, dtype=numpy.float32
+) -> None:
     if key not in arrays:
         raise ModelFileError(f"Corrupted weights in {where}: no array {key!r}.")
     array = arrays[key]
@@ -163,7 +180,9 @@ def opened(sealed: dict) -> bytes:
 
 def pack(cfg: dict, arrays: Dict[str, numpy.ndarray], **parts: bytes) -> bytes:
     """A component as bytes: its config, its weights, and any other named parts (a gazetteer), sealed."""
-    return seal(srsly.msgpack_dumps({"cfg": json.dumps(cfg, sort_keys=True), "weights": arrays_to_bytes(arrays), **parts}))
+    return seal(
+        srsly.msgpack_dumps({"cfg": json.dumps(cfg, sort_keys=True), "weights": arrays_to_bytes(arrays), **parts})
+    )
 
 
 def unpack(
@@ -179,7 +198,9 @@ def unpack(
     except Exception as err:
         raise ModelFileError(f"Corrupted component data in {where}: {err}") from None
     if not all(isinstance(value, bytes) for value in [weights, *values] if value is not None):
-        raise ModelFileError(f"Corrupted component data in {where}: {' or '.join(['weights', *parts, *optional])} are not bytes.")
+        raise ModelFileError(
+            f"Corrupted component data in {where}: {' or '.join(['weights', *parts, *optional])} are not bytes."
+        )
     return cfg, arrays_from_bytes(weights, where), values
 
 

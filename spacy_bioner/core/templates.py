@@ -5,6 +5,7 @@ A template is a named conjunction of attributes at window offsets; adding a
 template is one line. Templates are grouped into families that the config
 switches on and off.
 """
+
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 from spacy.lang.lex_attrs import word_shape
@@ -80,8 +81,17 @@ def attribute_values(text: str, clusters: Optional[WordClusters] = None) -> List
     # The same values, WORD_ATTRIBUTES's, made faster (every new word pays for them): ASCII lowercases
     # a character at a time, so the affixes are slices of the lowercase form; the shape is made once.
     lower, shape = text.lower(), word_shape(text)
-    return [text, lower, shape, _squeezed(shape), *[lower[:k] for k in AFFIX_LENGTHS], *[lower[-k:] for k in AFFIX_LENGTHS],
-            _case(text), _characters(text), _length(text)] + clustered
+    return [
+        text,
+        lower,
+        shape,
+        _squeezed(shape),
+        *[lower[:k] for k in AFFIX_LENGTHS],
+        *[lower[-k:] for k in AFFIX_LENGTHS],
+        _case(text),
+        _characters(text),
+        _length(text),
+    ] + clustered
 
 
 _PREFIXES = [f"{name}=" for name in ATTRIBUTE_NAMES]
@@ -176,15 +186,15 @@ FAMILY_DESCRIPTIONS = {
     "conjunctions": "The word with the previous and with the next word, a word with its neighbour's shape, the case of three tokens.",
     "far_window": "The words three tokens away, and the next word joined with the one three on (a coordination's head).",
     "clusters": "The word's GloVe 6B 50d cluster at 16, 64 and 256 clusters, from a table shipped with the package "
-                "(no vectors needed); the fine cluster of the neighbours too.",
+    "(no vectors needed); the fine cluster of the neighbours too.",
     "vectors": "The same templates over k-means clusters of the pipeline's own static vectors, fitted at initialize; "
-               "needs vectors (`[initialize] vectors`), and replaces `clusters`.",
+    "needs vectors (`[initialize] vectors`), and replaces `clusters`.",
     DOCUMENT_FAMILY: "How the word's other mentions in the doc are cased, and the words around its first mention.",
     HISTORY_FAMILY: "A second decoding pass that sees the type the first pass gave the word's other mentions.",
     ABBREVIATION_FAMILY: 'A short form defined in the doc ("atrial fibrillation ( AF )") reads its long form\'s head word, '
-                         "and in the second pass its type.",
+    "and in the second pass its type.",
     MEMORY_FAMILY: "Matches of the training data's entities in the text, per label; jackknifed in training so the tagger "
-                   "learns how far to trust them.",
+    "learns how far to trust them.",
 }
 
 

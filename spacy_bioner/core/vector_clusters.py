@@ -9,6 +9,7 @@ gets its nearest fine centroid and that centroid's parents, as three word
 attributes that the `vectors` feature family reads (see templates.py).
 Fitted once, when the component is initialized; saved with its weights.
 """
+
 from typing import Dict, Optional, Tuple
 
 import numpy
@@ -78,7 +79,9 @@ class VectorClusters:
     def from_arrays(cls, arrays: Dict[str, numpy.ndarray], where: str) -> "VectorClusters":
         centroids, parents = arrays.get("cluster_centroids"), arrays.get("cluster_parents")
         if centroids is None or parents is None:
-            raise ModelFileError(f"Bad weights in {where}: the 'vectors' feature family needs cluster_centroids and cluster_parents.")
+            raise ModelFileError(
+                f"Bad weights in {where}: the 'vectors' feature family needs cluster_centroids and cluster_parents."
+            )
         if centroids.ndim != 2 or not len(centroids) or parents.shape != (len(LEVELS) - 1, len(centroids)):
             raise ModelFileError(
                 f"Bad weights in {where}: cluster_centroids {centroids.shape} and cluster_parents {parents.shape} do not fit together."

@@ -13,6 +13,7 @@ stable across spaCy v3), sorted, beside its cluster ids, so it loads in
 milliseconds and a lookup is one binary search. Weights are indexed by
 cluster ids: if the table is ever refitted, bump templates.TEMPLATES_VERSION.
 """
+
 import functools
 from pathlib import Path
 from typing import Optional, Tuple
@@ -34,7 +35,9 @@ class WordClusterTable:
 
     def __init__(self, keys: numpy.ndarray, ids: numpy.ndarray):
         if keys.ndim != 1 or ids.shape != (len(keys), len(LEVELS)):
-            raise ValueError(f"A word cluster table needs keys[n] and ids[n, {len(LEVELS)}], got {keys.shape} and {ids.shape}.")
+            raise ValueError(
+                f"A word cluster table needs keys[n] and ids[n, {len(LEVELS)}], got {keys.shape} and {ids.shape}."
+            )
         if len(keys) > 1 and not numpy.all(keys[1:] > keys[:-1]):
             raise ValueError("A word cluster table's keys must be sorted and unique.")
         self.keys = numpy.ascontiguousarray(keys, dtype=numpy.uint64)

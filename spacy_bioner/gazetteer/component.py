@@ -1,4 +1,5 @@
 """The `bioner_gazetteer` component: dictionary-only matching, an EntityRuler replacement for phrase lists."""
+
 from pathlib import Path
 from typing import Callable, Iterable, List, Literal, Optional, Union
 
@@ -11,7 +12,16 @@ from spacy.training import Example, validate_examples
 
 from .matcher import FILTERS, Gazetteer
 from .spans import non_overlapping
-from ..core.serialize import SavedFields, cfg_bytes, cfg_from_bytes, check_meta_labels, listed_file, read_files, validated, write_files
+from ..core.serialize import (
+    SavedFields,
+    cfg_bytes,
+    cfg_from_bytes,
+    check_meta_labels,
+    listed_file,
+    read_files,
+    validated,
+    write_files,
+)
 
 
 @Language.factory(
@@ -47,8 +57,14 @@ def make_gazetteer(
     spans_key (str): Key in `doc.spans` for every match, nested and overlapping ones included.
     """
     return GazetteerComponent(
-        nlp, name, write_ents=write_ents, overwrite_ents=overwrite_ents, case_sensitive=case_sensitive,
-        filter=filter, spans_key=spans_key, scorer=scorer,
+        nlp,
+        name,
+        write_ents=write_ents,
+        overwrite_ents=overwrite_ents,
+        case_sensitive=case_sensitive,
+        filter=filter,
+        spans_key=spans_key,
+        scorer=scorer,
     )
 
 
@@ -69,13 +85,16 @@ class GazetteerComponent(Pipe):
     ):
         self.name = name
         self.scorer = scorer
-        self.cfg = checked_cfg({
-            "write_ents": write_ents,
-            "overwrite_ents": overwrite_ents,
-            "case_sensitive": case_sensitive,
-            "filter": filter,
-            "spans_key": spans_key,
-        }, f"the {name} settings")
+        self.cfg = checked_cfg(
+            {
+                "write_ents": write_ents,
+                "overwrite_ents": overwrite_ents,
+                "case_sensitive": case_sensitive,
+                "filter": filter,
+                "spans_key": spans_key,
+            },
+            f"the {name} settings",
+        )
         self.gazetteer = Gazetteer(nlp.tokenizer, case_sensitive=case_sensitive)
 
     @property

@@ -6,6 +6,7 @@ kind of string over its non-whitespace tokens, a token in no term becoming a
 separator, so every match starts and ends on token boundaries and a multi-token
 term matches whatever whitespace separates its tokens in the text.
 """
+
 import warnings
 from pathlib import Path
 from typing import Callable, Iterable, List, Optional, Tuple, Union
@@ -80,6 +81,7 @@ class Gazetteer:
 
         RETURNS (int): The number of patterns added.
         """
+
         def terms():
             for i, pattern in enumerate(patterns):
                 if not isinstance(pattern, dict) or "pattern" not in pattern or "label" not in pattern:
@@ -131,7 +133,9 @@ class Gazetteer:
         if kind is None:
             raise ValueError(f"Unknown gazetteer file type {path.name!r}: use .jsonl, .tsv, .txt or .gaz.")
         if kind == "text" and not label:
-            raise ValueError(f"Plain-text term list {path} needs a label (config: gazetteer_label; bioner gazetteer compile: --label).")
+            raise ValueError(
+                f"Plain-text term list {path} needs a label (config: gazetteer_label; bioner gazetteer compile: --label)."
+            )
         skipped_before = self.skipped
         added = self._add_all(read_terms(path, kind, label))
         if self.skipped > skipped_before:

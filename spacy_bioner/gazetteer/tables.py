@@ -3,6 +3,7 @@ that tie them together; compiled for matching and saved without pickle.
 
 token_codes.add_terms fills them; the Gazetteer (matcher.py) reads them.
 """
+
 import io
 import json
 from array import array
@@ -67,18 +68,26 @@ class TermTables:
         key_ids = numpy.fromiter((key_id for _, key_id in items), dtype=numpy.int32, count=len(items))
         buffer = io.BytesIO()
         numpy.savez(
-            buffer, offsets=offsets, labels=labels, kbs=kbs, phrase_key_ids=key_ids,
+            buffer,
+            offsets=offsets,
+            labels=labels,
+            kbs=kbs,
+            phrase_key_ids=key_ids,
             unit_keys=numpy.frombuffer(self.unit_keys, dtype=numpy.int32),
             in_phrases=numpy.frombuffer(self.in_phrases, dtype=numpy.int8),
         )
         meta = {"format": FORMAT_VERSION, "case_sensitive": case_sensitive, "labels": self.labels}
-        return seal(srsly.msgpack_dumps({
-            "meta": json.dumps(meta),
-            "words": "\n".join(self.words).encode("utf8"),
-            "phrase_keys": "\n".join(key for key, _ in items).encode("utf-16-le"),
-            "kb_ids": "\n".join(self.kb_ids).encode("utf8"),
-            "entries": buffer.getvalue(),
-        }))
+        return seal(
+            srsly.msgpack_dumps(
+                {
+                    "meta": json.dumps(meta),
+                    "words": "\n".join(self.words).encode("utf8"),
+                    "phrase_keys": "\n".join(key for key, _ in items).encode("utf-16-le"),
+                    "kb_ids": "\n".join(self.kb_ids).encode("utf8"),
+                    "entries": buffer.getvalue(),
+                }
+            )
+        )
 
     @classmethod
     def from_bytes(cls, data: bytes, where: str = "bytes") -> Tuple["TermTables", bool]:
@@ -95,7 +104,9 @@ class TermTables:
                 message = srsly.msgpack_loads(opened(message))
             meta = json.loads(message["meta"])
             if meta.get("format") != FORMAT_VERSION:
-                raise ValueError(f"format {meta.get('format', 1)}, this version reads {FORMAT_VERSION}: recompile the term lists")
+                raise ValueError(
+                    f"format {meta.get('format', 1)}, this version reads {FORMAT_VERSION}: recompile the term lists"
+                )
             words = message["words"].decode("utf8").split("\n") if message["words"] else []
             keys = message["phrase_keys"].decode("utf-16-le").split("\n") if message["phrase_keys"] else []
             kb_ids = message["kb_ids"].decode("utf8").split("\n")
@@ -112,13 +123,22 @@ class TermTables:
         units = unit_keys[unit_keys >= 0]
         all_keys = numpy.concatenate([units, key_ids]).astype(numpy.int64)
         consistent = (
-            len(words) <= MAX_WORDS and len(unit_keys) == len(in_phrases) == len(words) and len(keys) == len(key_ids)
+            len(words) <= MAX_WORDS
+            and len(unit_keys) == len(in_phrases) == len(words)
+            and len(keys) == len(key_ids)
             and numpy.array_equal(numpy.sort(all_keys), numpy.arange(len(all_keys)))
-            and (key_lengths >= 2 * CODE_LENGTH).all() and (key_lengths % CODE_LENGTH == 0).all()
-            and len(offsets) == len(all_keys) + 1 and offsets[0] == 0 and (numpy.diff(offsets) >= 0).all()
+            and (key_lengths >= 2 * CODE_LENGTH).all()
+            and (key_lengths % CODE_LENGTH == 0).all()
+            and len(offsets) == len(all_keys) + 1
+            and offsets[0] == 0
+            and (numpy.diff(offsets) >= 0).all()
             and offsets[-1] == len(labels) == len(kbs)
-            and (len(labels) == 0 or (0 <= labels.min() and labels.max() < len(labels_list)
-                                      and 0 <= kbs.min() and kbs.max() < len(kb_ids)))
+            and (
+                len(labels) == 0
+                or (
+                    0 <= labels.min() and labels.max() < len(labels_list) and 0 <= kbs.min() and kbs.max() < len(kb_ids)
+                )
+            )
         )
         if not consistent:
             raise ModelFileError(f"Corrupted gazetteer in {where}: entries point outside the term table.")

@@ -5,6 +5,7 @@ A term is tokenized like the text it will be found in, and each token
 normalized (NFKC, then casefold unless case-sensitive). For long sources a
 forked helper process splits the next chunks while the matcher adds the current one.
 """
+
 import gc
 import json
 import multiprocessing
@@ -67,8 +68,12 @@ class TermSplitter:
         """
         split = [term.split() for term in terms]
         special_cases = self.special_cases.keys()
-        plain = [(words[0] if len(words) == 1 else "".join(words)).isalpha() and special_cases.isdisjoint(words)
-                 if words else True for words in split]
+        plain = [
+            (words[0] if len(words) == 1 else "".join(words)).isalpha() and special_cases.isdisjoint(words)
+            if words
+            else True
+            for words in split
+        ]
         norm = unicodedata.normalize("NFKC", "\n".join(" ".join(w) for w, p in zip(split, plain) if p))
         normalized = iter((norm if self.case_sensitive else norm.casefold()).split("\n"))
         cache = self.cache
@@ -113,7 +118,9 @@ class TermSplitter:
         splits.append(current)
         if len(splits) != len(to_split):  # a tokenizer that does not split on spaces first
             splits = [[t.text for t in tokenizer(word)] for word in to_split]
-        cache.update((word, [norm for norm in map(normalize, tokens) if norm]) for word, tokens in zip(to_split, splits))
+        cache.update(
+            (word, [norm for norm in map(normalize, tokens) if norm]) for word, tokens in zip(to_split, splits)
+        )
 
     def loading_tokenizer(self) -> Callable:
         """The tokenizer's rules on a vocab of its own: while terms load, lexemes
@@ -122,8 +129,13 @@ class TermSplitter:
             tok = self.tokenizer
             if isinstance(tok, Tokenizer):
                 tok = Tokenizer(
-                    Vocab(), rules=tok.rules, prefix_search=tok.prefix_search, suffix_search=tok.suffix_search,
-                    infix_finditer=tok.infix_finditer, token_match=tok.token_match, url_match=tok.url_match,
+                    Vocab(),
+                    rules=tok.rules,
+                    prefix_search=tok.prefix_search,
+                    suffix_search=tok.suffix_search,
+                    infix_finditer=tok.infix_finditer,
+                    token_match=tok.token_match,
+                    url_match=tok.url_match,
                     faster_heuristics=tok.faster_heuristics,
                 )
             self._loading = tok
@@ -140,7 +152,9 @@ def chunk_splitter(splitter: "TermSplitter"):
     if not can_fork_helper():
         yield lambda chunks: ((chunk, splitter.words_of([term for term, _, _ in chunk])) for chunk in chunks)
         return
-    helper = multiprocessing.get_context("fork").Pool(1, _start_splitter, (splitter.loading_tokenizer(), splitter.case_sensitive))
+    helper = multiprocessing.get_context("fork").Pool(
+        1, _start_splitter, (splitter.loading_tokenizer(), splitter.case_sensitive)
+    )
     with helper as pool:
 
         def split(chunks):
@@ -162,7 +176,9 @@ def can_fork_helper() -> bool:
     threads (a lock held by one would stay held in the child), not a daemon
     process (which may not have children)."""
     return (
-        sys.platform == "linux" and (os.cpu_count() or 1) > 1 and threading.active_count() == 1
+        sys.platform == "linux"
+        and (os.cpu_count() or 1) > 1
+        and threading.active_count() == 1
         and not multiprocessing.current_process().daemon
     )
 
@@ -247,7 +263,7 @@ def _parse_line(line: str, kind: str, label: Optional[str], path: Path, line_no:
     except json.JSONDecodeError as err:
         raise ValueError(f"{where}: not valid JSON ({err.msg}).") from None
     if not isinstance(record, dict) or "pattern" not in record or ("label" not in record and not label):
-        raise ValueError(f"{where}: expected {{\"label\": ..., \"pattern\": \"...\"}}, got {line[:80]!r}")
+        raise ValueError(f'{where}: expected {{"label": ..., "pattern": "..."}}, got {line[:80]!r}')
     if not isinstance(record["pattern"], str):
         raise ValueError(
             f"{where}: token patterns are not supported (pattern is {type(record['pattern']).__name__}); "

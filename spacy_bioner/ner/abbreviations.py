@@ -15,6 +15,7 @@ dependent diabetes mellitus", the text "IDDM". Such an acronym's long form
 is the first run of words elsewhere in the doc whose initials spell it
 (`undefined_acronyms`).
 """
+
 import string
 from typing import Dict, List, NamedTuple, Optional, Tuple
 
@@ -35,6 +36,7 @@ class Words(NamedTuple):
     orths: numpy.ndarray  # uint64 ORTH hash of each word
     sentence: numpy.ndarray  # int32 sentence number of each word, nondecreasing
 
+
 MAX_SHORT_FORM = 10  # characters
 MAX_SHORT_FORM_PIECES = 3  # hyphen-joined tokens: "AO - GLD", "cis - RA"
 # An undefined acronym has at least this many letters: two letters are the
@@ -44,7 +46,9 @@ MIN_UNDEFINED_ACRONYM = 3
 
 def _is_short_form(text: str) -> bool:
     return (
-        2 <= len(text) <= MAX_SHORT_FORM and text[0].isalnum() and any(c.isupper() for c in text)
+        2 <= len(text) <= MAX_SHORT_FORM
+        and text[0].isalnum()
+        and any(c.isupper() for c in text)
         and any(c.isalpha() for c in text)
     )
 
@@ -85,7 +89,11 @@ def long_form(short: str, words: List[str]) -> int:
     return 0
 
 
-OPENING, HYPHEN, CLOSERS = "(", "-", (")", ";", ",")  # a definition: "( short form" then a closer; pieces joined by hyphens
+OPENING, HYPHEN, CLOSERS = (
+    "(",
+    "-",
+    (")", ";", ","),
+)  # a definition: "( short form" then a closer; pieces joined by hyphens
 _ORTH_OPENING, _ORTH_HYPHEN = get_string_id(OPENING), get_string_id(HYPHEN)  # ORTH hashes, as StringStore gives them
 _ORTH_ENDS = {get_string_id(mark) for mark in CLOSERS}
 
@@ -204,7 +212,8 @@ class Initials:
             room = max(size, 2 * len(self._codes), 1024)
             self._codes, self._capitals, self._long, self._telling = (
                 numpy.concatenate([array[:done], numpy.zeros(room - done, dtype=array.dtype)])
-                for array in (self._codes, self._capitals, self._long, self._telling))
+                for array in (self._codes, self._capitals, self._long, self._telling)
+            )
         words = lexicon.table[done:size]
         first = words[:, COLUMNS["prefix1"]]
         at = numpy.minimum(numpy.searchsorted(_INITIAL_HASHES, first), len(_INITIAL_HASHES) - 1)
@@ -219,7 +228,9 @@ class Initials:
         self._done = size
 
 
-def undefined_acronyms(words: Words, defined: Dict[ShortForm, Definition], initials: numpy.ndarray, acronyms: numpy.ndarray) -> Dict[ShortForm, Definition]:
+def undefined_acronyms(
+    words: Words, defined: Dict[ShortForm, Definition], initials: numpy.ndarray, acronyms: numpy.ndarray
+) -> Dict[ShortForm, Definition]:
     """The acronyms a doc uses without defining them, by their ORTH hashes:
     the span of their long form, the first run of words elsewhere in the
     doc whose initials spell them ("insulin - dependent diabetes mellitus"
@@ -281,7 +292,9 @@ def mentions(words: Words, found: Dict[ShortForm, Definition], placed: Optional[
         heads, starts = placed[0].copy(), placed[1].copy()
     if not found:
         return heads, starts
-    for key, (_, end) in sorted(((key, span) for key, span in found.items() if len(key) > 1), key=lambda item: -len(item[0])):
+    for key, (_, end) in sorted(
+        ((key, span) for key, span in found.items() if len(key) > 1), key=lambda item: -len(item[0])
+    ):
         at = numpy.flatnonzero(orths[: len(orths) - len(key) + 1] == key[0])
         for offset in range(1, len(key)):
             at = at[orths[at + offset] == key[offset]]
@@ -301,7 +314,9 @@ def mentions(words: Words, found: Dict[ShortForm, Definition], placed: Optional[
     return heads, starts
 
 
-def label_short_forms(tags: numpy.ndarray, heads: numpy.ndarray, starts: numpy.ndarray, scheme, allowed: numpy.ndarray) -> numpy.ndarray:
+def label_short_forms(
+    tags: numpy.ndarray, heads: numpy.ndarray, starts: numpy.ndarray, scheme, allowed: numpy.ndarray
+) -> numpy.ndarray:
     """Tags in which every untagged mention of a defined short form is an
     entity of its long form's type, where an entity ends on the long form's
     head ("atrial fibrillation ( AF ) ... AF recurred": both AFs are

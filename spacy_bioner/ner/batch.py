@@ -4,6 +4,7 @@ and the trellis that decoding runs over (every token, or the words alone).
 Functions here take the component (`ner`) for its scheme, labels, lexicon,
 gazetteer and memory; they keep no state of their own but a cache of edge masks (_edges_mask).
 """
+
 import functools
 from typing import Callable, Dict, Iterable, List, NamedTuple, Optional, Set, Tuple
 
@@ -33,7 +34,9 @@ class Layout(NamedTuple):
     sentence: numpy.ndarray  # int32 sentence number of each token
     sent_starts: numpy.ndarray  # bool
     is_space: numpy.ndarray  # bool
-    abbreviation_heads: Optional[numpy.ndarray]  # int64 long-form head of each token of a defined short form's mention, else -1
+    abbreviation_heads: Optional[
+        numpy.ndarray
+    ]  # int64 long-form head of each token of a defined short form's mention, else -1
     abbreviation_starts: Optional[numpy.ndarray]  # bool: the first token of each such mention
     memory_codes: Optional[numpy.ndarray] = None  # each token's place in an entity memory match per label (match_codes)
     # as abbreviation_heads/starts, for the short forms labelled after decoding (short_form_labels, acronym_labels)
@@ -89,7 +92,9 @@ def lay_out(ner, docs: List[Doc], folds: Optional[List[int]] = None) -> Layout:
     features, rules = ner.settings.features, ner.settings.rules
     lexicon = ner.featurizer.lexicon
     rows = lexicon.batch_rows(docs)
-    heads, starts, short_form_heads, short_form_starts = _short_form_mentions(ner, docs, offsets, rows, sentence, is_space, folds)
+    heads, starts, short_form_heads, short_form_starts = _short_form_mentions(
+        ner, docs, offsets, rows, sentence, is_space, folds
+    )
     memory = memory_matches = None
     if MEMORY_FAMILY in features:
         if folds is None:
@@ -100,12 +105,33 @@ def lay_out(ner, docs: List[Doc], folds: Optional[List[int]] = None) -> Layout:
         memory = match_codes(memory_matches, len(rows), len(ner.labels))
     spaced = bool(is_space.any())
     line_ends = _line_ends(docs, offsets, is_space, rules.line_breaks) if spaced else None
-    return Layout(offsets, rows, lexicon.mention_ids[rows], sentence, sent_starts, is_space, heads, starts, memory,
-                  short_form_heads, short_form_starts, line_ends, memory_matches, spaced)
+    return Layout(
+        offsets,
+        rows,
+        lexicon.mention_ids[rows],
+        sentence,
+        sent_starts,
+        is_space,
+        heads,
+        starts,
+        memory,
+        short_form_heads,
+        short_form_starts,
+        line_ends,
+        memory_matches,
+        spaced,
+    )
 
 
-def _short_form_mentions(ner, docs: List[Doc], offsets: numpy.ndarray, rows: numpy.ndarray, sentence: numpy.ndarray,
-                         is_space: numpy.ndarray, folds: Optional[List[int]]) -> Tuple[Optional[numpy.ndarray], ...]:
+def _short_form_mentions(
+    ner,
+    docs: List[Doc],
+    offsets: numpy.ndarray,
+    rows: numpy.ndarray,
+    sentence: numpy.ndarray,
+    is_space: numpy.ndarray,
+    folds: Optional[List[int]],
+) -> Tuple[Optional[numpy.ndarray], ...]:
     """The mentions of short forms, laid end to end (laid_end_to_end_mentions): those defined in their doc, for
     the abbreviations family (heads, starts), and when predicting those labelled after decoding
     (short_form_heads, short_form_starts: defined ones with short_form_labels, undefined acronyms with
@@ -134,9 +160,15 @@ def _short_form_mentions(ner, docs: List[Doc], offsets: numpy.ndarray, rows: num
         return _mentionless(len(rows), family, labelled)
     doc_span = [slice(a, b) for a, b in zip(word_offsets.tolist(), word_offsets[1:].tolist())]  # each doc's words
     word_orths = batch_orths(docs)[words]
-    doc_words = {d: Words(docs[d].vocab.strings, word_orths[doc_span[d]], sentence[words[doc_span[d]]]) for d in sorted(defining | using)}
+    doc_words = {
+        d: Words(docs[d].vocab.strings, word_orths[doc_span[d]], sentence[words[doc_span[d]]])
+        for d in sorted(defining | using)
+    }
     defined = {d: definitions(doc_words[d]) for d in defining}
-    undefined = {d: undefined_acronyms(doc_words[d], defined.get(d, {}), codes[doc_span[d]], acronyms[doc_span[d]]) for d in using}
+    undefined = {
+        d: undefined_acronyms(doc_words[d], defined.get(d, {}), codes[doc_span[d]], acronyms[doc_span[d]])
+        for d in using
+    }
     if not (any(defined.values()) or any(undefined.values())):  # a "(" that defines nothing, acronyms spelled nowhere
         return _mentionless(len(rows), family, labelled)
     # Only docs that define or use a short form have mentions (the others' would be empty, and are left out).
@@ -148,9 +180,13 @@ def _short_form_mentions(ner, docs: List[Doc], offsets: numpy.ndarray, rows: num
     if label_acronyms:
         placed = defined_mentions if label_defined else {}
         labelled_mentions = {
-            d: mentions(doc_words[d], undefined.get(d, {}), placed.get(d)) for d in doc_words if undefined.get(d) or d in placed
+            d: mentions(doc_words[d], undefined.get(d, {}), placed.get(d))
+            for d in doc_words
+            if undefined.get(d) or d in placed
         }
-        short_form_heads, short_form_starts = laid_end_to_end_mentions(labelled_mentions, words, word_offsets, len(rows))
+        short_form_heads, short_form_starts = laid_end_to_end_mentions(
+            labelled_mentions, words, word_offsets, len(rows)
+        )
     return heads, starts, short_form_heads, short_form_starts
 
 
@@ -161,7 +197,9 @@ def _docs_with(flags: numpy.ndarray, word_offsets: numpy.ndarray) -> Set[int]:
     return set((numpy.searchsorted(word_offsets, numpy.flatnonzero(flags), side="right") - 1).tolist())
 
 
-def _line_ends(docs: List[Doc], offsets: numpy.ndarray, is_space: numpy.ndarray, line_breaks: str) -> Optional[numpy.ndarray]:
+def _line_ends(
+    docs: List[Doc], offsets: numpy.ndarray, is_space: numpy.ndarray, line_breaks: str
+) -> Optional[numpy.ndarray]:
     """The whitespace tokens that end any entity before them: with "blank_or_indented", a blank line
     or a line break followed by indentation or a tab (fields, addresses, signatures); with "every",
     every line break; with "none", none. A single line break inside wrapped prose may join an entity."""
@@ -192,8 +230,9 @@ def over_words(layout: Layout, features: Callable[[Layout], numpy.ndarray], fill
     words, word_offsets = words_of(layout.is_space, layout.offsets)
     if layout.line_ends is not None:
         words, word_offsets = _with_line_ends(words, word_offsets, layout.offsets, numpy.flatnonzero(layout.line_ends))
-    view = layout._replace(offsets=word_offsets, rows=layout.rows[words],
-                           mentions=layout.mentions[words], sentence=layout.sentence[words])
+    view = layout._replace(
+        offsets=word_offsets, rows=layout.rows[words], mentions=layout.mentions[words], sentence=layout.sentence[words]
+    )
     of_words = features(view)
     out = numpy.full((len(layout.rows),) + of_words.shape[1:], fill, dtype=of_words.dtype)
     out[words] = of_words
@@ -201,8 +240,9 @@ def over_words(layout: Layout, features: Callable[[Layout], numpy.ndarray], fill
     return out
 
 
-def _with_line_ends(words: numpy.ndarray, word_offsets: numpy.ndarray, offsets: numpy.ndarray,
-                    line_ends: numpy.ndarray) -> Tuple[numpy.ndarray, numpy.ndarray]:
+def _with_line_ends(
+    words: numpy.ndarray, word_offsets: numpy.ndarray, offsets: numpy.ndarray, line_ends: numpy.ndarray
+) -> Tuple[numpy.ndarray, numpy.ndarray]:
     """The words with each line end among them WINDOW times over, so that no window reaches across it,
     and where each doc (token `offsets`) begins among them."""
     at = numpy.searchsorted(words, line_ends)
@@ -229,8 +269,12 @@ def _read_only_no_mentions(n_tokens: int) -> Tuple[numpy.ndarray, numpy.ndarray]
     return heads, starts
 
 
-def laid_end_to_end_mentions(found: Dict[int, Tuple[numpy.ndarray, numpy.ndarray]], words: numpy.ndarray,
-                             word_offsets: numpy.ndarray, n_tokens: int) -> Tuple[numpy.ndarray, numpy.ndarray]:
+def laid_end_to_end_mentions(
+    found: Dict[int, Tuple[numpy.ndarray, numpy.ndarray]],
+    words: numpy.ndarray,
+    word_offsets: numpy.ndarray,
+    n_tokens: int,
+) -> Tuple[numpy.ndarray, numpy.ndarray]:
     """abbreviations.mentions of some docs (by doc number; the others have none) in batch token positions.
 
     words, word_offsets: the batch's words and where each doc's begin among them (features.words_of).
@@ -250,7 +294,9 @@ def laid_end_to_end(matches: List[numpy.ndarray], offsets: List[int]) -> numpy.n
     if len(matches) == 1:
         return matches[0] + (offsets[0], offsets[0], 0, 0)
     rows = numpy.concatenate([numpy.zeros((0, 4), dtype=numpy.int64)] + matches)
-    rows[:, :2] += numpy.repeat(numpy.asarray(offsets[: len(matches)], dtype=numpy.int64), [len(m) for m in matches])[:, None]
+    rows[:, :2] += numpy.repeat(numpy.asarray(offsets[: len(matches)], dtype=numpy.int64), [len(m) for m in matches])[
+        :, None
+    ]
     return rows
 
 
@@ -274,13 +320,22 @@ def presets_of(ner, doc: Doc, matches: numpy.ndarray) -> List[Span]:
 
 def allowed_tags(ner, layout: Layout, presets: List[List[Span]]) -> numpy.ndarray:
     """Which tag each token of the batch may take (sentence and doc edges, whitespace, presets)."""
-    if len(layout.rows) <= KEPT_MASK_TOKENS and layout.line_ends is None and not any(presets) and not ner.cfg["labels_from_presets"]:
+    if (
+        len(layout.rows) <= KEPT_MASK_TOKENS
+        and layout.line_ends is None
+        and not any(presets)
+        and not ner.cfg["labels_from_presets"]
+    ):
         return _edges_mask(ner.scheme, layout.sent_starts.tobytes(), layout.is_space.tobytes())
     forced, ends = presets_forced(ner, layout, presets)
-    return _untaught_kept_out(ner, ner.scheme.allowed(layout.sent_starts, layout.is_space, forced, closed_before=ends), forced)
+    return _untaught_kept_out(
+        ner, ner.scheme.allowed(layout.sent_starts, layout.is_space, forced, closed_before=ends), forced
+    )
 
 
-KEPT_MASK_TOKENS = 256  # short batches (single calls) share their masks: one per pattern of sentence starts and whitespace
+KEPT_MASK_TOKENS = (
+    256  # short batches (single calls) share their masks: one per pattern of sentence starts and whitespace
+)
 
 
 @functools.lru_cache(maxsize=1024)
@@ -330,7 +385,12 @@ def trellis_of(ner, layout: Layout, presets: List[List[Span]], allowed: Optional
     if not layout.spaced:
         return Trellis(None, allowed_tags(ner, layout, presets) if allowed is None else allowed, layout.offsets, _same)
     words, word_offsets = words_of(layout.is_space, layout.offsets)
-    return Trellis(words, _words_allowed(ner, layout, presets, words), word_offsets, _with_spaces(ner.scheme, layout.is_space, words))
+    return Trellis(
+        words,
+        _words_allowed(ner, layout, presets, words),
+        word_offsets,
+        _with_spaces(ner.scheme, layout.is_space, words),
+    )
 
 
 def _same(tags: numpy.ndarray) -> numpy.ndarray:
@@ -343,10 +403,15 @@ def _words_allowed(ner, layout: Layout, presets: List[List[Span]], words: numpy.
     out: a sentence start or a preset's end on whitespace moves to the next word."""
     next_word = numpy.searchsorted(words, numpy.arange(len(layout.rows)))
     forced, ends = presets_forced(ner, layout, presets)
-    word_starts, word_ends = numpy.zeros(len(words) + 1, dtype=numpy.bool_), numpy.zeros(len(words) + 1, dtype=numpy.bool_)
+    word_starts, word_ends = (
+        numpy.zeros(len(words) + 1, dtype=numpy.bool_),
+        numpy.zeros(len(words) + 1, dtype=numpy.bool_),
+    )
     word_starts[next_word[layout.sent_starts]] = True
     word_ends[next_word[ends]] = True
-    allowed = ner.scheme.allowed(word_starts[:-1], numpy.zeros(len(words), dtype=numpy.bool_), forced[words], closed_before=word_ends[:-1])
+    allowed = ner.scheme.allowed(
+        word_starts[:-1], numpy.zeros(len(words), dtype=numpy.bool_), forced[words], closed_before=word_ends[:-1]
+    )
     return _untaught_kept_out(ner, allowed, forced[words])
 
 
@@ -364,7 +429,9 @@ def _with_spaces(scheme, is_space: numpy.ndarray, words: numpy.ndarray) -> Calla
     I-x to a whitespace token when the word after it continues an x entity, else O."""
     spaces = numpy.flatnonzero(is_space)
     next_word = numpy.searchsorted(words, spaces)
-    inside_tags = numpy.array([0] + [scheme.tag_id("I", (tag - 1) // len(scheme.moves)) for tag in range(1, scheme.n_tags)])
+    inside_tags = numpy.array(
+        [0] + [scheme.tag_id("I", (tag - 1) // len(scheme.moves)) for tag in range(1, scheme.n_tags)]
+    )
     continuing = scheme.continuing()
 
     def with_spaces(word_tags: numpy.ndarray) -> numpy.ndarray:

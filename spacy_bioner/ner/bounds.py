@@ -6,6 +6,7 @@ or else the longest entity training saw. Each entity longer than that is decoded
 with its length in the state, (tag, words so far), which is exact under the bound and
 costs the bound times a plain Viterbi step: it runs on those spans alone.
 """
+
 from typing import List, Optional, Tuple
 
 import numpy
@@ -16,7 +17,9 @@ def entity_bound(ner) -> Optional[int]:
     return ner.settings.rules.max_entity_length or ner.cfg.get("longest_entity")
 
 
-def within_bound(ner, scores: numpy.ndarray, allowed: numpy.ndarray, offsets: numpy.ndarray, tags: numpy.ndarray) -> numpy.ndarray:
+def within_bound(
+    ner, scores: numpy.ndarray, allowed: numpy.ndarray, offsets: numpy.ndarray, tags: numpy.ndarray
+) -> numpy.ndarray:
     """The rows' tags with every entity longer than the bound decoded again under it.
 
     scores, allowed, offsets: the trellis's rows, as Viterbi read them; tags: what it gave.
@@ -40,14 +43,31 @@ def within_bound(ner, scores: numpy.ndarray, allowed: numpy.ndarray, offsets: nu
         doc_end = int(doc_starts[numpy.searchsorted(doc_starts, start, side="right")])
         previous = int(tags[start - 1]) if start > doc_start else ner.scheme.n_tags
         following = int(tags[end]) if end < doc_end else None
-        tags[start:end] = bounded_viterbi(ner.scheme, scores[start:end], allowed[start:end], ner.legal, transitions, factors,
-                                          bound, previous, following)
+        tags[start:end] = bounded_viterbi(
+            ner.scheme,
+            scores[start:end],
+            allowed[start:end],
+            ner.legal,
+            transitions,
+            factors,
+            bound,
+            previous,
+            following,
+        )
     return tags
 
 
-def bounded_viterbi(scheme, emissions: numpy.ndarray, allowed: numpy.ndarray, legal: numpy.ndarray, transitions: numpy.ndarray,
-                    factors: Optional[Tuple[numpy.ndarray, numpy.ndarray]], bound: int, previous: int,
-                    following: Optional[int]) -> numpy.ndarray:
+def bounded_viterbi(
+    scheme,
+    emissions: numpy.ndarray,
+    allowed: numpy.ndarray,
+    legal: numpy.ndarray,
+    transitions: numpy.ndarray,
+    factors: Optional[Tuple[numpy.ndarray, numpy.ndarray]],
+    bound: int,
+    previous: int,
+    following: Optional[int],
+) -> numpy.ndarray:
     """The best tags of a stretch of rows in which no entity has more than `bound` words.
 
     The stretch starts a new entity or none (it may not continue the tag before it,
@@ -88,7 +108,9 @@ def bounded_viterbi(scheme, emissions: numpy.ndarray, allowed: numpy.ndarray, le
         back_length[i, 0, opening] = best_length[best_previous[opening]]
         # Into I or L: one more word of the entity, from its B or I at one word fewer.
         if len(cont) and bound > 1:
-            candidates = delta[:-1][:, inside_from[:, cont]] + transitions[inside_from[:, cont], cont]  # (bound - 1, 2, n_cont)
+            candidates = (
+                delta[:-1][:, inside_from[:, cont]] + transitions[inside_from[:, cont], cont]
+            )  # (bound - 1, 2, n_cont)
             which = candidates.argmax(axis=1)
             fresh[1:, cont] = numpy.take_along_axis(candidates, which[:, None, :], axis=1)[:, 0, :]
             back_tag[i][1:, cont] = inside_from[:, cont][which, numpy.arange(len(cont))]

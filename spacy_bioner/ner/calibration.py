@@ -7,6 +7,7 @@ the lowest log loss of being right (exactly matching a gold entity).
 Expected calibration error (ECE) says how honest: the gap between
 confidence and accuracy, averaged over confidence bins weighted by size.
 """
+
 from typing import Iterable, List, Tuple
 
 import numpy
@@ -19,7 +20,9 @@ from .confidence import entity_probabilities
 TEMPERATURES = numpy.geomspace(0.25, 256.0, 41)  # the grid searched: a factor of about 1.19 apart
 
 
-def outcomes(ner: BioNER, pairs: Iterable[Tuple[Doc, Doc]], temperatures: Iterable[float]) -> Tuple[numpy.ndarray, numpy.ndarray]:
+def outcomes(
+    ner: BioNER, pairs: Iterable[Tuple[Doc, Doc]], temperatures: Iterable[float]
+) -> Tuple[numpy.ndarray, numpy.ndarray]:
     """Each decoded entity's probability at each temperature, and whether it is right.
 
     pairs: (gold doc, unannotated doc of the same text) pairs; the component
@@ -43,7 +46,9 @@ def outcomes(ner: BioNER, pairs: Iterable[Tuple[Doc, Doc]], temperatures: Iterab
                         (doc[start:end].start_char, doc[start:end].end_char, ner.labels[label]) in gold
                         for start, end, label, _ in doc_found
                     )
-    return numpy.array(probabilities, dtype=numpy.float64).reshape(len(temperatures), -1), numpy.array(correct, dtype=bool)
+    return numpy.array(probabilities, dtype=numpy.float64).reshape(len(temperatures), -1), numpy.array(
+        correct, dtype=bool
+    )
 
 
 def log_loss(probabilities: numpy.ndarray, correct: numpy.ndarray) -> float:
@@ -64,12 +69,15 @@ def expected_calibration_error(probabilities: numpy.ndarray, correct: numpy.ndar
     return gap / len(probabilities)
 
 
-def reliability(probabilities: numpy.ndarray, correct: numpy.ndarray, n_bins: int = 10) -> List[Tuple[float, float, int]]:
+def reliability(
+    probabilities: numpy.ndarray, correct: numpy.ndarray, n_bins: int = 10
+) -> List[Tuple[float, float, int]]:
     """Per confidence bin: mean confidence, accuracy, entities (for a reliability diagram)."""
     bins = numpy.minimum((probabilities * n_bins).astype(int), n_bins - 1)
     return [
         (float(probabilities[bins == b].mean()), float(correct[bins == b].mean()), int((bins == b).sum()))
-        for b in range(n_bins) if (bins == b).any()
+        for b in range(n_bins)
+        if (bins == b).any()
     ]
 
 

@@ -1,15 +1,16 @@
 """The `bioner` component: its factory and a thin TrainablePipe over the stages of ner/.
 
-    batch.py       tokens: docs laid end to end, the trellis
-    featurizer.py  features
-    decoder.py     scores and Viterbi, then rules.py
-    confidence.py  probabilities and alternatives
-    writer.py      spans -> Doc.ents
-    trainers.py    perceptron, CRF and HMM steps
-    settings.py    the validated config blocks
-    weights.py     dense or sparse weights, grown as labels are added
-    saved.py       what the component's files hold, checked on loading
+batch.py       tokens: docs laid end to end, the trellis
+featurizer.py  features
+decoder.py     scores and Viterbi, then rules.py
+confidence.py  probabilities and alternatives
+writer.py      spans -> Doc.ents
+trainers.py    perceptron, CRF and HMM steps
+settings.py    the validated config blocks
+weights.py     dense or sparse weights, grown as labels are added
+saved.py       what the component's files hold, checked on loading
 """
+
 import copy
 import threading
 from pathlib import Path
@@ -42,7 +43,6 @@ from .settings import DEFAULT_CONFIG, Confidence, GazetteerSettings, Rules, Sett
 from .weights import grown_weights, loaded_weights, new_weights, saved_transitions
 
 
-
 @Language.factory(
     "bioner",
     assigns=["doc.ents", "token.ent_iob", "token.ent_type"],
@@ -66,8 +66,18 @@ def make_bioner(
 ) -> "BioNER":
     """Create a bioner component. Every setting is documented in spacy_bioner/ner/settings.py
     and on the configuration reference page (docs/configuration.md)."""
-    settings = Settings(scheme=scheme, transitions=transitions, n_buckets=n_buckets, features=features, seed=seed, incorrect_spans_key=incorrect_spans_key,
-                        trainer=trainer, confidence=confidence, rules=rules, gazetteer=gazetteer)
+    settings = Settings(
+        scheme=scheme,
+        transitions=transitions,
+        n_buckets=n_buckets,
+        features=features,
+        seed=seed,
+        incorrect_spans_key=incorrect_spans_key,
+        trainer=trainer,
+        confidence=confidence,
+        rules=rules,
+        gazetteer=gazetteer,
+    )
     return BioNER(nlp.vocab, name, settings=settings, tokenizer=nlp.tokenizer, scorer=scorer)
 
 
@@ -107,7 +117,9 @@ class BioNER(PerceptronPipe):
     def _build(self) -> None:
         """The features for the current settings, and empty weights for the labels (made when first used)."""
         settings = self.settings
-        self.featurizer = Featurizer(settings.features, settings.n_buckets, word_clusters(settings.features, self.clusters, self.vocab))
+        self.featurizer = Featurizer(
+            settings.features, settings.n_buckets, word_clusters(settings.features, self.clusters, self.vocab)
+        )
         self.rng = numpy.random.default_rng(settings.seed)
         self._model = None
         self._learned = False  # whether the weights have been trained or loaded, so must be kept
@@ -210,7 +222,9 @@ class BioNER(PerceptronPipe):
                     found.append(ent.label_)
                 longest = max(longest, sum(not token.is_space for token in ent))
         self.cfg = component_cfg(self.settings, **({"longest_entity": longest} if longest else {}))
-        self.clusters = fit_clusters(self.vocab, self.settings.seed) if VECTORS_FAMILY in self.settings.features else None
+        self.clusters = (
+            fit_clusters(self.vocab, self.settings.seed) if VECTORS_FAMILY in self.settings.features else None
+        )
         self._build()
         for label in found:
             self.add_label(label)
@@ -245,8 +259,9 @@ class BioNER(PerceptronPipe):
     def set_annotations(self, docs: Iterable[Doc], predictions: List[Prediction]) -> None:
         writer.write(self, list(docs), list(predictions))
 
-    def update(self, examples: Iterable[Example], *, drop: float = 0.0, sgd=None,
-               losses: Optional[Dict[str, float]] = None) -> Dict[str, float]:
+    def update(
+        self, examples: Iterable[Example], *, drop: float = 0.0, sgd=None, losses: Optional[Dict[str, float]] = None
+    ) -> Dict[str, float]:
         """One training step per sentence of each example; the loss is the count of mistagged tokens."""
         examples = list(examples)
         validate_examples(examples, "BioNER.update")
@@ -260,8 +275,14 @@ class BioNER(PerceptronPipe):
 
     def _saved_cfg(self) -> Dict[str, object]:
         learned = {key: self.cfg[key] for key in ("longest_entity", "labels_from_presets") if self.cfg.get(key)}
-        return {**self.settings.trained_cfg(), "transitions": saved_transitions(self.model), "labels": list(self.labels), **learned,
-                "templates_version": TEMPLATES_VERSION, "format_version": FORMAT_VERSION}
+        return {
+            **self.settings.trained_cfg(),
+            "transitions": saved_transitions(self.model),
+            "labels": list(self.labels),
+            **learned,
+            "templates_version": TEMPLATES_VERSION,
+            "format_version": FORMAT_VERSION,
+        }
 
     def _arrays(self) -> Dict[str, numpy.ndarray]:
         clusters = self.clusters.to_arrays() if self.clusters is not None else {}
@@ -272,17 +293,23 @@ class BioNER(PerceptronPipe):
         return serialize.pack(self._saved_cfg(), self._arrays(), gazetteer=self.gazetteer.to_bytes(), **memory)
 
     def from_bytes(self, bytes_data: bytes, *, exclude=tuple()) -> "BioNER":
-        cfg, arrays, (gazetteer, memory) = serialize.unpack(bytes_data, "bytes", parts=("gazetteer",), optional=("memory",))
+        cfg, arrays, (gazetteer, memory) = serialize.unpack(
+            bytes_data, "bytes", parts=("gazetteer",), optional=("memory",)
+        )
         settings, labels, learned = read_cfg(cfg, "bytes")
         if MEMORY_FAMILY not in settings.features:
             memory = None
         elif memory is None:
-            raise serialize.ModelFileError("Corrupted component data in bytes: the memory family's 'memory' part is missing.")
+            raise serialize.ModelFileError(
+                "Corrupted component data in bytes: the memory family's 'memory' part is missing."
+            )
         return self._load(settings, labels, learned, arrays, gazetteer, where="bytes", memory=memory)
 
     def to_disk(self, path, *, exclude=tuple()) -> None:
         memory = {"memory": self.memory.to_bytes()} if MEMORY_FAMILY in self.settings.features else {}
-        serialize.write_model(Path(path), self._saved_cfg(), self._arrays(), gazetteer=self.gazetteer.to_bytes(), **memory)
+        serialize.write_model(
+            Path(path), self._saved_cfg(), self._arrays(), gazetteer=self.gazetteer.to_bytes(), **memory
+        )
 
     def from_disk(self, path, *, exclude=tuple()) -> "BioNER":
         path = Path(path)
@@ -290,13 +317,34 @@ class BioNER(PerceptronPipe):
         settings, labels, learned = read_cfg(cfg, str(path / "cfg"))
         gazetteer = serialize.listed_file(files, path, "gazetteer")
         memory = serialize.listed_file(files, path, "memory") if MEMORY_FAMILY in settings.features else None
-        self._load(settings, labels, learned, arrays, gazetteer, where=str(path / "weights.npz"), cfg_where=str(path / "cfg"),
-                   gazetteer_where=str(path / "gazetteer"), memory=memory, memory_where=str(path / "memory"))
+        self._load(
+            settings,
+            labels,
+            learned,
+            arrays,
+            gazetteer,
+            where=str(path / "weights.npz"),
+            cfg_where=str(path / "cfg"),
+            gazetteer_where=str(path / "gazetteer"),
+            memory=memory,
+            memory_where=str(path / "memory"),
+        )
         serialize.check_meta_labels(path, self.name, self.labels)
         return self
 
-    def _load(self, settings: Settings, labels: List[str], learned: Dict[str, int], arrays, gazetteer: bytes, where: str, cfg_where: str = "bytes",
-              gazetteer_where: str = "bytes", memory: Optional[bytes] = None, memory_where: str = "bytes") -> "BioNER":
+    def _load(
+        self,
+        settings: Settings,
+        labels: List[str],
+        learned: Dict[str, int],
+        arrays,
+        gazetteer: bytes,
+        where: str,
+        cfg_where: str = "bytes",
+        gazetteer_where: str = "bytes",
+        memory: Optional[bytes] = None,
+        memory_where: str = "bytes",
+    ) -> "BioNER":
         trained_transitions = settings.transitions
         if self._settings_given:
             check_trained(self.name, self.settings, settings, cfg_where)
@@ -318,7 +366,10 @@ class BioNER(PerceptronPipe):
 
     def __reduce__(self):
         settings = self.settings.to_cfg() if self._settings_given else None
-        return (_unpickle_bioner, (self.vocab, self.name, self.gazetteer.tokenizer, self.scorer, settings, self.to_bytes()))
+        return (
+            _unpickle_bioner,
+            (self.vocab, self.name, self.gazetteer.tokenizer, self.scorer, settings, self.to_bytes()),
+        )
 
 
 def _unpickle_bioner(vocab, name, tokenizer, scorer, settings, data):

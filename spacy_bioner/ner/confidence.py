@@ -1,4 +1,5 @@
 """Confidence: entity probabilities and alternatives, by forward-backward over the trellis that decoding used."""
+
 from typing import List, Optional, Tuple
 
 import numpy
@@ -36,14 +37,27 @@ def entity_probabilities(ner, decoded, temperature: Optional[float] = None) -> L
     spans = [scheme.to_spans(decoded.tags[offsets[i] : offsets[i + 1]]) for i in range(len(offsets) - 1)]
     continuing = [scheme.tag_id("I", label) if scheme.name == "BIO" else -1 for label in range(len(ner.labels))]
     rows = numpy.array(
-        [(i, offsets[i] + start, offsets[i] + end, continuing[label]) for i, doc_spans in enumerate(spans) for start, end, label in doc_spans],
+        [
+            (i, offsets[i] + start, offsets[i] + end, continuing[label])
+            for i, doc_spans in enumerate(spans)
+            for start, end, label in doc_spans
+        ],
         dtype=numpy.int64,
     ).reshape(-1, 4)
     trellis = decoded.trellis
-    rows[:, 1], rows[:, 2] = trellis.row_of(rows[:, 1]), trellis.row_of(rows[:, 2] - 1) + 1  # entities start and end on words
+    rows[:, 1], rows[:, 2] = (
+        trellis.row_of(rows[:, 1]),
+        trellis.row_of(rows[:, 2] - 1) + 1,
+    )  # entities start and end on words
     probabilities = trellis_entity_probabilities(
-        decoded.scores, ner.model.transitions(averaged=True), trellis.allowed, ner.legal, trellis.offsets,
-        trellis.rows(decoded.tags), rows, temperature or ner.settings.confidence.temperature,
+        decoded.scores,
+        ner.model.transitions(averaged=True),
+        trellis.allowed,
+        ner.legal,
+        trellis.offsets,
+        trellis.rows(decoded.tags),
+        rows,
+        temperature or ner.settings.confidence.temperature,
     ).tolist()
     found, k = [], 0
     for doc_spans in spans:
@@ -56,13 +70,23 @@ def alternatives(ner, decoded) -> List[List[Scored]]:
     """Each doc's most probable spans other than its decoded entities (start, end, label, probability)."""
     scheme, settings = ner.scheme, ner.settings.confidence
     label_tags = numpy.array(
-        [[scheme.tag_id(move, label) if move in scheme.moves else -1 for move in "BILU"] for label in range(len(ner.labels))],
+        [
+            [scheme.tag_id(move, label) if move in scheme.moves else -1 for move in "BILU"]
+            for label in range(len(ner.labels))
+        ],
         dtype=numpy.int32,
     ).reshape(-1, 4)
     trellis = decoded.trellis
     rows, probabilities = span_probabilities(
-        decoded.scores, ner.model.transitions(averaged=True), trellis.allowed, ner.legal, trellis.offsets,
-        label_tags, MAX_ALTERNATIVE_LENGTH, settings.alternatives_threshold, settings.temperature,
+        decoded.scores,
+        ner.model.transitions(averaged=True),
+        trellis.allowed,
+        ner.legal,
+        trellis.offsets,
+        label_tags,
+        MAX_ALTERNATIVE_LENGTH,
+        settings.alternatives_threshold,
+        settings.temperature,
     )
     rows[:, 1], rows[:, 2] = trellis.token_of(rows[:, 1]), trellis.token_of(rows[:, 2] - 1) + 1
     offsets = decoded.layout.offsets.tolist()

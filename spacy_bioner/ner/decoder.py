@@ -3,6 +3,7 @@
 
 `decode(ner, docs)` is what prediction, calibration and `bioner explain` share.
 """
+
 from typing import Dict, List, NamedTuple, Optional, Tuple
 
 import numpy
@@ -45,7 +46,9 @@ class Decoded(NamedTuple):
     retagged: Dict[int, str]  # token position -> the rule that gave it its tag (rules.apply_rules)
 
 
-def best_tags(ner, scores: numpy.ndarray, allowed: numpy.ndarray, offsets: numpy.ndarray, averaged: bool) -> numpy.ndarray:
+def best_tags(
+    ner, scores: numpy.ndarray, allowed: numpy.ndarray, offsets: numpy.ndarray, averaged: bool
+) -> numpy.ndarray:
     """The best tags of each doc of the batch, docs laid end to end."""
     transitions, factors = ner.model.decoding_weights(averaged=averaged)
     return viterbi(scores, transitions, allowed, ner.legal, offsets, factors, ner.predecessors)
@@ -53,7 +56,9 @@ def best_tags(ner, scores: numpy.ndarray, allowed: numpy.ndarray, offsets: numpy
 
 def best_tags_over(ner, trellis: Trellis, scores: numpy.ndarray, averaged: bool = True) -> numpy.ndarray:
     """Every token's tag, from the best tags of the trellis's rows (`scores`: one row per token)."""
-    return trellis.with_spaces(best_tags(ner, trellis.rows(scores), trellis.allowed, trellis.offsets, averaged=averaged))
+    return trellis.with_spaces(
+        best_tags(ner, trellis.rows(scores), trellis.allowed, trellis.offsets, averaged=averaged)
+    )
 
 
 def bounded_over(ner, trellis: Trellis, scores: numpy.ndarray, tags: numpy.ndarray) -> numpy.ndarray:
@@ -69,7 +74,9 @@ def decode(ner, docs: List[Doc]) -> Decoded:
     matches = ner.gazetteer.match_batch(docs)
     # Only docs with entities or blocked tokens set before us have presets, or any doc in "ents" mode.
     all_docs = ner.settings.gazetteer.mode == "ents"
-    presets = [presets_of(ner, doc, found) if all_docs or entity_annotated(doc) else [] for doc, found in zip(docs, matches)]
+    presets = [
+        presets_of(ner, doc, found) if all_docs or entity_annotated(doc) else [] for doc, found in zip(docs, matches)
+    ]
     layout = lay_out(ner, docs)
     allowed = allowed_tags(ner, layout, presets)
     trellis = trellis_of(ner, layout, presets, allowed)
@@ -82,7 +89,9 @@ def decode(ner, docs: List[Doc]) -> Decoded:
     return Decoded(matches, presets, layout, trellis, trellis.rows(scores), allowed, final, first_pass, tags, retagged)
 
 
-def passes(ner, layout: Layout, matches: List[numpy.ndarray], trellis: Trellis) -> Tuple[numpy.ndarray, numpy.ndarray, numpy.ndarray]:
+def passes(
+    ner, layout: Layout, matches: List[numpy.ndarray], trellis: Trellis
+) -> Tuple[numpy.ndarray, numpy.ndarray, numpy.ndarray]:
     """The emission scores (a row per token) the last Viterbi pass read, the first pass's tags and the last's."""
     model = ner.model
     if model.dense:  # single-word templates from the per-word cache, the others hashed
@@ -107,16 +116,28 @@ def is_plain(ner, layout: Layout) -> bool:
     return not layout.spaced and type(ner.model) is AveragedPerceptron
 
 
-def compiled_passes(ner, layout: Layout, matches: List[numpy.ndarray], allowed: numpy.ndarray) -> Tuple[numpy.ndarray, numpy.ndarray, numpy.ndarray]:
+def compiled_passes(
+    ner, layout: Layout, matches: List[numpy.ndarray], allowed: numpy.ndarray
+) -> Tuple[numpy.ndarray, numpy.ndarray, numpy.ndarray]:
     """`passes` of a plain batch (is_plain), in one compiled call (passes.pyx)."""
     model, featurizer, settings = ner.model, ner.featurizer, ner.settings
     short_form_heads = layout.abbreviation_heads if reads_short_forms(layout, predicting=True) else None
     transitions, factors = model.decoding_weights(averaged=True)
     decoding = (transitions, factors, ner.legal, ner.predecessors, ner.scheme.entity_types(), len(ner.labels) + 1)
     return decode_plain(
-        layout, featurizer.word_scores, featurizer.joint_extractor, DOCUMENT_FAMILY in featurizer.families,
-        match_sources(ner, layout, matches), short_form_heads, featurizer.lexicon, featurizer.n_buckets,
-        model.averages()[0], settings.confidence.entity_bias, allowed, decoding, HISTORY_FAMILY in settings.features,
+        layout,
+        featurizer.word_scores,
+        featurizer.joint_extractor,
+        DOCUMENT_FAMILY in featurizer.families,
+        match_sources(ner, layout, matches),
+        short_form_heads,
+        featurizer.lexicon,
+        featurizer.n_buckets,
+        model.averages()[0],
+        settings.confidence.entity_bias,
+        allowed,
+        decoding,
+        HISTORY_FAMILY in settings.features,
     )
 
 
@@ -128,6 +149,8 @@ def predict_group(ner, docs: List[Doc]) -> List[Prediction]:
     confidences = entity_probabilities(ner, decoded) if confidence.probabilities else [None] * len(docs)
     others = alternatives(ner, decoded) if confidence.alternatives else [None] * len(docs)
     return [
-        Prediction(decoded.tags[offsets[i] : offsets[i + 1]], decoded.matches[i], decoded.presets[i], confidences[i], others[i])
+        Prediction(
+            decoded.tags[offsets[i] : offsets[i + 1]], decoded.matches[i], decoded.presets[i], confidences[i], others[i]
+        )
         for i in range(len(docs))
     ]

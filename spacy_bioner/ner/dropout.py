@@ -3,6 +3,7 @@
 Both draw from `ner.rng` in the order training meets them, so the same seed and
 data give the same weights.
 """
+
 import numpy
 
 from ..core.perceptron import DROPPED

@@ -7,6 +7,7 @@ transition from the previous tag; a tag that `short_form_labels`,
 become an entity: how much better the chosen tags scored than the best
 sequence that takes the match.
 """
+
 from typing import Dict, List
 
 import numpy
@@ -18,7 +19,15 @@ from ..core.perceptron import DROPPED
 from .batch import trellis_of
 from .component import BioNER
 from .featurizer import features as features_of, history, word_clusters
-from ..core.templates import ABBREVIATION_FAMILY, COLUMNS, DOCUMENT_FAMILY, HISTORY_FAMILY, MEMORY_FAMILY, attribute_values, template_parts
+from ..core.templates import (
+    ABBREVIATION_FAMILY,
+    COLUMNS,
+    DOCUMENT_FAMILY,
+    HISTORY_FAMILY,
+    MEMORY_FAMILY,
+    attribute_values,
+    template_parts,
+)
 
 
 def feature_names(ner: BioNER, doc: Doc) -> List[List[str]]:
@@ -52,7 +61,9 @@ def feature_names(ner: BioNER, doc: Doc) -> List[List[str]]:
         if ABBREVIATION_FAMILY in ner.settings.features:
             row.extend(ABBREVIATION_FEATURES)
         if HISTORY_FAMILY in ner.settings.features:
-            row.extend(HISTORY_FEATURES + ABBREVIATION_HISTORY_FEATURES * (ABBREVIATION_FAMILY in ner.settings.features))
+            row.extend(
+                HISTORY_FEATURES + ABBREVIATION_HISTORY_FEATURES * (ABBREVIATION_FAMILY in ner.settings.features)
+            )
         names.append(row)
     return names
 
@@ -93,13 +104,20 @@ def explain(ner: BioNER, doc: Doc, top: int = 5) -> Dict[str, list]:
             weights = sorted((w for w in weights if w[1]), key=lambda w: -w[1])[:top]
             previous = int(tags[previous_word[i]]) if i in previous_word else len(ner.scheme.tags)
             token = {
-                "text": doc[i].text, "tag": ner.scheme.tags[tag], "features": weights,
-                "transition": [ner.scheme.tags[previous] if i in previous_word else "<start>", float(transition[previous, tag])],
+                "text": doc[i].text,
+                "tag": ner.scheme.tags[tag],
+                "features": weights,
+                "transition": [
+                    ner.scheme.tags[previous] if i in previous_word else "<start>",
+                    float(transition[previous, tag]),
+                ],
             }
             if i in decoded.retagged:  # not the tagger's choice: a rule after decoding gave this tag
                 token["rule"] = decoded.retagged[i]
             tokens.append(token)
-        entities.append({"text": doc[start:end].text, "label": ner.labels[label], "start": start, "end": end, "tokens": tokens})
+        entities.append(
+            {"text": doc[start:end].text, "label": ner.labels[label], "start": start, "end": end, "tokens": tokens}
+        )
     return {"entities": entities, "matches_not_taken": _matches_not_taken(ner, doc, decoded)}
 
 

@@ -4,6 +4,7 @@ families, term-list and memory matches, short-form heads and (second pass) histo
 A `Featurizer` holds what the feature families compile to; `features` and `history`
 read a `Layout` (batch.py) and give a uint32 matrix, a row per token.
 """
+
 import functools
 import warnings
 from typing import Callable, List, Optional, Sequence, Tuple
@@ -14,8 +15,16 @@ from spacy.strings import get_string_id
 from ..core.features import FeatureExtractor, Lexicon
 from ..core.perceptron import DROPPED
 from ..core.templates import (
-    ABBREVIATION_FAMILY, CLUSTERS_FAMILY, COLUMNS, DOCUMENT_FAMILY, HISTORY_FAMILY, N_ATTRIBUTES, VECTORS_FAMILY,
-    compile_templates, identity_templates, word_attributes,
+    ABBREVIATION_FAMILY,
+    CLUSTERS_FAMILY,
+    COLUMNS,
+    DOCUMENT_FAMILY,
+    HISTORY_FAMILY,
+    N_ATTRIBUTES,
+    VECTORS_FAMILY,
+    compile_templates,
+    identity_templates,
+    word_attributes,
 )
 from ..core.vector_clusters import VectorClusters
 from ..core.word_clusters import shipped_clusters
@@ -24,7 +33,11 @@ from ..gazetteer.token_codes import match_codes
 from .abbreviations import Initials
 from .batch import Layout, laid_end_to_end, over_words
 from .document import (
-    ABBREVIATION_HISTORY_FEATURES, HISTORY_FEATURES, abbreviation_features, abbreviation_history, document_features,
+    ABBREVIATION_HISTORY_FEATURES,
+    HISTORY_FEATURES,
+    abbreviation_features,
+    abbreviation_history,
+    document_features,
     history_features,
 )
 
@@ -40,22 +53,33 @@ class Featurizer:
         # Prediction scores single-word templates from a per-word cache and hashes only the others.
         self.word_scores = WordScores(single_word_templates(templates), n_buckets)
         self.joint_extractor = FeatureExtractor([t for t in templates if len(t[1]) > 1], n_buckets)
-        attributes = word_attributes if word_clusters is None else functools.partial(word_attributes, clusters=word_clusters)
+        attributes = (
+            word_attributes if word_clusters is None else functools.partial(word_attributes, clusters=word_clusters)
+        )
         self.lexicon = Lexicon(attributes, N_ATTRIBUTES, mention_column=COLUMNS["lower"])
         self.initials = Initials()
         self.identity = numpy.array(identity_templates(features), dtype=numpy.intp)
         # Columns filled from the first pass: history, and that of abbreviations with it.
         self.n_history = 0
         if HISTORY_FAMILY in features:
-            self.n_history = len(HISTORY_FEATURES) + len(ABBREVIATION_HISTORY_FEATURES) * (ABBREVIATION_FAMILY in features)
+            self.n_history = len(HISTORY_FEATURES) + len(ABBREVIATION_HISTORY_FEATURES) * (
+                ABBREVIATION_FAMILY in features
+            )
 
     def scores(self, layout: Layout, emission: numpy.ndarray) -> numpy.ndarray:
         """The summed weights of every token's single-word templates, from the word cache."""
-        return over_words(layout, lambda view: self.word_scores.scores(
-            view.rows, self.lexicon.table, view.sentence, emission, self.lexicon.generation), 0.0)
+        return over_words(
+            layout,
+            lambda view: self.word_scores.scores(
+                view.rows, self.lexicon.table, view.sentence, emission, self.lexicon.generation
+            ),
+            0.0,
+        )
 
 
-def features(ner, layout: Layout, matches: List[numpy.ndarray], predicting: bool = False, packed: bool = True) -> numpy.ndarray:
+def features(
+    ner, layout: Layout, matches: List[numpy.ndarray], predicting: bool = False, packed: bool = True
+) -> numpy.ndarray:
     """Feature ids per token of the batch; in training, history columns (if any) come last and empty (DROPPED).
 
     predicting: leave out the single-word templates (scored by `Featurizer.scores`)
@@ -86,7 +110,9 @@ def match_sources(ner, layout: Layout, matches: List[numpy.ndarray]) -> List[Tup
     n_buckets = ner.featurizer.n_buckets
     sources = []
     if reads_term_lists(ner):
-        codes = match_codes(laid_end_to_end(matches, layout.offsets.tolist()), len(layout.rows), len(ner.gazetteer.labels))
+        codes = match_codes(
+            laid_end_to_end(matches, layout.offsets.tolist()), len(layout.rows), len(ner.gazetteer.labels)
+        )
         sources.append((codes, match_ids("gazetteer", ner.gazetteer.labels, n_buckets)))
     if layout.memory_codes is not None:
         sources.append((layout.memory_codes, match_ids("memory", ner.labels, n_buckets)))
@@ -117,7 +143,9 @@ def history(ner, layout: Layout, first_pass: numpy.ndarray, predicting: bool = F
     leaves out the short forms' columns, so does this)."""
     n_buckets, lexicon = ner.featurizer.n_buckets, ner.featurizer.lexicon
     types = ner.scheme.entity_types()[first_pass]
-    found = history_features(layout.rows, lexicon.table, layout.mentions, types, len(ner.labels) + 1, n_buckets, layout.offsets)
+    found = history_features(
+        layout.rows, lexicon.table, layout.mentions, types, len(ner.labels) + 1, n_buckets, layout.offsets
+    )
     if not reads_short_forms(layout, predicting):
         return found
     return numpy.concatenate([found, abbreviation_history(layout.abbreviation_heads, types, n_buckets)], axis=1)
@@ -157,7 +185,9 @@ def match_ids(source: str, labels: Sequence[str], n_buckets: int) -> numpy.ndarr
     return _match_feature_ids(source, tuple(labels), n_buckets)
 
 
-def word_clusters(features: Sequence[str], clusters: Optional[VectorClusters], vocab) -> Optional[Callable[[str], Optional[Tuple[int, ...]]]]:
+def word_clusters(
+    features: Sequence[str], clusters: Optional[VectorClusters], vocab
+) -> Optional[Callable[[str], Optional[Tuple[int, ...]]]]:
     """A word form's clusters (coarse to fine) for the clusters or vectors family; None without them."""
     if CLUSTERS_FAMILY in features:
         return shipped_clusters().word_ids
@@ -184,8 +214,10 @@ def check_vectors(ner) -> None:
     fitted = ner.clusters.centroids.shape[1]
     if rows == 0:
         if not ner.warned_no_vectors:
-            warnings.warn(f"{ner.name}: the pipeline has no static vectors, which the '{VECTORS_FAMILY}' features read: "
-                          "every word falls in no cluster. Load the model with the vectors it was trained with.")
+            warnings.warn(
+                f"{ner.name}: the pipeline has no static vectors, which the '{VECTORS_FAMILY}' features read: "
+                "every word falls in no cluster. Load the model with the vectors it was trained with."
+            )
             ner.warned_no_vectors = True
     elif width != fitted:
         raise ValueError(

@@ -6,6 +6,7 @@ perceptron itself. Where the predicted doc has the reference's tokens (as in
 corpora converted from CoNLL/IOB files), the alignment is the identity and
 the tags are read from the reference's arrays instead, with the same result.
 """
+
 from typing import List, Tuple
 
 import numpy

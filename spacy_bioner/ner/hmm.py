@@ -7,6 +7,7 @@ log P(feature | tag) over the token's features, add-one (Laplace) smoothed,
 and decodes with the same constrained Viterbi. Features that need a first
 decoding pass (`history`) cannot be counted from the gold tags alone.
 """
+
 from typing import Optional, Tuple
 
 import numpy
@@ -43,7 +44,9 @@ class CountedHMM:
     def count(self, features: numpy.ndarray, gold: numpy.ndarray) -> None:
         """Add one sequence's features and transitions under its gold tags."""
         if self._frozen:
-            raise ValueError("This hmm was loaded from its log-probabilities, not its counts: train a new one from scratch.")
+            raise ValueError(
+                "This hmm was loaded from its log-probabilities, not its counts: train a new one from scratch."
+            )
         present = features != DROPPED
         numpy.add.at(self.feature_counts, (features[present], numpy.repeat(gold, present.sum(axis=1))), 1.0)
         previous = numpy.concatenate([[self.n_tags], gold[:-1]])
@@ -54,7 +57,9 @@ class CountedHMM:
         """(emission, transition) log-probabilities, float32; cached until the next count."""
         if self._scorer is None:
             a = self.smoothing
-            emission = numpy.log(self.feature_counts + a) - numpy.log(self.feature_counts.sum(axis=0) + a * self.n_buckets)
+            emission = numpy.log(self.feature_counts + a) - numpy.log(
+                self.feature_counts.sum(axis=0) + a * self.n_buckets
+            )
             transition = numpy.log(self.transition_counts + a) - numpy.log(
                 self.transition_counts.sum(axis=1, keepdims=True) + a * self.n_tags
             )

@@ -8,6 +8,7 @@ stacking, training reads a jackknifed memory: the training docs fall into
 FOLDS folds by a hash of their text, and a training doc is matched against
 the entities of the other folds only. Prediction matches all of them.
 """
+
 import functools
 import zlib
 from typing import Callable, Iterable, List, Optional, Sequence, Set, Tuple
@@ -45,14 +46,16 @@ class EntityMemory:
         for doc in docs:
             by_fold[fold(doc)].update((" ".join(token.text for token in ent), ent.label_) for ent in doc.ents)
         self.entries = self._gazetteer(set().union(*by_fold))
-        self._folds = [self._gazetteer(set().union(*(by_fold[:k] + by_fold[k + 1:]))) for k in range(FOLDS)]
+        self._folds = [self._gazetteer(set().union(*(by_fold[:k] + by_fold[k + 1 :]))) for k in range(FOLDS)]
 
     def _gazetteer(self, entities: Set[Tuple[str, str]]) -> Gazetteer:
         gazetteer = Gazetteer(self.tokenizer)
         gazetteer.add_patterns({"pattern": text, "label": label} for text, label in sorted(entities))
         return gazetteer
 
-    def match(self, docs: Sequence[Doc], labels: Sequence[str], folds: Optional[Sequence[int]] = None) -> List[numpy.ndarray]:
+    def match(
+        self, docs: Sequence[Doc], labels: Sequence[str], folds: Optional[Sequence[int]] = None
+    ) -> List[numpy.ndarray]:
         """Each doc's matches as rows (start, end, index of the label in `labels`, 0).
 
         folds: the fold of each training doc, to match it against the other
@@ -62,7 +65,10 @@ class EntityMemory:
         if folds is None or not self._folds:
             return self.entries.match_batch(docs, relabel=_label_map_of(self.entries, labels))
         # one doc laid out is the doc itself: no batch to split back into docs
-        return [self._folds[k].match_laid_out([doc], relabel=_label_map_of(self._folds[k], labels)) for doc, k in zip(docs, folds)]
+        return [
+            self._folds[k].match_laid_out([doc], relabel=_label_map_of(self._folds[k], labels))
+            for doc, k in zip(docs, folds)
+        ]
 
     def match_laid_out(self, docs: Sequence[Doc], labels: Sequence[str]) -> numpy.ndarray:
         """`match` against all entities, of docs laid end to end: rows in positions of the whole batch."""

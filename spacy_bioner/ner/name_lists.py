@@ -10,6 +10,7 @@ known name, whose parts come out with its own label ("John
 Smith": two known PER names) or with mixed labels ("Cleveland Indians": LOC and MISC,
 a team's name), or with a word that is no known name ("Real Madrid"), is left whole.
 """
+
 from collections import defaultdict
 from typing import Dict, List, Optional, Tuple
 
@@ -19,8 +20,14 @@ from spacy.tokens import Doc
 from .batch import Layout, laid_end_to_end
 
 
-def split_name_lists(ner, docs: List[Doc], layout: Layout, tags: numpy.ndarray, allowed: numpy.ndarray,
-                     matches: Optional[List[numpy.ndarray]]) -> numpy.ndarray:
+def split_name_lists(
+    ner,
+    docs: List[Doc],
+    layout: Layout,
+    tags: numpy.ndarray,
+    allowed: numpy.ndarray,
+    matches: Optional[List[numpy.ndarray]],
+) -> numpy.ndarray:
     """The tags with each fused list of names split into its names (`[rules] split_name_lists`).
 
     matches: each doc's gazetteer matches, as decoding found them.
@@ -41,7 +48,12 @@ def split_name_lists(ner, docs: List[Doc], layout: Layout, tags: numpy.ndarray, 
     known: Dict[int, List[int]] = defaultdict(list)
     for start, end in names.tolist():
         known[start].append(end)
-    covered = [(entity, parts) for entity in map(tuple, entities.tolist()) for parts in [_parts(*entity[:2], known)] if parts is not None]
+    covered = [
+        (entity, parts)
+        for entity in map(tuple, entities.tolist())
+        for parts in [_parts(*entity[:2], known)]
+        if parts is not None
+    ]
     if not covered:
         return tags
     doc_of = numpy.searchsorted(layout.offsets, [start for (start, _, _), _ in covered], side="right") - 1
@@ -97,7 +109,9 @@ def _known_names(ner, layout: Layout, matches: Optional[List[numpy.ndarray]]) ->
     int64 rows (start, end) in batch positions: the memory's matches, then the term lists'."""
     found = [numpy.zeros((0, 4), dtype=numpy.int64)] if layout.memory_matches is None else [layout.memory_matches]
     if matches is not None and ner.gazetteer.labels:
-        to_labels = numpy.array([ner.labels.index(label) if label in ner.labels else -1 for label in ner.gazetteer.labels])
+        to_labels = numpy.array(
+            [ner.labels.index(label) if label in ner.labels else -1 for label in ner.gazetteer.labels]
+        )
         rows = laid_end_to_end(matches, layout.offsets.tolist())
         found.append(rows[to_labels[rows[:, 2]] >= 0] if len(rows) else rows)
     return found[0][:, :2] if len(found) == 1 else numpy.concatenate(found)[:, :2]

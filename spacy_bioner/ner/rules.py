@@ -4,6 +4,7 @@ Each rule takes the tags as decoded (or as the rule before it left them) and
 returns new ones; `apply_rules` runs them in order and records which rule gave
 each token its final tag, which `bioner explain` reports.
 """
+
 import functools
 from typing import Callable, Dict, List, NamedTuple, Tuple
 
@@ -26,7 +27,9 @@ class Rule(NamedTuple):
     name_of: Callable[[Layout, numpy.ndarray], List[str]]  # (layout, changed token positions) -> a rule name per token
 
 
-def _short_forms(ner, docs: List[Doc], layout: Layout, tags: numpy.ndarray, allowed: numpy.ndarray, matches) -> numpy.ndarray:
+def _short_forms(
+    ner, docs: List[Doc], layout: Layout, tags: numpy.ndarray, allowed: numpy.ndarray, matches
+) -> numpy.ndarray:
     """short_form_labels and acronym_labels: an untagged short form takes its long form's type."""
     if layout.short_form_heads is None:
         return tags
@@ -35,10 +38,15 @@ def _short_forms(ner, docs: List[Doc], layout: Layout, tags: numpy.ndarray, allo
 
 def _short_form_names(layout: Layout, changed: numpy.ndarray) -> List[str]:
     defined = layout.abbreviation_heads is not None
-    return ["short_form_labels" if defined and layout.abbreviation_heads[i] >= 0 else "acronym_labels" for i in changed.tolist()]
+    return [
+        "short_form_labels" if defined and layout.abbreviation_heads[i] >= 0 else "acronym_labels"
+        for i in changed.tolist()
+    ]
 
 
-def _surnames(ner, docs: List[Doc], layout: Layout, tags: numpy.ndarray, allowed: numpy.ndarray, matches) -> numpy.ndarray:
+def _surnames(
+    ner, docs: List[Doc], layout: Layout, tags: numpy.ndarray, allowed: numpy.ndarray, matches
+) -> numpy.ndarray:
     """person_labels: a lone surname takes the label of the full name it ends."""
     person_ids = _indices_of(tuple(ner.settings.rules.person_labels), tuple(ner.labels))
     return label_surnames(docs, tags, layout.offsets, layout.rows, ner.scheme, person_ids, allowed)
@@ -57,13 +65,16 @@ RULES = [
 ]
 
 
-def apply_rules(ner, docs: List[Doc], layout: Layout, tags: numpy.ndarray, allowed: numpy.ndarray,
-                matches: List[numpy.ndarray]) -> Tuple[numpy.ndarray, Dict[int, str]]:
+def apply_rules(
+    ner, docs: List[Doc], layout: Layout, tags: numpy.ndarray, allowed: numpy.ndarray, matches: List[numpy.ndarray]
+) -> Tuple[numpy.ndarray, Dict[int, str]]:
     """The tags after every rule, and the rule that last retagged each token it changed (batch positions)."""
     retagged: Dict[int, str] = {}
     # Name lists and surnames need an entity of two tokens or more, short forms a mention of one:
     # most sentences have neither, and are not handed to each rule in turn.
-    if not ner.scheme.continuing()[tags].any() and (layout.short_form_starts is None or not layout.short_form_starts.any()):
+    if not ner.scheme.continuing()[tags].any() and (
+        layout.short_form_starts is None or not layout.short_form_starts.any()
+    ):
         return tags, retagged
     for rule in RULES:
         new_tags = rule.retag(ner, docs, layout, tags, allowed, matches)

@@ -1,6 +1,7 @@
 """What a bioner component's files hold, read back and checked: the config of what training
 fixed, and weights of the shapes that config gives. A damaged or foreign file is named with
 its problem (serialize.ModelFileError), never loaded as it is."""
+
 from typing import Dict, List, Sequence, Tuple
 
 import numpy
@@ -20,7 +21,12 @@ def component_cfg(settings: Settings, labels: Sequence[str] = (), **learned) -> 
     """A component's `cfg`: what spaCy's ner has there (labels, incorrect_spans_key), and what it learned
     beside. "labels_from_presets": labels first met on preset entities when tagging (as spaCy's ner, bioner
     adds them), which no training has taught: their entities are kept, never predicted."""
-    return {"labels": list(labels), "incorrect_spans_key": settings.incorrect_spans_key, "labels_from_presets": [], **learned}
+    return {
+        "labels": list(labels),
+        "incorrect_spans_key": settings.incorrect_spans_key,
+        "labels_from_presets": [],
+        **learned,
+    }
 
 
 def read_cfg(cfg, where: str) -> Tuple[Settings, List[str], Dict[str, int]]:
@@ -35,24 +41,56 @@ def read_cfg(cfg, where: str) -> Tuple[Settings, List[str], Dict[str, int]]:
         )
     version = cfg.get("format_version", 1)
     if version not in (1, 2, FORMAT_VERSION):
-        raise serialize.ModelFileError(f"Model in {where} has format version {version!r}, newer than this spacy-bioner reads: upgrade it.")
+        raise serialize.ModelFileError(
+            f"Model in {where} has format version {version!r}, newer than this spacy-bioner reads: upgrade it."
+        )
     labels = cfg.get("labels")
     if not isinstance(labels, list) or not all(isinstance(label, str) and label for label in labels):
-        raise serialize.ModelFileError(f"Bad config in {where}: 'labels' must be a list of non-empty strings, got {labels!r}.")
+        raise serialize.ModelFileError(
+            f"Bad config in {where}: 'labels' must be a list of non-empty strings, got {labels!r}."
+        )
     longest = cfg.get("longest_entity")
     if longest is not None and not (isinstance(longest, int) and not isinstance(longest, bool) and longest >= 1):
-        raise serialize.ModelFileError(f"Bad config in {where}: 'longest_entity' must be a positive integer, got {longest!r}.")
+        raise serialize.ModelFileError(
+            f"Bad config in {where}: 'longest_entity' must be a positive integer, got {longest!r}."
+        )
     learned = {} if longest is None else {"longest_entity": longest}
     from_presets = cfg.get("labels_from_presets", [])
     if not isinstance(from_presets, list) or not set(from_presets) <= set(labels):
-        raise serialize.ModelFileError(f"Bad config in {where}: 'labels_from_presets' must be a list of some of the labels, got {from_presets!r}.")
+        raise serialize.ModelFileError(
+            f"Bad config in {where}: 'labels_from_presets' must be a list of some of the labels, got {from_presets!r}."
+        )
     if from_presets:
         learned["labels_from_presets"] = list(from_presets)
     try:
         if version == 1:
             saved = from_version_0_1(cfg)
-            return Settings.from_cfg({key: saved[key] for key in ("scheme", "n_buckets", "features", "seed", "trainer", "confidence", "rules", "gazetteer")}), labels, learned
-        return Settings.from_trained_cfg({"transitions": "pairwise", **{key: cfg[key] for key in TRAINED_KEYS if key in cfg}}), labels, learned
+            return (
+                Settings.from_cfg(
+                    {
+                        key: saved[key]
+                        for key in (
+                            "scheme",
+                            "n_buckets",
+                            "features",
+                            "seed",
+                            "trainer",
+                            "confidence",
+                            "rules",
+                            "gazetteer",
+                        )
+                    }
+                ),
+                labels,
+                learned,
+            )
+        return (
+            Settings.from_trained_cfg(
+                {"transitions": "pairwise", **{key: cfg[key] for key in TRAINED_KEYS if key in cfg}}
+            ),
+            labels,
+            learned,
+        )
     except (ValueError, KeyError, TypeError) as err:
         detail = f"no {err}" if isinstance(err, KeyError) else " ".join(str(err).split())
         raise serialize.ModelFileError(f"Bad config in {where}: {detail}") from None
@@ -80,7 +118,9 @@ def check_weights(arrays, n_buckets: int, scheme: TagScheme, transitions: str, w
         serialize.check_array(arrays, "emission_weights", (n_cells,), where)
         tags = arrays["emission_tags"]
         if (numpy.diff(arrays["emission_rows"]) < 0).any() or (len(tags) and (tags.min() < 0 or tags.max() >= n_tags)):
-            raise serialize.ModelFileError(f"Corrupted weights in {where}: the sparse emission rows do not fit {n_tags} tags.")
+            raise serialize.ModelFileError(
+                f"Corrupted weights in {where}: the sparse emission rows do not fit {n_tags} tags."
+            )
     else:
         serialize.check_array(arrays, "emission", (n_buckets, n_tags), where)
     if transitions == "factored":
@@ -88,6 +128,10 @@ def check_weights(arrays, n_buckets: int, scheme: TagScheme, transitions: str, w
         serialize.check_array(arrays, "entries", (n_tags,), where)
         serialize.check_array(arrays, "continuing", (n_tags,), where, numpy.uint8)
         if not numpy.array_equal(arrays["continuing"].astype(bool), scheme.continuing()):
-            raise serialize.ModelFileError(f"Corrupted weights in {where}: 'continuing' does not match the {scheme.name} tags.")
+            raise serialize.ModelFileError(
+                f"Corrupted weights in {where}: 'continuing' does not match the {scheme.name} tags."
+            )
     elif "continuing" in arrays:
-        raise serialize.ModelFileError(f"Corrupted weights in {where}: factored transitions, but the config says pairwise.")
+        raise serialize.ModelFileError(
+            f"Corrupted weights in {where}: factored transitions, but the config says pairwise."
+        )

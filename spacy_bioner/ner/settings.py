@@ -11,6 +11,7 @@ config files name it with `@misc` and confection fills in its defaults. The
 field descriptions here are the configuration reference (docs/configuration.md
 is generated from them by scripts/render_docs.py).
 """
+
 from typing import ClassVar, Dict, List, Literal, Optional, Union
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, field_validator
@@ -53,11 +54,22 @@ class PerceptronTrainer(Block):
 
     registered_name: ClassVar[str] = "bioner.perceptron.v1"
     name: ClassVar[str] = "perceptron"
-    margin: float = Field(100.0, ge=0, description=(
-        "Training continues on a sentence until the gold tags win by this much per token; 0 is the plain perceptron."))
-    word_dropout: float = Field(0.1, ge=0, lt=1, description=(
-        "Share of training tokens whose word-identity features (word, affixes) are hidden in an update, "
-        "so that context and shape learn too."))
+    margin: float = Field(
+        100.0,
+        ge=0,
+        description=(
+            "Training continues on a sentence until the gold tags win by this much per token; 0 is the plain perceptron."
+        ),
+    )
+    word_dropout: float = Field(
+        0.1,
+        ge=0,
+        lt=1,
+        description=(
+            "Share of training tokens whose word-identity features (word, affixes) are hidden in an update, "
+            "so that context and shape learn too."
+        ),
+    )
 
 
 class CRFTrainer(Block):
@@ -67,7 +79,9 @@ class CRFTrainer(Block):
     registered_name: ClassVar[str] = "bioner.crf.v1"
     name: ClassVar[str] = "crf"
     learning_rate: float = Field(0.1, gt=0, description="The step size of each gradient step.")
-    l2: float = Field(0.0, ge=0, lt=1, description="L2 penalty, applied to the weights of the features that occur in a step.")
+    l2: float = Field(
+        0.0, ge=0, lt=1, description="L2 penalty, applied to the weights of the features that occur in a step."
+    )
     word_dropout: float = Field(0.1, ge=0, lt=1, description="As the perceptron's.")
 
 
@@ -87,18 +101,38 @@ class Confidence(Block):
     """Entity probabilities, alternatives, and the recall knob."""
 
     registered_name: ClassVar[str] = "bioner.confidence.v1"
-    probabilities: StrictBool = Field(False, description=(
-        'Give each entity its probability (forward-backward over the constrained trellis) in `doc.spans["bioner"]`, '
-        'as `attrs["scores"]`. Slows tagging by about a third.'))
-    temperature: float = Field(1.0, gt=0, description=(
-        "Divides the scores before they become probabilities; `bioner calibrate` fits it on held-out data."))
-    alternatives: StrictInt = Field(0, ge=0, description=(
-        'Per doc, up to this many other spans (not the entities) whose probability of being an entity is at least '
-        '`alternatives_threshold`, in `doc.spans["bioner_alternatives"]`; 0 for none.'))
+    probabilities: StrictBool = Field(
+        False,
+        description=(
+            'Give each entity its probability (forward-backward over the constrained trellis) in `doc.spans["bioner"]`, '
+            'as `attrs["scores"]`. Slows tagging by about a third.'
+        ),
+    )
+    temperature: float = Field(
+        1.0,
+        gt=0,
+        description=(
+            "Divides the scores before they become probabilities; `bioner calibrate` fits it on held-out data."
+        ),
+    )
+    alternatives: StrictInt = Field(
+        0,
+        ge=0,
+        description=(
+            "Per doc, up to this many other spans (not the entities) whose probability of being an entity is at least "
+            '`alternatives_threshold`, in `doc.spans["bioner_alternatives"]`; 0 for none.'
+        ),
+    )
     alternatives_threshold: float = Field(0.1, gt=0, le=1, description="The least probability of an alternative.")
-    entity_bias: float = Field(0.0, ge=-MAX_ENTITY_BIAS, le=MAX_ENTITY_BIAS, description=(
-        "The recall knob: added to every entity tag's score when tagging (not in training). "
-        f"Above 0 more entities are found, below 0 fewer; at most {MAX_ENTITY_BIAS:g} either way."))
+    entity_bias: float = Field(
+        0.0,
+        ge=-MAX_ENTITY_BIAS,
+        le=MAX_ENTITY_BIAS,
+        description=(
+            "The recall knob: added to every entity tag's score when tagging (not in training). "
+            f"Above 0 more entities are found, below 0 fewer; at most {MAX_ENTITY_BIAS:g} either way."
+        ),
+    )
 
 
 class Rules(Block):
@@ -106,26 +140,51 @@ class Rules(Block):
     and, after decoding, retagging on evidence elsewhere in the doc."""
 
     registered_name: ClassVar[str] = "bioner.rules.v1"
-    line_breaks: Literal[LINE_BREAKS] = Field("blank_or_indented", description=(
-        '"blank_or_indented": a blank line, or a line break followed by indentation or a tab, ends any entity '
-        '(fields, addresses, signatures, lists), while a single line break inside wrapped prose ("New\\nYork") may '
-        'join one; "every": every line break ends an entity; "none": line breaks are transparent.'))
-    short_form_labels: StrictBool = Field(True, description=(
-        'With the `abbreviations` family: a short form defined in the doc ("atrial fibrillation ( AF )") that the '
-        "tagger left outside every entity takes the type of the entity ending on its long form."))
-    acronym_labels: StrictBool = Field(True, description=(
-        'The same for an acronym used without a definition ("IDDM") whose letters are the initials of a run of '
-        "words elsewhere in the doc on which an entity ends."))
-    split_name_lists: StrictBool = Field(True, description=(
-        'A multi-word entity made wholly of known names (the training data\'s entities, kept by the `memory` family, '
-        "and the term lists' terms) that each take one same other label when tagged alone (\"London London\" or "
-        '"Paris Berlin Madrid" as one ORG: LOC names) is split into those names.'))
-    max_entity_length: Optional[StrictInt] = Field(None, ge=1, description=(
-        "The most words an entity may have when tagging; null: the longest entity training saw. A first-order "
-        'tagger cannot count, and would tag "London London London ..." as one entity however long.'))
-    person_labels: List[str] = Field(["PER", "PERSON", "person"], description=(
-        'The labels that name people: the last word of a full name ("MaliVai Washington") takes the label where the '
-        'same doc uses it alone ("Washington won"). `[]` turns the rule off.'))
+    line_breaks: Literal[LINE_BREAKS] = Field(
+        "blank_or_indented",
+        description=(
+            '"blank_or_indented": a blank line, or a line break followed by indentation or a tab, ends any entity '
+            '(fields, addresses, signatures, lists), while a single line break inside wrapped prose ("New\\nYork") may '
+            'join one; "every": every line break ends an entity; "none": line breaks are transparent.'
+        ),
+    )
+    short_form_labels: StrictBool = Field(
+        True,
+        description=(
+            'With the `abbreviations` family: a short form defined in the doc ("atrial fibrillation ( AF )") that the '
+            "tagger left outside every entity takes the type of the entity ending on its long form."
+        ),
+    )
+    acronym_labels: StrictBool = Field(
+        True,
+        description=(
+            'The same for an acronym used without a definition ("IDDM") whose letters are the initials of a run of '
+            "words elsewhere in the doc on which an entity ends."
+        ),
+    )
+    split_name_lists: StrictBool = Field(
+        True,
+        description=(
+            "A multi-word entity made wholly of known names (the training data's entities, kept by the `memory` family, "
+            'and the term lists\' terms) that each take one same other label when tagged alone ("London London" or '
+            '"Paris Berlin Madrid" as one ORG: LOC names) is split into those names.'
+        ),
+    )
+    max_entity_length: Optional[StrictInt] = Field(
+        None,
+        ge=1,
+        description=(
+            "The most words an entity may have when tagging; null: the longest entity training saw. A first-order "
+            'tagger cannot count, and would tag "London London London ..." as one entity however long.'
+        ),
+    )
+    person_labels: List[str] = Field(
+        ["PER", "PERSON", "person"],
+        description=(
+            'The labels that name people: the last word of a full name ("MaliVai Washington") takes the label where the '
+            'same doc uses it alone ("Washington won"). `[]` turns the rule off.'
+        ),
+    )
 
     @field_validator("person_labels")
     @classmethod
@@ -139,18 +198,34 @@ class GazetteerSettings(Block):
     """How the term-list matches are used (the terms themselves load at initialize or with add_patterns)."""
 
     registered_name: ClassVar[str] = "bioner.gazetteer_settings.v1"
-    mode: Literal[GAZETTEER_MODES] = Field("features", description=(
-        '"features": matches are tagger features; "fallback": also, matches the tagger left unlabelled become '
-        'entities; "ents": matches are fixed entities and the tagger fills in the rest.'))
+    mode: Literal[GAZETTEER_MODES] = Field(
+        "features",
+        description=(
+            '"features": matches are tagger features; "fallback": also, matches the tagger left unlabelled become '
+            'entities; "ents": matches are fixed entities and the tagger fills in the rest.'
+        ),
+    )
     case_sensitive: StrictBool = Field(False, description="Match case exactly.")
-    match_dropout: float = Field(0.3, ge=0, lt=1, description=(
-        "Share of matches (term lists and the `memory` family's) hidden from each training update, "
-        "so the tagger never trusts them blindly."))
-    filter: Literal[FILTERS] = Field("leftmost_longest", description=(
-        "Which of overlapping matches count: the leftmost longest, or the longest."))
-    spans_key: Optional[str] = Field("bioner_gazetteer", min_length=1, description=(
-        "Every match, nested and overlapping ones too, goes to `doc.spans[spans_key]`; null keeps none "
-        "(a Span per match costs about an eighth of tagging time on BC5CDR)."))
+    match_dropout: float = Field(
+        0.3,
+        ge=0,
+        lt=1,
+        description=(
+            "Share of matches (term lists and the `memory` family's) hidden from each training update, "
+            "so the tagger never trusts them blindly."
+        ),
+    )
+    filter: Literal[FILTERS] = Field(
+        "leftmost_longest", description=("Which of overlapping matches count: the leftmost longest, or the longest.")
+    )
+    spans_key: Optional[str] = Field(
+        "bioner_gazetteer",
+        min_length=1,
+        description=(
+            "Every match, nested and overlapping ones too, goes to `doc.spans[spans_key]`; null keeps none "
+            "(a Span per match costs about an eighth of tagging time on BC5CDR)."
+        ),
+    )
 
 
 class Settings(BaseModel):
@@ -158,24 +233,46 @@ class Settings(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
     scheme: Literal[SCHEMES] = Field("BILOU", description='Tag scheme, "BILOU" or "BIO" (IOB2).')
-    transitions: Literal[TRANSITIONS] = Field("auto", description=(
-        '"pairwise": a weight for each (tag, next tag); decoding costs tags squared per token. '
-        '"factored": a move into a tag that opens nothing (O, B, U) scores a weight of the tag it leaves '
-        'plus one of the tag it enters, and decoding is linear in the labels. '
-        f'"auto": pairwise up to {FACTORED_ABOVE} labels, factored above, decided when training starts '
-        '(the model keeps what was decided). The CRF and HMM trainers are pairwise.'))
-    n_buckets: StrictInt = Field(2**19, ge=1, lt=2**32, description=(
-        "Rows of the hashed feature table: more rows, fewer collisions and a larger model. While rows x tags "
-        "is at most 2**26 the weights are a dense matrix (rows x tags x 4 bytes; on disk deflated, mostly zeros); "
-        "beyond, as with hundreds of labels, the perceptron keeps each row's tags sparse (the CRF and HMM refuse)."))
-    features: List[str] = Field(list(DEFAULT_FAMILIES), min_length=1, description=(
-        "Feature families (at least one): see Feature families below."))
-    seed: StrictInt = Field(0, description=(
-        "Seeds the word and match dropout and the k-means of the `vectors` family: same seed and data, same weights."))
-    incorrect_spans_key: Optional[str] = Field(None, min_length=1, description=(
-        "Training: the span group of each reference doc whose spans are known not to be entities of their label "
-        "(negative examples, as for spaCy's ner). Where the gold annotation is missing, the completion the tagger "
-        "trains towards never starts such an entity there; a negative span that is also a gold entity is an error."))
+    transitions: Literal[TRANSITIONS] = Field(
+        "auto",
+        description=(
+            '"pairwise": a weight for each (tag, next tag); decoding costs tags squared per token. '
+            '"factored": a move into a tag that opens nothing (O, B, U) scores a weight of the tag it leaves '
+            "plus one of the tag it enters, and decoding is linear in the labels. "
+            f'"auto": pairwise up to {FACTORED_ABOVE} labels, factored above, decided when training starts '
+            "(the model keeps what was decided). The CRF and HMM trainers are pairwise."
+        ),
+    )
+    n_buckets: StrictInt = Field(
+        2**19,
+        ge=1,
+        lt=2**32,
+        description=(
+            "Rows of the hashed feature table: more rows, fewer collisions and a larger model. While rows x tags "
+            "is at most 2**26 the weights are a dense matrix (rows x tags x 4 bytes; on disk deflated, mostly zeros); "
+            "beyond, as with hundreds of labels, the perceptron keeps each row's tags sparse (the CRF and HMM refuse)."
+        ),
+    )
+    features: List[str] = Field(
+        list(DEFAULT_FAMILIES),
+        min_length=1,
+        description=("Feature families (at least one): see Feature families below."),
+    )
+    seed: StrictInt = Field(
+        0,
+        description=(
+            "Seeds the word and match dropout and the k-means of the `vectors` family: same seed and data, same weights."
+        ),
+    )
+    incorrect_spans_key: Optional[str] = Field(
+        None,
+        min_length=1,
+        description=(
+            "Training: the span group of each reference doc whose spans are known not to be entities of their label "
+            "(negative examples, as for spaCy's ner). Where the gold annotation is missing, the completion the tagger "
+            "trains towards never starts such an entity there; a negative span that is also a gold entity is an error."
+        ),
+    )
     trainer: Trainer = Field(PerceptronTrainer(), description="The trainer block.")
     confidence: Confidence = Field(Confidence(), description="The confidence block.")
     rules: Rules = Field(Rules(), description="The rules block.")
@@ -191,7 +288,9 @@ class Settings(BaseModel):
 
     def model_post_init(self, _context) -> None:
         if self.trainer.name != "perceptron" and self.transitions == "factored":
-            raise ValueError(f'The {self.trainer.name} trainer takes pairwise transitions: set transitions = "pairwise" or "auto".')
+            raise ValueError(
+                f'The {self.trainer.name} trainer takes pairwise transitions: set transitions = "pairwise" or "auto".'
+            )
         if self.trainer.name == "hmm" and HISTORY_FAMILY in self.features:
             raise ValueError(
                 "The hmm trainer counts the features of the gold tags; 'history' needs a first decoding pass: "
@@ -203,12 +302,18 @@ class Settings(BaseModel):
         changes one field of a block and keeps its others."""
         fields = self.model_dump()
         for key, value in changes.items():
-            fields[key] = {**fields[key], **value} if isinstance(value, dict) and isinstance(fields.get(key), dict) else value
-        fields["trainer"] = TRAINERS[self.trainer.name](**fields["trainer"]) if isinstance(fields["trainer"], dict) else fields["trainer"]
+            fields[key] = (
+                {**fields[key], **value} if isinstance(value, dict) and isinstance(fields.get(key), dict) else value
+            )
+        fields["trainer"] = (
+            TRAINERS[self.trainer.name](**fields["trainer"])
+            if isinstance(fields["trainer"], dict)
+            else fields["trainer"]
+        )
         return Settings(**fields)
 
     def transitions_for(self, n_labels: int) -> str:
-        """"pairwise" or "factored", for a model about to be trained on this many labels."""
+        """ "pairwise" or "factored", for a model about to be trained on this many labels."""
         if self.transitions != "auto":
             return self.transitions
         return "factored" if self.trainer.name == "perceptron" and n_labels > FACTORED_ABOVE else "pairwise"
@@ -223,8 +328,14 @@ class Settings(BaseModel):
     def trained_cfg(self) -> Dict[str, object]:
         """The settings that shape the trained weights and term tables, as a model's files hold them:
         they cannot change after training."""
-        return {"scheme": self.scheme, "transitions": self.transitions, "n_buckets": self.n_buckets, "features": list(self.features),
-                "trainer": self.trainer.registered_name, "case_sensitive": self.gazetteer.case_sensitive}
+        return {
+            "scheme": self.scheme,
+            "transitions": self.transitions,
+            "n_buckets": self.n_buckets,
+            "features": list(self.features),
+            "trainer": self.trainer.registered_name,
+            "case_sensitive": self.gazetteer.case_sensitive,
+        }
 
     @classmethod
     def from_trained_cfg(cls, cfg: Dict[str, object]) -> "Settings":
@@ -232,8 +343,14 @@ class Settings(BaseModel):
         kinds = {kind.registered_name: kind for kind in TRAINERS.values()}
         if cfg["trainer"] not in kinds:
             raise ValueError(f"unknown trainer {cfg['trainer']!r}: use one of {sorted(kinds)}")
-        return cls(scheme=cfg["scheme"], transitions=cfg["transitions"], n_buckets=cfg["n_buckets"], features=cfg["features"], trainer=kinds[cfg["trainer"]](),
-                   gazetteer=GazetteerSettings(case_sensitive=cfg["case_sensitive"]))
+        return cls(
+            scheme=cfg["scheme"],
+            transitions=cfg["transitions"],
+            n_buckets=cfg["n_buckets"],
+            features=cfg["features"],
+            trainer=kinds[cfg["trainer"]](),
+            gazetteer=GazetteerSettings(case_sensitive=cfg["case_sensitive"]),
+        )
 
     @classmethod
     def from_cfg(cls, cfg: Dict[str, object]) -> "Settings":
@@ -263,7 +380,11 @@ def from_version_0_1(cfg: Dict[str, object]) -> Dict[str, object]:
     the rules off, the other settings at their defaults."""
     flat = dict(cfg)
     trainer = flat.pop("trainer", "perceptron")
-    trainer_fields = {"perceptron": ("margin", "word_dropout"), "crf": ("learning_rate", "l2", "word_dropout"), "hmm": ("word_dropout",)}
+    trainer_fields = {
+        "perceptron": ("margin", "word_dropout"),
+        "crf": ("learning_rate", "l2", "word_dropout"),
+        "hmm": ("word_dropout",),
+    }
     if trainer not in trainer_fields:
         raise ValueError(f"unknown trainer {trainer!r}")
     block = {"@misc": TRAINERS[trainer].registered_name}
@@ -271,10 +392,23 @@ def from_version_0_1(cfg: Dict[str, object]) -> Dict[str, object]:
     for key in ("margin", "word_dropout", "learning_rate", "l2"):
         flat.pop(key, None)
     flat["trainer"] = block
-    flat["confidence"] = {"@misc": Confidence.registered_name, "probabilities": flat.pop("confidence", False), **{
-        key: flat.pop(key) for key in ("temperature", "alternatives", "alternatives_threshold", "entity_bias") if key in flat}}
-    flat["rules"] = {"@misc": Rules.registered_name, "split_name_lists": False, **{
-        key: flat.pop(key, default) for key, default in (("short_form_labels", False), ("acronym_labels", False), ("person_labels", []))}}
+    flat["confidence"] = {
+        "@misc": Confidence.registered_name,
+        "probabilities": flat.pop("confidence", False),
+        **{
+            key: flat.pop(key)
+            for key in ("temperature", "alternatives", "alternatives_threshold", "entity_bias")
+            if key in flat
+        },
+    }
+    flat["rules"] = {
+        "@misc": Rules.registered_name,
+        "split_name_lists": False,
+        **{
+            key: flat.pop(key, default)
+            for key, default in (("short_form_labels", False), ("acronym_labels", False), ("person_labels", []))
+        },
+    }
     flat["gazetteer"] = {"@misc": GazetteerSettings.registered_name, **flat.get("gazetteer", {})}
     return flat
 

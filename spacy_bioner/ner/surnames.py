@@ -9,14 +9,22 @@ of another type, or untagged between two words that are neither tagged nor
 capitalized ("King said", not "King Hussein" or "Washington Post"). This is
 the one-sense-per-document reading of names (Mikheev, Moens & Grover 1999).
 """
+
 from typing import List, Sequence
 
 import numpy
 from spacy.tokens import Doc
 
 
-def label_surnames(docs: List[Doc], tags: numpy.ndarray, offsets: numpy.ndarray, words: numpy.ndarray, scheme,
-                   person_ids: Sequence[int], allowed: numpy.ndarray) -> numpy.ndarray:
+def label_surnames(
+    docs: List[Doc],
+    tags: numpy.ndarray,
+    offsets: numpy.ndarray,
+    words: numpy.ndarray,
+    scheme,
+    person_ids: Sequence[int],
+    allowed: numpy.ndarray,
+) -> numpy.ndarray:
     """Tags in which every lone use of a surname the doc gives in full is a person entity.
 
     docs: The docs whose tags are laid end to end in `tags`.

@@ -1,6 +1,7 @@
 """Training: an example's gold tags and features, then one step per sentence by the
 configured trainer (perceptron, CRF or HMM counts), all behind `train_example`.
 """
+
 from typing import Dict, List, Tuple
 
 import numpy
@@ -38,8 +39,9 @@ def train_example(ner, example: Example) -> float:
     known = gold_tags(example, ner.scheme)
     if (known < 0).all():
         return 0.0
-    longest = longest_entity([(start, end) for start, end, _ in ner.scheme.to_spans(numpy.maximum(known, 0))],
-                             doc.to_array(IS_SPACE) == 1)
+    longest = longest_entity(
+        [(start, end) for start, end, _ in ner.scheme.to_spans(numpy.maximum(known, 0))], doc.to_array(IS_SPACE) == 1
+    )
     if longest > ner.cfg.get("longest_entity", 0):
         ner.cfg["longest_entity"] = longest
     negatives = _negative_spans(ner, example)
@@ -59,7 +61,9 @@ def train_example(ner, example: Example) -> float:
     # Half the updates see the first pass's history, half none, as the first pass itself does.
     n_history = ner.featurizer.n_history
     if HISTORY_FAMILY in ner.settings.features and ner.rng.random() < 0.5:
-        first_pass = trellis.with_spaces(best_tags(ner, ner.model.scores(features, averaged=False), allowed, trellis.offsets, averaged=False))
+        first_pass = trellis.with_spaces(
+            best_tags(ner, ner.model.scores(features, averaged=False), allowed, trellis.offsets, averaged=False)
+        )
         features[:, -n_history:] = trellis.rows(history(ner, layout, first_pass))
     gold = known
     if (known < 0).any():
@@ -85,7 +89,10 @@ def train_example(ner, example: Example) -> float:
         starts[[start for start, _ in token_runs]] = True
         allowed = trellis_of(ner, layout._replace(sent_starts=starts), presets).allowed
     if trainer.name == "crf":
-        return sum(crf_step(ner, features[start:end], allowed[start:end], gold[start:end], known[start:end]) for start, end in runs)
+        return sum(
+            crf_step(ner, features[start:end], allowed[start:end], gold[start:end], known[start:end])
+            for start, end in runs
+        )
     return ner.model.steps(features, allowed, gold, known, runs, trainer.margin, ner.legal, ner.predecessors)
 
 

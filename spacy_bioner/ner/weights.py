@@ -15,16 +15,22 @@ from .settings import Settings
 # Dense emission weights up to this many cells: 256 MB of weights, 512 MB of training totals.
 DENSE_CELLS = 2**26
 
+
 def new_weights(settings: Settings, scheme: TagScheme):
     """Untrained weights for these labels; "auto" transitions are decided here."""
     n_buckets, n_tags = settings.n_buckets, scheme.n_tags
     if settings.trainer.name == "hmm":
         return CountedHMM(n_buckets, n_tags)
     _check_fits(settings, n_tags)
-    model = AveragedPerceptron(n_buckets, n_tags) if n_buckets * n_tags <= DENSE_CELLS else SparsePerceptron(n_buckets, n_tags)
+    model = (
+        AveragedPerceptron(n_buckets, n_tags)
+        if n_buckets * n_tags <= DENSE_CELLS
+        else SparsePerceptron(n_buckets, n_tags)
+    )
     if settings.transitions_for(len(scheme.labels)) == "factored":
         model.factor(scheme.continuing())
     return model
+
 
 def grown_weights(model, settings: Settings, scheme: TagScheme):
     """Trained weights with columns for labels added since, kept sparse once a dense matrix would be too big."""
@@ -36,6 +42,7 @@ def grown_weights(model, settings: Settings, scheme: TagScheme):
     model.resize(scheme.n_tags, continuing=scheme.continuing() if model.factored else None)
     return model
 
+
 def loaded_weights(arrays, settings: Settings, n_buckets: int):
     """Weights as a model's files hold them (AveragedPerceptron.to_arrays)."""
     n_tags = arrays["transition"].shape[1]
@@ -46,6 +53,7 @@ def loaded_weights(arrays, settings: Settings, n_buckets: int):
     model.load_arrays(arrays)
     return model
 
+
 def _check_fits(settings: Settings, n_tags: int) -> None:
     if settings.trainer.name != "perceptron" and settings.n_buckets * n_tags > DENSE_CELLS:
         gigabytes = settings.n_buckets * n_tags * 12 / 1e9
@@ -54,6 +62,6 @@ def _check_fits(settings: Settings, n_tags: int) -> None:
             f"would take {gigabytes:.1f} GB. Lower n_buckets, or use the perceptron, whose weights stay sparse."
         )
 
+
 def saved_transitions(model) -> str:
     return "factored" if model.factored else "pairwise"
-

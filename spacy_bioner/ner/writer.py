@@ -1,5 +1,6 @@
 """Spans to `Doc.ents`: tags become entity token values, presets are kept, term-list
 matches add KB ids and (in "fallback" mode) entities, and scored spans go to `doc.spans`."""
+
 import itertools
 from typing import List
 
@@ -19,13 +20,20 @@ def write(ner, docs: List[Doc], predictions: list) -> None:
     Spans for `set_ents`, or of `Doc.from_array` per doc.
     """
     settings = ner.settings.gazetteer
-    all_values = entity_values(ner, predictions[0].tags if len(predictions) == 1 else
-                               numpy.concatenate([numpy.zeros(0, dtype=numpy.int32)] + [p.tags for p in predictions]))
+    all_values = entity_values(
+        ner,
+        predictions[0].tags
+        if len(predictions) == 1
+        else numpy.concatenate([numpy.zeros(0, dtype=numpy.int32)] + [p.tags for p in predictions]),
+    )
     offsets = [0, *itertools.accumulate(len(doc) for doc in docs)]
     link(ner, all_values, [p.matches for p in predictions], offsets)
     # Most docs need nothing more than their tags: no presets, no fallback matches, no scored spans.
-    every_doc = settings.mode == "fallback" or bool(ner.gazetteer.labels and settings.spans_key) or any(
-        p.confidences is not None or p.alternatives is not None for p in predictions)
+    every_doc = (
+        settings.mode == "fallback"
+        or bool(ner.gazetteer.labels and settings.spans_key)
+        or any(p.confidences is not None or p.alternatives is not None for p in predictions)
+    )
     for i, (doc, (_, matches, presets, confidences, alternatives)) in enumerate(zip(docs, predictions)):
         if not (presets or every_doc):
             continue
@@ -40,7 +48,9 @@ def write(ner, docs: List[Doc], predictions: list) -> None:
         for key, scored in ((ner.name, confidences), (f"{ner.name}_alternatives", alternatives)):
             if scored is not None:
                 doc.spans[key] = SpanGroup(
-                    doc, name=key, spans=[Span(doc, start, end, label=ner.labels[label]) for start, end, label, _ in scored],
+                    doc,
+                    name=key,
+                    spans=[Span(doc, start, end, label=ner.labels[label]) for start, end, label, _ in scored],
                     attrs={"scores": [probability for *_, probability in scored]},
                 )
         if ner.gazetteer.labels and settings.spans_key:
@@ -87,10 +97,14 @@ def link(ner, values: numpy.ndarray, matches: List[numpy.ndarray], offsets: List
     # (a doc's first token never continues one, so entities end at doc ends too).
     boundaries = numpy.append(numpy.flatnonzero(iob != INSIDE), len(values))
     entity_ends = boundaries[numpy.searchsorted(boundaries, starts, side="right")]
-    exact = numpy.flatnonzero((types != 0) & (iob[starts] == BEGIN) & (values[starts, 1] == types) & (entity_ends == ends))
+    exact = numpy.flatnonzero(
+        (types != 0) & (iob[starts] == BEGIN) & (values[starts, 1] == types) & (entity_ends == ends)
+    )
     if not len(exact):
         return
-    _, first = numpy.unique(rows[exact, :2], axis=0, return_index=True)  # matches are sorted: the first is the first row
+    _, first = numpy.unique(
+        rows[exact, :2], axis=0, return_index=True
+    )  # matches are sorted: the first is the first row
     chosen = rows[exact[first]]
     lengths = chosen[:, 1] - chosen[:, 0]
     positions = numpy.repeat(chosen[:, 0] - numpy.cumsum(lengths) + lengths, lengths) + numpy.arange(lengths.sum())

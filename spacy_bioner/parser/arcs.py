@@ -1,4 +1,5 @@
 """Parses to token heads and labels: lifted arcs lowered, whitespace tokens attached, written with Doc.from_array."""
+
 from typing import Iterable, List, Tuple
 
 import numpy
@@ -29,7 +30,10 @@ def write_parses(parser, docs: Iterable[Doc], parses: list) -> None:
             _attach_whitespace(parser, parse.units, parse.words, absolute, deps)
         doc.from_array([HEAD, DEP], numpy.column_stack([(absolute - tokens).view(numpy.uint64), deps]))
 
-def _attach_whitespace(parser, units: List[Tuple[int, int]], words: numpy.ndarray, absolute: numpy.ndarray, deps: numpy.ndarray) -> None:
+
+def _attach_whitespace(
+    parser, units: List[Tuple[int, int]], words: numpy.ndarray, absolute: numpy.ndarray, deps: numpy.ndarray
+) -> None:
     """Hang each whitespace token from the word before it in its unit, else the
     word after it; in a unit of whitespace alone the first token is the root."""
     positions = numpy.arange(len(absolute))
@@ -41,18 +45,27 @@ def _attach_whitespace(parser, units: List[Tuple[int, int]], words: numpy.ndarra
     unit_starts = numpy.repeat([start for start, _ in units], sizes)
     unit_ends = numpy.repeat([end for _, end in units], sizes)
     spaces = numpy.flatnonzero(~is_word)
-    heads = numpy.where(before[spaces] >= unit_starts[spaces], before[spaces],
-                        numpy.where(after[spaces] < unit_ends[spaces], after[spaces], unit_starts[spaces]))
+    heads = numpy.where(
+        before[spaces] >= unit_starts[spaces],
+        before[spaces],
+        numpy.where(after[spaces] < unit_ends[spaces], after[spaces], unit_starts[spaces]),
+    )
     absolute[spaces] = heads
-    deps[spaces] = numpy.where(heads == spaces, parser.vocab.strings.add(parser.cfg["root_label"]), parser.vocab.strings.add(WHITESPACE_LABEL))
+    deps[spaces] = numpy.where(
+        heads == spaces, parser.vocab.strings.add(parser.cfg["root_label"]), parser.vocab.strings.add(WHITESPACE_LABEL)
+    )
+
 
 def _label_table(parser) -> Tuple[numpy.ndarray, numpy.ndarray]:
     """Each label's string id, and whether it is a lifted one."""
     if getattr(parser, "_labels_hashed", None) != parser.labels:
-        parser._label_hashes = numpy.array([parser.vocab.strings.add(label) for label in parser.labels], dtype=numpy.uint64)
+        parser._label_hashes = numpy.array(
+            [parser.vocab.strings.add(label) for label in parser.labels], dtype=numpy.uint64
+        )
         parser._augmented = numpy.array([SEPARATOR in label for label in parser.labels], dtype=numpy.bool_)
         parser._labels_hashed = parser.labels
     return parser._label_hashes, parser._augmented
+
 
 def _lower(parser, words: numpy.ndarray, absolute: numpy.ndarray, labels: numpy.ndarray, deps: numpy.ndarray) -> None:
     """Lower the lifted arcs of one unit's words, rewriting their heads and labels."""

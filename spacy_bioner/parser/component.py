@@ -2,6 +2,7 @@
 transitions -> (lowered) trees -> token.head, token.dep_ and sentence starts.
 
 Whitespace tokens are not parsed: each hangs from a neighbouring word."""
+
 import warnings
 from collections import Counter
 from typing import Annotated, Callable, Dict, Iterable, List, Literal, NamedTuple, Optional, Sequence, Tuple
@@ -51,8 +52,15 @@ DEFAULT_PARSER_CONFIG = {
     assigns=["token.head", "token.dep", "token.is_sent_start", "doc.sents"],
     default_config=DEFAULT_PARSER_CONFIG,
     default_score_weights={
-        "dep_uas": 0.5, "dep_las": 0.5, "dep_las_per_type": None, "sents_p": None, "sents_r": None, "sents_f": 0.0,
-        "dep_uas_all": None, "dep_las_all": None, "dep_label_acc": None,
+        "dep_uas": 0.5,
+        "dep_las": 0.5,
+        "dep_las_per_type": None,
+        "sents_p": None,
+        "sents_r": None,
+        "sents_f": 0.0,
+        "dep_uas_all": None,
+        "dep_las_all": None,
+        "dep_label_acc": None,
     },
 )
 def make_bioner_parser(
@@ -94,8 +102,17 @@ def make_bioner_parser(
     scorer (Optional[Callable]): Scores the parses.
     """
     return BioParser(
-        nlp.vocab, name, transition_system=transition_system, pseudo_projective=pseudo_projective,
-        n_buckets=n_buckets, label_buckets=label_buckets, explore=explore, beam_width=beam_width, seed=seed, max_length=max_length, scorer=scorer,
+        nlp.vocab,
+        name,
+        transition_system=transition_system,
+        pseudo_projective=pseudo_projective,
+        n_buckets=n_buckets,
+        label_buckets=label_buckets,
+        explore=explore,
+        beam_width=beam_width,
+        seed=seed,
+        max_length=max_length,
+        scorer=scorer,
     )
 
 
@@ -135,7 +152,9 @@ class BioParser(PerceptronPipe):
         if transition_system not in SYSTEMS:
             raise ValueError(f"Unknown transition_system {transition_system!r}: use one of {sorted(SYSTEMS)}.")
         if pseudo_projective and transition_system not in PROJECTIVE_SYSTEMS:
-            raise ValueError(f"pseudo_projective is for the projective systems {PROJECTIVE_SYSTEMS}; {transition_system!r} builds non-projective trees itself.")
+            raise ValueError(
+                f"pseudo_projective is for the projective systems {PROJECTIVE_SYSTEMS}; {transition_system!r} builds non-projective trees itself."
+            )
         for key, value in (("n_buckets", n_buckets), ("label_buckets", label_buckets)):
             if not isinstance(value, int) or not 1 <= value < 2**32:
                 raise ValueError(f"{key} must be an integer in [1, 2**32), got {value!r}")
@@ -185,7 +204,13 @@ class BioParser(PerceptronPipe):
             self.label_model.resize(len(self.labels))
         return 1
 
-    def initialize(self, get_examples: Callable[[], Iterable[Example]], *, nlp: Optional[Language] = None, labels: Optional[Sequence[str]] = None) -> None:
+    def initialize(
+        self,
+        get_examples: Callable[[], Iterable[Example]],
+        *,
+        nlp: Optional[Language] = None,
+        labels: Optional[Sequence[str]] = None,
+    ) -> None:
         """Set the arc labels (given ones, then those of the examples' trees, lifted
         when pseudo-projective) and reset the weights."""
         examples = checked_examples(get_examples, "BioParser.initialize")
@@ -202,7 +227,9 @@ class BioParser(PerceptronPipe):
                 for label in unit.labels[1:]:
                     self.add_label(label)
         if not self.labels:
-            raise ValueError("BioParser.initialize found no parsed examples: pass labels=[...] or examples whose reference docs have heads and deps.")
+            raise ValueError(
+                "BioParser.initialize found no parsed examples: pass labels=[...] or examples whose reference docs have heads and deps."
+            )
         self.cfg["root_label"] = root_labels.most_common(1)[0][0] if root_labels else self.labels[0]
         self._first_pass = n_examples
 
@@ -226,17 +253,27 @@ class BioParser(PerceptronPipe):
             raise ValueError(f"{self.name} has no labels: train it or call initialize first.")
         units = [self._units(doc) for doc in docs]
         if not self._warned_untagged and any(len(doc) and not doc.has_annotation("TAG") for doc in docs):
-            warnings.warn(f"{self.name}: docs without part-of-speech tags (token.tag_): the parser reads them; "
-                          "put bioner_tagger or spaCy's tagger before it.")
+            warnings.warn(
+                f"{self.name}: docs without part-of-speech tags (token.tag_): the parser reads them; "
+                "put bioner_tagger or spaCy's tagger before it."
+            )
             self._warned_untagged = True
         # The docs laid end to end: their words, and the units with words, each a root slot then its words.
         doc_starts = numpy.cumsum([0] + [len(doc) for doc in docs])
-        values = numpy.concatenate([doc.to_array(NODE_ATTRIBUTES + [IS_SPACE]) for doc in docs] or [numpy.zeros((0, 4), numpy.uint64)])
-        unit_starts = [doc_start + start for doc_start, doc_units in zip(doc_starts.tolist(), units) for start, _ in doc_units]
+        values = numpy.concatenate(
+            [doc.to_array(NODE_ATTRIBUTES + [IS_SPACE]) for doc in docs] or [numpy.zeros((0, 4), numpy.uint64)]
+        )
+        unit_starts = [
+            doc_start + start for doc_start, doc_units in zip(doc_starts.tolist(), units) for start, _ in doc_units
+        ]
         words, firsts = words_of(values[:, -1], unit_starts)
         sizes = numpy.diff(numpy.append(firsts, len(words)))
         firsts, sizes = firsts[sizes > 0], sizes[sizes > 0]
-        if self.cfg["transition_system"] not in STACK_BASED_SYSTEMS and len(sizes) and sizes.max() > self.cfg["max_length"]:
+        if (
+            self.cfg["transition_system"] not in STACK_BASED_SYSTEMS
+            and len(sizes)
+            and sizes.max() > self.cfg["max_length"]
+        ):
             raise ValueError(
                 f"{self.name}: a sentence (or a doc without sentence boundaries) of {sizes.max():,} tokens is longer than "
                 f"max_length = {self.cfg['max_length']:,}; {self.cfg['transition_system']} takes time quadratic in it. "
@@ -252,10 +289,19 @@ class BioParser(PerceptronPipe):
             root_label = self._label_ids[self.cfg["root_label"]]
             if self.cfg["beam_width"] > 1:
                 node_heads, node_labels = beam.parse_batch(
-                    self.features, self._system, nodes, offsets, move_weights, label_weights, root_label, self.cfg["beam_width"],
+                    self.features,
+                    self._system,
+                    nodes,
+                    offsets,
+                    move_weights,
+                    label_weights,
+                    root_label,
+                    self.cfg["beam_width"],
                 )
             else:
-                node_heads, node_labels = greedy.parse_batch(self.features, self._system, nodes, offsets, move_weights, label_weights, root_label)
+                node_heads, node_labels = greedy.parse_batch(
+                    self.features, self._system, nodes, offsets, move_weights, label_weights, root_label
+                )
             # Node k of a unit is its (k-1)-th word; 0 is the root slot.
             is_word = numpy.ones(len(nodes), dtype=numpy.bool_)
             is_word[offsets[:-1]] = False
@@ -296,7 +342,9 @@ class BioParser(PerceptronPipe):
                         heads, labels = lift(heads, labels)
                     yield GoldUnit(unit_words, heads, labels)
 
-    def update(self, examples: Iterable[Example], *, drop: float = 0.0, sgd=None, losses: Optional[Dict[str, float]] = None) -> Dict[str, float]:
+    def update(
+        self, examples: Iterable[Example], *, drop: float = 0.0, sgd=None, losses: Optional[Dict[str, float]] = None
+    ) -> Dict[str, float]:
         """Perceptron steps along each example's transitions; the loss counts wrong moves and labels.
 
         Units with a word whose gold head is missing, outside the unit or whitespace are skipped.
@@ -310,7 +358,9 @@ class BioParser(PerceptronPipe):
             tag_source = doc if doc.has_annotation("TAG") else None
             values = doc.to_array(NODE_ATTRIBUTES)
             if tag_source is None:  # no tagger ran on this doc: train on the gold tags
-                values[:, 1] = [self.vocab.strings.add(tag) if tag else 0 for tag in example.get_aligned("TAG", as_string=True)]
+                values[:, 1] = [
+                    self.vocab.strings.add(tag) if tag else 0 for tag in example.get_aligned("TAG", as_string=True)
+                ]
             explore = self.cfg["explore"] if self._examples_seen >= self._first_pass else 0.0
             self._examples_seen += 1
             for unit in self._gold_units(example):
@@ -318,15 +368,31 @@ class BioParser(PerceptronPipe):
                     self.add_label(label)
                 nodes = numpy.ascontiguousarray(self._nodes(values, unit.words, [0]), dtype=numpy.uint64)
                 gold_heads = numpy.array(unit.heads, dtype=numpy.int32)
-                gold_labels = numpy.array([-1] + [self._label_ids[label] for label in unit.labels[1:]], dtype=numpy.int32)
+                gold_labels = numpy.array(
+                    [-1] + [self._label_ids[label] for label in unit.labels[1:]], dtype=numpy.int32
+                )
                 if self.cfg["beam_width"] > 1:
                     _, wrong_moves, wrong_labels = beam.train_sentence(
-                        self.features, self._system, self.move_model, self.label_model, nodes, gold_heads, gold_labels, self.cfg["beam_width"],
+                        self.features,
+                        self._system,
+                        self.move_model,
+                        self.label_model,
+                        nodes,
+                        gold_heads,
+                        gold_labels,
+                        self.cfg["beam_width"],
                     )
                 else:
                     _, wrong_moves, wrong_labels = greedy.train_sentence(
-                        self.features, self._system, self.move_model, self.label_model, nodes, gold_heads, gold_labels,
-                        explore, self.cfg["seed"] * 1_000_003 + self._examples_seen,
+                        self.features,
+                        self._system,
+                        self.move_model,
+                        self.label_model,
+                        nodes,
+                        gold_heads,
+                        gold_labels,
+                        explore,
+                        self.cfg["seed"] * 1_000_003 + self._examples_seen,
                     )
                 losses[self.name] += wrong_moves + wrong_labels
         return losses
@@ -344,8 +410,12 @@ class BioParser(PerceptronPipe):
         serialize.check_array(arrays, "labels", (cfg["label_buckets"], len(cfg["labels"])), where)
         self.cfg = cfg
         self._build()
-        self.move_model.load_averages(arrays["moves"], numpy.zeros((len(MOVE_NAMES) + 1, len(MOVE_NAMES)), dtype=numpy.float32))
-        self.label_model.load_averages(arrays["labels"], numpy.zeros((len(self.labels) + 1, len(self.labels)), dtype=numpy.float32))
+        self.move_model.load_averages(
+            arrays["moves"], numpy.zeros((len(MOVE_NAMES) + 1, len(MOVE_NAMES)), dtype=numpy.float32)
+        )
+        self.label_model.load_averages(
+            arrays["labels"], numpy.zeros((len(self.labels) + 1, len(self.labels)), dtype=numpy.float32)
+        )
         return self
 
     def __reduce__(self):
@@ -387,5 +457,7 @@ class SavedParser(serialize.SavedFields):
 
 def _check_cfg(cfg, where: str) -> None:
     if isinstance(cfg, dict) and cfg.get("features_version", PARSER_FEATURES_VERSION) != PARSER_FEATURES_VERSION:
-        raise serialize.ModelFileError(f"Parser in {where} was trained with features version {cfg['features_version']}; this spacy-bioner uses {PARSER_FEATURES_VERSION}: retrain it.")
+        raise serialize.ModelFileError(
+            f"Parser in {where} was trained with features version {cfg['features_version']}; this spacy-bioner uses {PARSER_FEATURES_VERSION}: retrain it."
+        )
     serialize.validated(SavedParser, cfg, where)

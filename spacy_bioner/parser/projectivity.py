@@ -10,6 +10,7 @@ recorded label, and attaches the dependent there.
 Trees are lists over the nodes 0..n: heads[0] is -1 (the root), every other
 head is in 0..n; labels[0] is unused.
 """
+
 from collections import deque
 from typing import List, Optional, Sequence, Tuple
 

@@ -1,4 +1,5 @@
 """The parser's scores: spaCy's, plus UAS, LAS and label accuracy over every token."""
+
 from typing import Callable, Dict, Iterable
 
 from spacy.pipeline.dep_parser import parser_score

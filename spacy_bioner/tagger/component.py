@@ -6,6 +6,7 @@ Viterbi (no constraints: any tag may follow any other) -> `token.tag_` or
 own tagger can take its place. Whitespace tokens are left out, so raw text's
 newlines change no word's features, and get spaCy's whitespace tag.
 """
+
 import functools
 import threading
 from typing import Annotated, Callable, Dict, Iterable, List, Literal, Optional, Sequence
@@ -26,7 +27,15 @@ from ..core.decode import viterbi
 from ..core.features import FeatureExtractor, Lexicon, batch_layout, words_of
 from ..core.perceptron import AveragedPerceptron
 from ..core.perceptron_pipe import PerceptronPipe, checked_examples, with_cost
-from ..core.templates import CLUSTERS_FAMILY, FAMILIES, N_ATTRIBUTES, TEMPLATES_VERSION, VECTORS_FAMILY, compile_templates, word_attributes
+from ..core.templates import (
+    CLUSTERS_FAMILY,
+    FAMILIES,
+    N_ATTRIBUTES,
+    TEMPLATES_VERSION,
+    VECTORS_FAMILY,
+    compile_templates,
+    word_attributes,
+)
 from ..core.word_clusters import shipped_clusters
 
 ATTRIBUTES = ("tag", "pos")
@@ -63,7 +72,9 @@ def score_tags(examples: Iterable[Example], **kwargs) -> Dict[str, object]:
     default_config=DEFAULT_TAGGER_CONFIG,
     default_score_weights={"tag_acc": 1.0, "pos_acc": None},
 )
-def make_bioner_tagger(nlp: Language, name: str, attr: str, n_buckets: int, features: List[str], margin: float, scorer: Optional[Callable]) -> "BioTagger":
+def make_bioner_tagger(
+    nlp: Language, name: str, attr: str, n_buckets: int, features: List[str], margin: float, scorer: Optional[Callable]
+) -> "BioTagger":
     """Create a bioner_tagger component.
 
     attr (str): What it tags: "tag" (fine-grained, token.tag_) or "pos" (universal, token.pos_).
@@ -103,14 +114,26 @@ class BioTagger(PerceptronPipe):
         self.vocab = vocab
         self.name = name
         self.scorer = scorer
-        self.cfg = {"attr": attr, "n_buckets": n_buckets, "features": list(features), "margin": float(margin), "labels": [], "templates_version": TEMPLATES_VERSION}
+        self.cfg = {
+            "attr": attr,
+            "n_buckets": n_buckets,
+            "features": list(features),
+            "margin": float(margin),
+            "labels": [],
+            "templates_version": TEMPLATES_VERSION,
+        }
         self._build()
         self._predict_lock = threading.Lock()
 
     def _build(self) -> None:
         self.extractor = FeatureExtractor(compile_templates(self.cfg["features"]), self.cfg["n_buckets"])
         with_clusters = CLUSTERS_FAMILY in self.cfg["features"]
-        self.lexicon = Lexicon(functools.partial(word_attributes, clusters=shipped_clusters().word_ids) if with_clusters else word_attributes, N_ATTRIBUTES)
+        self.lexicon = Lexicon(
+            functools.partial(word_attributes, clusters=shipped_clusters().word_ids)
+            if with_clusters
+            else word_attributes,
+            N_ATTRIBUTES,
+        )
         self.model = AveragedPerceptron(self.cfg["n_buckets"], max(len(self.labels), 1))
         n_tags = self.model.n_tags
         self._free = numpy.ones((n_tags + 1, n_tags), dtype=numpy.uint8)
@@ -119,7 +142,9 @@ class BioTagger(PerceptronPipe):
         if not isinstance(label, str) or not label:
             raise ValueError(f"Invalid tag {label!r}: tags are non-empty strings.")
         if self.cfg["attr"] == "pos" and label not in UNIVERSAL_POS:
-            raise ValueError(f"{label!r} is not a universal part of speech (attr = \"pos\"); use attr = \"tag\" for other tag sets.")
+            raise ValueError(
+                f'{label!r} is not a universal part of speech (attr = "pos"); use attr = "tag" for other tag sets.'
+            )
         if label in self.cfg["labels"]:
             return 0
         self.cfg["labels"].append(label)
@@ -128,7 +153,13 @@ class BioTagger(PerceptronPipe):
             self._free = numpy.ones((len(self.labels) + 1, len(self.labels)), dtype=numpy.uint8)
         return 1
 
-    def initialize(self, get_examples: Callable[[], Iterable[Example]], *, nlp: Optional[Language] = None, labels: Optional[Sequence[str]] = None) -> None:
+    def initialize(
+        self,
+        get_examples: Callable[[], Iterable[Example]],
+        *,
+        nlp: Optional[Language] = None,
+        labels: Optional[Sequence[str]] = None,
+    ) -> None:
         """Set the tags (given ones first, then those of the examples' words) and reset the weights."""
         examples = checked_examples(get_examples, "BioTagger.initialize")
         found = list(labels or [])
@@ -140,7 +171,9 @@ class BioTagger(PerceptronPipe):
                 if value and value not in found:
                     found.append(value)
         if not found:
-            raise ValueError(f"BioTagger.initialize found no {self.cfg['attr']} values in the examples: pass labels=[...] or tagged examples.")
+            raise ValueError(
+                f"BioTagger.initialize found no {self.cfg['attr']} values in the examples: pass labels=[...] or tagged examples."
+            )
         self.cfg["labels"] = []
         self._build()
         for label in found:
@@ -157,7 +190,9 @@ class BioTagger(PerceptronPipe):
         features = self.extractor.extract(rows, self.lexicon.table, sentence)
         return features, self.model.scores(features, averaged=averaged), offsets, words
 
-    def _decode(self, scores: numpy.ndarray, offsets: numpy.ndarray, averaged: bool, allowed: Optional[numpy.ndarray] = None) -> numpy.ndarray:
+    def _decode(
+        self, scores: numpy.ndarray, offsets: numpy.ndarray, averaged: bool, allowed: Optional[numpy.ndarray] = None
+    ) -> numpy.ndarray:
         if allowed is None:
             allowed = numpy.ones(scores.shape, dtype=numpy.uint8)
         return viterbi(scores, self.model.transitions(averaged=averaged), allowed, self._free, offsets)
@@ -190,7 +225,9 @@ class BioTagger(PerceptronPipe):
         for doc, ids in zip(docs, tag_ids):
             doc.from_array([POS if attr == "pos" else TAG], values[ids].reshape(-1, 1))
 
-    def update(self, examples: Iterable[Example], *, drop: float = 0.0, sgd=None, losses: Optional[Dict[str, float]] = None) -> Dict[str, float]:
+    def update(
+        self, examples: Iterable[Example], *, drop: float = 0.0, sgd=None, losses: Optional[Dict[str, float]] = None
+    ) -> Dict[str, float]:
         """One perceptron step per example; words without a gold tag take the best tag that agrees with the rest."""
         if losses is None:
             losses = {}
@@ -258,5 +295,7 @@ class SavedTagger(serialize.SavedFields):
 
 def _check_cfg(cfg, where: str) -> None:
     if isinstance(cfg, dict) and cfg.get("templates_version", TEMPLATES_VERSION) != TEMPLATES_VERSION:
-        raise serialize.ModelFileError(f"Tagger in {where} was trained with feature templates version {cfg['templates_version']}; this spacy-bioner uses {TEMPLATES_VERSION}: retrain it.")
+        raise serialize.ModelFileError(
+            f"Tagger in {where} was trained with feature templates version {cfg['templates_version']}; this spacy-bioner uses {TEMPLATES_VERSION}: retrain it."
+        )
     serialize.validated(SavedTagger, cfg, where)

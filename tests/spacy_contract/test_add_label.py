@@ -2,6 +2,7 @@
 
 As in test_ner.py: assertions kept, spaCy internals marked not applicable, known gaps xfail.
 """
+
 import pytest
 
 from spacy.language import Language

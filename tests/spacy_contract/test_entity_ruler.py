@@ -5,6 +5,7 @@ after a stand-in component ("add_ent") that sets entities the way a ner does. He
 stand-in is a trained `bioner`, so the ruler's overwrite_ents contract is checked against
 what bioner really writes.
 """
+
 import pytest
 from spacy.lang.en import English
 from spacy.tokens import Doc

@@ -5,6 +5,7 @@ spaCy's internals (the transition system, beam internals, the thinc model) is ma
 applicable, with the reason. A test of a contract bioner does not meet yet is marked
 xfail with the gap it shows, so that it reports as failing, not as passing.
 """
+
 import random
 import tempfile
 from pathlib import Path
@@ -145,7 +146,9 @@ def test_negative_sample_key_is_in_config(neg_key):
     assert ner.cfg["incorrect_spans_key"] == neg_key
 
 
-@pytest.mark.skip(reason=f"not applicable: {INTERNALS} (moves.is_valid on a blocked token; the blocked behaviour itself is test_block_ner)")
+@pytest.mark.skip(
+    reason=f"not applicable: {INTERNALS} (moves.is_valid on a blocked token; the blocked behaviour itself is test_block_ner)"
+)
 def test_accept_blocked_token():
     pass
 
@@ -386,7 +389,9 @@ def test_beam_valid_parse():
     pass
 
 
-@pytest.mark.skip(reason="not applicable: spaCy's ner warns when its lexeme-norm lookup tables are missing; bioner reads none")
+@pytest.mark.skip(
+    reason="not applicable: spaCy's ner warns when its lexeme-norm lookup tables are missing; bioner reads none"
+)
 def test_ner_warns_no_lookups():
     pass
 

@@ -1,5 +1,6 @@
 """spaCy's own serialization and training tests that involve its ner (spacy/tests/serialize/, spacy/tests/training/,
 spaCy 3.8), run on `bioner`. As in test_ner.py: assertions kept, internals not applicable, gaps xfail."""
+
 import pickle
 import random
 import tempfile
