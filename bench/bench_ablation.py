@@ -9,7 +9,8 @@ With --config '{"margin": 5.0}' every run takes those settings too; with
 --families "" only the default (so with --config) runs: one comparison of a
 setting against the default is two invocations.
 
-Usage: python bench/bench_ablation.py [--corpus conll2003] [--data ../shared/data] [--epochs 20] [--families word,document] [--config JSON] [--sentences-per-doc 1|abstracts]
+Usage: python bench/bench_ablation.py [--corpus conll2003] [--data ../shared/data] [--epochs 20] [--families
+       word,document] [--config JSON] [--sentences-per-doc 1|abstracts]
 """
 
 import argparse
@@ -20,10 +21,10 @@ import time
 from pathlib import Path
 
 import spacy
+from common import CORPORA, ROOT, converted, write_results
 from spacy.training import Corpus
 
 from spacy_bioner.ner.settings import DEFAULT_CONFIG
-from common import write_results, CORPORA, ROOT, converted
 
 
 def run(features, train_path: Path, dev_path: Path, epochs: int, config: dict) -> dict:

@@ -13,7 +13,8 @@ configs/bioner_accuracy.cfg, which adds the `vectors` family, on those vectors.
 With several seeds (--seed 0 1 2), each is trained in turn and the mean dev
 F1 of each variant follows the per-seed lines.
 
-Usage: python bench/bench_accuracy.py --corpus conll2003|bc5cdr|ncbi_disease|wnut17 [--lists] [--vectors DIR] [--data ../shared/data] [--seed N [N ...]] [--set SECTION.KEY=VALUE ...]
+Usage: python bench/bench_accuracy.py --corpus conll2003|bc5cdr|ncbi_disease|wnut17 [--lists] [--vectors DIR] [--data
+       ../shared/data] [--seed N [N ...]] [--set SECTION.KEY=VALUE ...]
 """
 
 import argparse
@@ -23,9 +24,7 @@ import tempfile
 from pathlib import Path
 
 import spacy
-from spacy.tokens import DocBin
 from common import (
-    write_results,
     CORPORA,
     LISTS,
     ROOT,
@@ -35,7 +34,9 @@ from common import (
     score,
     throughput,
     train,
+    write_results,
 )
+from spacy.tokens import DocBin
 
 
 def main() -> None:
@@ -53,7 +54,9 @@ def main() -> None:
         "--vectors",
         type=Path,
         default=None,
-        help="A pipeline directory with static vectors (bioner glove DIR): train configs/bioner_accuracy.cfg with them.",
+        help=(
+            "A pipeline directory with static vectors (bioner glove DIR): train configs/bioner_accuracy.cfg with them."
+        ),
     )
     parser.add_argument(
         "--seed",
@@ -140,7 +143,8 @@ def report(figures: dict) -> None:
         types = ", ".join(f"{label} {s['f']}" for label, s in sorted(f["per_type"].items()))
         seed = "of the config" if figures["seed"] is None else figures["seed"]
         print(
-            f"{figures['corpus']} dev, seed {seed}, {variant} lists: P {f['overall']['p']} R {f['overall']['r']} F1 {f['overall']['f']}; "
+            f"{figures['corpus']} dev, seed {seed}, {variant} lists: P {f['overall']['p']} R {f['overall']['r']} F1 "
+            f"{f['overall']['f']}; "
             f"unseen F1 {f['unseen']['f']} ({f['unseen']['gold_entities']} entities); {types}; "
             f"train {f['train_seconds']} s; {f['component_tokens_per_s']:,} tokens/s"
         )

@@ -19,7 +19,6 @@ from pathlib import Path
 
 import spacy
 from common import (
-    write_results,
     ROOT,
     convert,
     f1,
@@ -28,6 +27,7 @@ from common import (
     spacy_evaluate_examples,
     throughput,
     train,
+    write_results,
 )
 
 
@@ -78,7 +78,8 @@ def main() -> None:
     )
     print(f"training on eng.train (spacy train, default config): {c['train_seconds']} s wall; model {c['model_mb']} MB")
     print(
-        f"component only: {c['component_tokens_per_s']:,.0f} tokens/s (min-max {c['component_spread'][0]:,.0f}-{c['component_spread'][1]:,.0f})"
+        f"component only: {c['component_tokens_per_s']:,.0f} tokens/s (min-max "
+        f"{c['component_spread'][0]:,.0f}-{c['component_spread'][1]:,.0f})"
     )
     print(f"raw text (tokenizer + bioner): {c['raw_text_tokens_per_s']:,.0f} tokens/s")
     print(f"seed toy test F1: {figures['seed_toy']}")

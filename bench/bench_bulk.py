@@ -16,8 +16,9 @@ import tempfile
 import time
 from pathlib import Path
 
+from common import ROOT, convert, train, write_results
+
 from spacy_bioner.bulk import annotate_shards
-from common import write_results, ROOT, convert, train
 
 
 def write_shards(sentences, folder: Path, n_shards: int) -> None:
@@ -94,7 +95,8 @@ def main() -> None:
     }
     print(f"{len(sentences):,} records ({n_tokens:,} tokens) in {args.shards} shards")
     print(
-        f"one process: {local:.1f} s, {figures['one_process_records_per_s']:,.0f} records/s, {figures['one_process_tokens_per_s']:,.0f} tokens/s"
+        f"one process: {local:.1f} s, {figures['one_process_records_per_s']:,.0f} records/s, "
+        f"{figures['one_process_tokens_per_s']:,.0f} tokens/s"
     )
     print(
         f"LocalCluster, 2 workers: {remote:.1f} s, {figures['cluster_records_per_s']:,.0f} records/s, "

@@ -22,10 +22,10 @@ import time
 from pathlib import Path
 
 import spacy
+from common import ROOT, converted, spacy_evaluate_examples, train, write_results
 
-from spacy_bioner.ner.calibration import expected_calibration_error, fit_temperature, outcomes, reliability
 from spacy_bioner.evaluate import candidate_curve, recall_curve
-from common import write_results, ROOT, converted, spacy_evaluate_examples, train
+from spacy_bioner.ner.calibration import expected_calibration_error, fit_temperature, outcomes, reliability
 
 BIASES = [0.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0]
 THRESHOLDS = [0.5, 0.2, 0.1, 0.05, 0.02, 0.01, 0.005, 0.002, 0.001]
@@ -106,12 +106,14 @@ def main() -> None:
         print(
             f"{corpus} dev: ECE {c['ece']:.3f} with a temperature fitted on the other half "
             f"(T = {', '.join(format(h['temperature'], '.3g') for h in c['halves'])}), {c['ece_at_t1']:.3f} at T = 1; "
-            f"tagging {f['tokens_per_s']['without']:,.0f} tokens/s, {f['tokens_per_s']['with']:,.0f} with confidences at T = 1, "
+            f"tagging {f['tokens_per_s']['without']:,.0f} tokens/s, {f['tokens_per_s']['with']:,.0f} with confidences "
+            "at T = 1, "
             f"{f['tokens_per_s']['with_fitted_t']:,.0f} at the fitted T"
         )
         for point in f.get("recall_knob", []):
             print(
-                f"  entity_bias {point['entity_bias']:>5}: P {100 * point['p']:.2f} R {100 * point['r']:.2f} F1 {100 * point['f']:.2f}"
+                f"  entity_bias {point['entity_bias']:>5}: P {100 * point['p']:.2f} R {100 * point['r']:.2f} F1 "
+                f"{100 * point['f']:.2f}"
             )
         for point in f.get("candidates", []):
             print(

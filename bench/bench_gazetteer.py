@@ -28,13 +28,12 @@ import time
 from pathlib import Path
 
 import spacy
+from common import ROOT, convert, f1, rss_mb, spacy_evaluate_examples, train, write_results
 from spacy.matcher import PhraseMatcher
 from spacy.tokens import Doc
 
 from spacy_bioner.gazetteer.component import GazetteerComponent
 from spacy_bioner.gazetteer.matcher import Gazetteer
-from common import write_results, ROOT, convert, f1, rss_mb, spacy_evaluate_examples, train
-
 
 # The seed toy's location gazetteer (shared/data/seed_toy/README.md): single lowercase tokens.
 SEED_TOY_LOCATIONS = ["paris", "lima", "oslo", "london", "new", "york", "san", "diego"]
@@ -209,14 +208,16 @@ def main() -> None:
     print(
         f"bioner gazetteer: build {g['build_s']:.1f} s, RSS +{g['rss_growth_mb']:.0f} MB, "
         f"{g['tokens_per_s']:,.0f} tokens/s once saved and loaded ({g['tokens_per_s_as_built']:,.0f} as built), "
-        f"{g['matches']:,} matches ({g['distinct_spans']:,} distinct spans), {g['per_call_tokens_per_s']:,.0f} tokens/s "
+        f"{g['matches']:,} matches ({g['distinct_spans']:,} distinct spans), {g['per_call_tokens_per_s']:,.0f} "
+        "tokens/s "
         f"as a component called per doc; saved {g['saved_mb']:.1f} MB, loads in {g['load_s']:.2f} s"
     )
     if not args.no_phrasematcher:
         p = figures["phrasematcher"]
         print(
             f"PhraseMatcher(LOWER): build {p['build_s']:.1f} s, RSS +{p['rss_growth_mb']:.0f} MB, "
-            f"{p['tokens_per_s']:,.0f} tokens/s, {p['per_call_tokens_per_s']:,.0f} as Spans per call, {p['matches']:,} matches; the same spans as ours: {figures['same_spans']}"
+            f"{p['tokens_per_s']:,.0f} tokens/s, {p['per_call_tokens_per_s']:,.0f} as Spans per call, "
+            f"{p['matches']:,} matches; the same spans as ours: {figures['same_spans']}"
         )
         figures["ratios"] = {
             "build": g["build_s"] / p["build_s"],
@@ -226,7 +227,8 @@ def main() -> None:
         }
         r = figures["ratios"]
         print(
-            f"ratios bioner/PhraseMatcher: build {r['build']:.3f}, RSS growth {r['rss_growth']:.3f}, throughput {r['throughput']:.2f}x, "
+            f"ratios bioner/PhraseMatcher: build {r['build']:.3f}, RSS growth {r['rss_growth']:.3f}, throughput "
+            f"{r['throughput']:.2f}x, "
             f"one call per doc with spans {r['per_call_with_spans']:.2f}x"
         )
     if not args.no_seed_toy:

@@ -18,8 +18,8 @@ import time
 from pathlib import Path
 
 import spacy
-
 from common import ROOT, write_results
+
 from spacy_bioner.records import Limits
 
 SYMBOLS = [chr(code) for code in range(0x1F600, 0x1F650)] + list("!?.,;:'\"()[]{}<>-_=+*&^%$#@~`|/\\")
@@ -84,7 +84,8 @@ def main() -> None:
     for length in EMOJI_RUNS:
         print(f"a run of {length:,} emoji: {runs[length]:.3f} s")
     print(
-        f"{limits.max_chars:,} characters: prose {peer:.3f} s, the worst the limits let through {worst:.2f} s ({worst / peer:.0f}x)"
+        f"{limits.max_chars:,} characters: prose {peer:.3f} s, the worst the limits let through {worst:.2f} s "
+        f"({worst / peer:.0f}x)"
     )
 
 

@@ -24,10 +24,9 @@ import time
 from pathlib import Path
 
 import spacy
+from common import ROOT, converted, entity_texts, score, train, write_results
 from spacy.tokens import Doc, Span
 from spacy.training import Example
-
-from common import ROOT, converted, entity_texts, score, train, write_results
 
 N_TRAIN, N_DEV, EPOCHS, BATCH = 10_000, 1_000, 3, 64
 

@@ -32,11 +32,9 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import spacy
-from spacy.tokens import Doc, DocBin
-
-from spacy.training import Corpus
-
 from common import ROOT, conll_model, convert, convert_treebank, train, train_spacy_pipeline, write_results
+from spacy.tokens import Doc, DocBin
+from spacy.training import Corpus
 
 # Where a single call's time goes: the functions whose cumulative time is each stage's.
 STAGES = {
@@ -249,10 +247,12 @@ def main() -> None:
     s, b, t = figures["single_call"], figures["bulk"], figures["threads"]
     print(
         f"single calls, {len(sentences):,} sentences of {figures['tokens_per_sentence']:.1f} tokens: bioner "
-        f"{s['bioner_us']:.0f} us, spaCy ner {s['spacy_ner_us']:.0f} us, {s['ratio']:.1f}x; nlp(text) {figures['raw_text_us']:.0f} us"
+        f"{s['bioner_us']:.0f} us, spaCy ner {s['spacy_ner_us']:.0f} us, {s['ratio']:.1f}x; nlp(text) "
+        f"{figures['raw_text_us']:.0f} us"
     )
     print(
-        f"pipe: whole documents {b['whole_documents']:,.0f} tokens/s, a sentence per doc {b['one_sentence_per_doc']:,.0f} ({b['ratio']:.2f}x)"
+        f"pipe: whole documents {b['whole_documents']:,.0f} tokens/s, a sentence per doc "
+        f"{b['one_sentence_per_doc']:,.0f} ({b['ratio']:.2f}x)"
     )
     print(f"two threads {t['two_threads']:,.0f} tokens/s against one {t['one_thread']:,.0f}: {t['ratio']:.2f}x")
     for stage, share in figures["profile_percent"].items():
@@ -260,7 +260,8 @@ def main() -> None:
     p = figures["tagger_parser"]
     print(
         f"tagger + parser on EWT dev: whole documents {p['whole_documents']:,.0f} words/s, a sentence per doc "
-        f"{p['one_sentence_per_doc']:,.0f} ({p['ratio']:.2f}x); spacy evaluate {p['spacy_evaluate_words_per_s']:,.0f} words/s"
+        f"{p['one_sentence_per_doc']:,.0f} ({p['ratio']:.2f}x); spacy evaluate {p['spacy_evaluate_words_per_s']:,.0f} "
+        "words/s"
     )
     print(f"written to {write_results('latency', figures)}")
 

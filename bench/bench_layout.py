@@ -20,9 +20,9 @@ import tempfile
 from pathlib import Path
 
 import spacy
+from common import ROOT, conll_model, convert, write_results
 from spacy.tokens import DocBin
 
-from common import ROOT, conll_model, convert, write_results
 from spacy_bioner.evaluate import prf
 
 FIELDS = {"PER": "Name", "ORG": "Employer", "LOC": "City", "MISC": "Other"}
@@ -84,7 +84,8 @@ def main() -> None:
         f = figures[line_breaks]
         print(
             f"line_breaks {line_breaks}: prose F1 {f['prose']['f']} (P {f['prose']['p']} R {f['prose']['r']}), "
-            f"layout F1 {f['layout']['f']} (P {f['layout']['p']} R {f['layout']['r']}), {f['prose']['entities']:,} entities"
+            f"layout F1 {f['layout']['f']} (P {f['layout']['p']} R {f['layout']['r']}), {f['prose']['entities']:,} "
+            "entities"
         )
     print(json.dumps(figures))
     print(f"written to {write_results('layout', figures)}")

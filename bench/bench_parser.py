@@ -2,7 +2,8 @@
 
 Converts the treebank with `spacy convert -c conllu -n 10` (10 sentences per
 doc: reading one doc per sentence made training a fifth slower; the config's
-gold_preproc still trains and scores sentence by sentence, on gold tokens), trains configs/parser.cfg with `spacy train` once per parser
+gold_preproc still trains and scores sentence by sentence, on gold tokens), trains configs/parser.cfg with `spacy train`
+once per parser
 (model-best on dev) and scores dev with the tags of the pipeline's own tagger.
 Scores count every token, punctuation included (CoNLL 2018 style); spaCy's
 scores without punctuation are printed too. Speed, once every parser is
@@ -17,7 +18,8 @@ restores exactly. Figures are printed as JSON too.
 With --beam-width K every parser searches a beam of K move sequences (trained
 globally) instead of parsing greedily.
 
-Usage: python bench/bench_parser.py [--data ../shared/data] [--parsers covington,arc-eager+pp,...] [--jobs 2] [--max-epochs 15] [--beam-width 1] [--peer-steps 300]
+Usage: python bench/bench_parser.py [--data ../shared/data] [--parsers covington,arc-eager+pp,...] [--jobs 2]
+       [--max-epochs 15] [--beam-width 1] [--peer-steps 300]
 """
 
 import argparse
@@ -29,10 +31,10 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import spacy
+from common import ROOT, convert_treebank, gold_token_examples, train, train_spacy_pipeline, write_results
 from spacy.tokens import DocBin
 
 from spacy_bioner.parser.projectivity import is_projective, lift, lower
-from common import write_results, ROOT, convert_treebank, gold_token_examples, train, train_spacy_pipeline
 
 # name -> (transition_system, pseudo_projective)
 PARSERS = {
@@ -178,16 +180,19 @@ def main() -> None:
             f"({100 * p['non_projective'] / p['sentences']:.1f}%); lift then lower restores {p['restored']}"
         )
     print(
-        f"{'parser':<26}{'LAS':>7}{'UAS':>7}{'label':>7}{'LAS-p':>7}{'UAS-p':>7}{'tags':>7}{'train s':>9}{'parser tok/s':>14}{'+tagger tok/s':>15}"
+        f"{'parser':<26}{'LAS':>7}{'UAS':>7}{'label':>7}{'LAS-p':>7}{'UAS-p':>7}{'tags':>7}"
+        f"{'train s':>9}{'parser tok/s':>14}{'+tagger tok/s':>15}"
     )
     for name, f in figures["parsers"].items():
         print(
-            f"{name:<26}{100 * f['las']:7.2f}{100 * f['uas']:7.2f}{100 * f['label_acc']:7.2f}{100 * f['spacy_las']:7.2f}"
-            f"{100 * f['spacy_uas']:7.2f}{100 * f['tag_acc']:7.2f}{f['train_seconds']:9.0f}{f['parser_tokens_per_s']:14,.0f}{f['tagger_parser_tokens_per_s']:15,.0f}"
+            f"{name:<26}{100 * f['las']:7.2f}{100 * f['uas']:7.2f}{100 * f['label_acc']:7.2f}"
+            f"{100 * f['spacy_las']:7.2f}{100 * f['spacy_uas']:7.2f}{100 * f['tag_acc']:7.2f}"
+            f"{f['train_seconds']:9.0f}{f['parser_tokens_per_s']:14,.0f}{f['tagger_parser_tokens_per_s']:15,.0f}"
         )
     peer = figures["spacy_parser"]
     print(
-        f"{'spaCy tok2vec + parser (efficiency)':<77}{peer['parser_tokens_per_s']:14,.0f}{peer['tagger_parser_tokens_per_s']:15,.0f}"
+        f"{'spaCy tok2vec + parser (efficiency)':<77}"
+        f"{peer['parser_tokens_per_s']:14,.0f}{peer['tagger_parser_tokens_per_s']:15,.0f}"
     )
     for name, f in figures["parsers"].items():
         f["parser_vs_spacy"] = f["parser_tokens_per_s"] / peer["parser_tokens_per_s"]

@@ -18,10 +18,9 @@ from pathlib import Path
 
 import numpy
 import spacy
+from common import ROOT, convert_treebank, dev_scores, write_results
 from spacy.tokens import Doc, DocBin
 from spacy.training import Example
-
-from common import write_results, ROOT, convert_treebank, dev_scores
 
 
 def examples(nlp, path: Path):
@@ -78,7 +77,8 @@ def main() -> None:
     for name, f in figures["settings"].items():
         b = f["best"]
         print(
-            f"{name} oracle, epoch {b['epoch'] + 1}: predicted tags UAS {100 * b['predicted_tags']['uas']:.2f} LAS {100 * b['predicted_tags']['las']:.2f}; "
+            f"{name} oracle, epoch {b['epoch'] + 1}: predicted tags UAS {100 * b['predicted_tags']['uas']:.2f} LAS "
+            f"{100 * b['predicted_tags']['las']:.2f}; "
             f"gold tags UAS {100 * b['gold_tags']['uas']:.2f} LAS {100 * b['gold_tags']['las']:.2f}"
         )
     print(json.dumps(figures))

@@ -17,7 +17,7 @@ import tempfile
 from pathlib import Path
 
 import spacy
-from common import write_results, ROOT, rss_mb, stream, train
+from common import ROOT, rss_mb, stream, train, write_results
 
 
 def main() -> None:

@@ -3,7 +3,8 @@
 Trains bioner_tagger and then bioner_parser (arc-eager, not pseudo-projective;
 greedy with the dynamic oracle unless --parser-config sets beam_width) in
 this process through the components' own update(), one sentence at a time
-in a shuffled order (--seed, 0), on gold tokens and sentences. The parser trains on the gold tags of the chosen tag set; after
+in a shuffled order (--seed, 0), on gold tokens and sentences. The parser trains on the gold tags of the chosen tag set;
+after
 every parser epoch dev is parsed twice, with its gold tags and with the
 tagger's. Scores count every token, punctuation included. Also printed:
 the tagger's most frequent confusions and its accuracy on words unseen in
@@ -21,7 +22,8 @@ training.
   and parsing) could give this parser.
 
 Usage: python bench/bench_parser_tags.py [--data ../shared/data] [--tags xpos] [--tagger-config '{}']
-       [--tag-dropout 0] [--parser-config '{}'] [--oracle-top K ...] [--tagger-epochs 10] [--parser-epochs 10] [--seed 0]
+       [--tag-dropout 0] [--parser-config '{}'] [--oracle-top K ...] [--tagger-epochs 10] [--parser-epochs 10] [--seed
+       0]
 """
 
 import argparse
@@ -33,10 +35,9 @@ from pathlib import Path
 
 import numpy
 import spacy
+from common import ROOT, convert_treebank, dev_scores, write_results
 from spacy.tokens import Doc, DocBin
 from spacy.training import Example
-from common import write_results, ROOT, convert_treebank, dev_scores
-
 
 DROPPED_TAG = "<dropped>"
 
@@ -131,11 +132,15 @@ def main() -> None:
     gold_tags = [[t.tag_ for t in eg.reference] for eg in dev]
     figures = {"settings": vars(args) | {"data": str(args.data)}, "tag_acc": accuracy(predicted_tags, gold_tags)}
     if args.tags == "upos_xpos":
-        xpos = lambda rows: [[tag.split("_", 1)[1] for tag in row] for row in rows]
+
+        def xpos(rows):
+            return [[tag.split("_", 1)[1] for tag in row] for row in rows]
+
         figures["xpos_acc"] = accuracy(xpos(predicted_tags), xpos(gold_tags))
     figures["tagging_errors"] = errors = tagging_errors(train, dev, predicted_tags)
     print(
-        f"dev tag accuracy {100 * figures['tag_acc']:.2f} ({time.perf_counter() - start:.0f} s); {errors['errors']} errors, most often "
+        f"dev tag accuracy {100 * figures['tag_acc']:.2f} ({time.perf_counter() - start:.0f} s); {errors['errors']} "
+        "errors, most often "
         + ", ".join(f"{pair} {count}" for pair, count in errors["confusions"].items())
         + f"; {errors['unseen_words']} words unseen in training, {100 * errors['unseen_acc']:.2f}% right",
         flush=True,
@@ -171,7 +176,8 @@ def main() -> None:
         scores = {"tag_acc": accuracy(tags, gold_tags), **dev_scores(component, dev, tags)}
         figures["oracle_top"][k] = scores
         print(
-            f"gold tag where among the tagger's {k} best: tags {100 * scores['tag_acc']:.2f}%, UAS {100 * scores['uas']:.2f} LAS {100 * scores['las']:.2f}"
+            f"gold tag where among the tagger's {k} best: tags {100 * scores['tag_acc']:.2f}%, UAS "
+            f"{100 * scores['uas']:.2f} LAS {100 * scores['las']:.2f}"
         )
     print(json.dumps(figures))
     print(f"written to {write_results('parser_tags', figures)}")

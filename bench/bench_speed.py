@@ -15,7 +15,8 @@ worker processes against one. The seed's Rust toy tagger (seed_toy.py) is built
 with cargo and timed in the same run, between bioner and spaCy. Figures are
 printed as JSON too.
 
-Usage: python bench/bench_speed.py [--data ../shared/data] [--seeds ../shared/seeds] [--repeats 5] [--stream-docs 1000000] [--long-tokens 1000000]
+Usage: python bench/bench_speed.py [--data ../shared/data] [--seeds ../shared/seeds] [--repeats 5] [--stream-docs
+       1000000] [--long-tokens 1000000]
 """
 
 import argparse
@@ -27,11 +28,11 @@ import time
 from pathlib import Path
 
 import spacy
+from common import ROOT, convert, gold_token_examples, rss_mb, stream, train, train_spacy_pipeline, write_results
+from seed_toy import toy_speed
 from spacy.tokens import Doc
 
 from spacy_bioner.annotate import annotate
-from seed_toy import toy_speed
-from common import write_results, ROOT, convert, gold_token_examples, rss_mb, stream, train, train_spacy_pipeline
 
 
 def rates(run, n_tokens: int, repeats: int) -> dict:
@@ -77,14 +78,18 @@ def multiprocess(nlp, texts, n_docs: int, repeats: int, batch_size: int) -> dict
     n_tokens = sum(len(nlp.make_doc(text)) for text in texts)
     figures = {"docs": n_docs}
     for name, pipeline in (("bioner", nlp), ("blank", spacy.blank("en"))):
-        one = rates(lambda: [None for _ in pipeline.pipe(texts, batch_size=batch_size)], n_tokens, repeats)
-        two = rates(lambda: [None for _ in pipeline.pipe(texts, batch_size=batch_size, n_process=2)], n_tokens, repeats)
+
+        def run(processes: int, pipeline=pipeline) -> list:
+            return [None for _ in pipeline.pipe(texts, batch_size=batch_size, n_process=processes)]
+
+        one = rates(lambda: run(1), n_tokens, repeats)
+        two = rates(lambda: run(2), n_tokens, repeats)
         figures[name] = {"one_process": one, "two_processes": two, "ratio": two["median"] / one["median"]}
     return figures
 
 
 def annotate_processes(nlp, texts, n_docs: int, work: Path, repeats: int) -> dict:
-    """`bioner annotate` (spacy_bioner.annotate) over a text file of n_docs lines, in two worker processes against one."""
+    """`bioner annotate` over a text file of n_docs lines, in two worker processes against one."""
     source = work / "annotate_in.txt"
     source.write_text("\n".join(texts[i % len(texts)] for i in range(n_docs)) + "\n", encoding="utf8")
     n_tokens = sum(len(nlp.make_doc(texts[i % len(texts)])) for i in range(n_docs))
@@ -153,12 +158,14 @@ def main() -> None:
     if figures["seed_toy"] is not None:
         toy = figures["seed_toy"]
         print(
-            f"  seed's Rust toy: {toy['median']:,.0f} ({toy['min']:,.0f}-{toy['max']:,.0f}) tokens/s on its own sentences; "
+            f"  seed's Rust toy: {toy['median']:,.0f} ({toy['min']:,.0f}-{toy['max']:,.0f}) tokens/s on its own "
+            "sentences; "
             f"bioner's components {figures['ratios']['seed_toy']:.2f}x"
         )
     print(
         f"bioner training (spacy train, eng.train, default config): {figures['bioner_train_seconds']:.1f} s; "
-        f"model-best {figures['bioner_model_mb']:.1f} MB; RSS after tagging {figures['bioner_rss_mb_after_tagging']:.0f} MB"
+        f"model-best {figures['bioner_model_mb']:.1f} MB; RSS after tagging "
+        f"{figures['bioner_rss_mb_after_tagging']:.0f} MB"
     )
     for key, what in (("n_process", "sentences"), ("n_process_documents", "whole documents")):
         m = figures[key]

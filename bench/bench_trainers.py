@@ -4,7 +4,8 @@ For each corpus, trains the default config with `spacy train` once per
 trainer (model-best on dev; the hmm's one counting pass, model-last) and reports dev P/R/F1, the training wall time
 and tokens/s of the component (median of 3). Figures are printed as JSON too.
 
-Usage: python bench/bench_trainers.py [--data ../shared/data] [--corpora conll2003,bc5cdr] [--trainers perceptron,crf,hmm] [--crf-learning-rate 0.1] [--crf-l2 0.001]
+Usage: python bench/bench_trainers.py [--data ../shared/data] [--corpora conll2003,bc5cdr] [--trainers
+       perceptron,crf,hmm] [--crf-learning-rate 0.1] [--crf-l2 0.001]
 """
 
 import argparse
@@ -13,8 +14,7 @@ import tempfile
 from pathlib import Path
 
 import spacy
-from common import write_results, ROOT, converted, gold_token_examples, spacy_evaluate_examples, throughput, train
-
+from common import ROOT, converted, gold_token_examples, spacy_evaluate_examples, throughput, train, write_results
 
 TRAINERS = ("perceptron", "crf", "hmm")
 # The hmm counts, so one pass over the data is its training; it cannot use `history`.

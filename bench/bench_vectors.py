@@ -25,12 +25,7 @@ from pathlib import Path
 
 import numpy
 import spacy
-from spacy.tokens import DocBin
-
-from spacy_bioner.ner.settings import DEFAULT_CONFIG
-from spacy_bioner.core.templates import CLUSTERS_FAMILY, VECTORS_FAMILY
 from common import (
-    write_results,
     CORPORA,
     ROOT,
     convert,
@@ -40,7 +35,12 @@ from common import (
     score,
     throughput,
     train,
+    write_results,
 )
+from spacy.tokens import DocBin
+
+from spacy_bioner.core.templates import CLUSTERS_FAMILY, VECTORS_FAMILY
+from spacy_bioner.ner.settings import DEFAULT_CONFIG
 
 UNLABELLED = [name for name, _ in CORPORA.values()] + ["ud_english_ewt/en_ewt-ud-train.conllu"]
 WINDOW = 2
@@ -150,7 +150,8 @@ def main() -> None:
                 "component_tokens_per_s": round(speed["component_tokens_per_s"]),
             }
     print(
-        f"{args.corpus} dev; {figures['vectors']} vectors for {figures['vector_words']:,} words, {figures['dims']} dimensions"
+        f"{args.corpus} dev; {figures['vectors']} vectors for {figures['vector_words']:,} words, {figures['dims']} "
+        "dimensions"
     )
     for variant in ("without", "with"):
         f = figures[variant]

@@ -19,7 +19,8 @@ shifts in points), and printed as JSON too.
 
 Without MODEL and DEV, it trains configs/bioner.cfg on CoNLL-2003 and scores its dev set (--data).
 
-Usage: python bench/bench_whitespace.py [MODEL DEV.spacy] [--rates 0 0.05 0.2] [--outside-entities] [--sentences-as-docs] [--probabilities] [--repeats N] [--describe TEXT]
+Usage: python bench/bench_whitespace.py [MODEL DEV.spacy] [--rates 0 0.05 0.2] [--outside-entities]
+       [--sentences-as-docs] [--probabilities] [--repeats N] [--describe TEXT]
 """
 
 import argparse
@@ -31,11 +32,10 @@ import time
 from pathlib import Path
 
 import spacy
+from common import ROOT, conll_model, write_results
 from spacy.scorer import Scorer
 from spacy.tokens import Doc, DocBin, Span
 from spacy.training import Example
-
-from common import ROOT, conll_model, write_results
 
 
 def with_newlines(nlp, ref: Doc, rate: float, rng: random.Random, outside_entities: bool):
@@ -115,7 +115,7 @@ def words_per_second(nlp, docs, n_words: int, repeats: int) -> float:
 def scores(
     nlp, refs, rate: float, outside_entities: bool, probabilities: bool = False, baseline_spans=None, repeats: int = 0
 ) -> dict:
-    """Scores at one rate; with probabilities, also the spans' moves from baseline_spans (None: these are the baseline)."""
+    """Scores at one rate; with probabilities, also the spans' moves from baseline_spans (None: it is the baseline)."""
     rng = random.Random(1)
     spaced = [with_newlines(nlp, ref, rate, rng, outside_entities) for ref in refs]
     predicted = list(nlp.pipe([doc.copy() for doc, _ in spaced], batch_size=256))

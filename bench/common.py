@@ -13,7 +13,6 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Tuple
 
 import spacy
 from spacy.tokens import Doc, DocBin
@@ -61,7 +60,7 @@ def train(train_path: Path, dev_path: Path, out_dir: Path, extra=(), config: str
     return time.perf_counter() - start
 
 
-def conll_model(data: Path, work: Path) -> Tuple[Path, Path]:
+def conll_model(data: Path, work: Path) -> tuple[Path, Path]:
     """configs/bioner.cfg trained on CoNLL-2003 train under work: (model-best, the converted dev set)."""
     dev_path = convert(data / "conll2003" / "eng.testa", work)
     train_path = convert(data / "conll2003" / "eng.train", work)

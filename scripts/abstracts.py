@@ -21,12 +21,11 @@ Usage: python scripts/abstracts.py INPUT OUTPUT [SENTENCES_PER_ABSTRACT]
 
 import math
 import sys
+from collections.abc import Sequence
 from pathlib import Path
-from typing import List, Sequence, Set
-
-from spacy.lang.en.stop_words import STOP_WORDS
 
 from normalize_conll import DELIMITER
+from spacy.lang.en.stop_words import STOP_WORDS
 
 SENTENCES_PER_ABSTRACT = 13.0
 WINDOW = 3  # sentences on each side of a gap
@@ -63,15 +62,15 @@ BODY_WORDS = {"we", "our", "was", "were", "had", "this", "these", "there", "thos
 BODY_WORD_PENALTY = 0.15
 
 
-def _content_words(words: Sequence[str]) -> Set[str]:
+def _content_words(words: Sequence[str]) -> set[str]:
     return {w for w in (word.lower() for word in words) if len(w) >= 4 and w.isalpha() and w not in STOP_WORDS}
 
 
-def _starts_with(words: Sequence[str], headings: Set[str]) -> bool:
+def _starts_with(words: Sequence[str], headings: set[str]) -> bool:
     return len(words) > 1 and words[0] in headings and words[1] == ":"
 
 
-def gap_scores(sentences: Sequence[Sequence[str]]) -> List[float]:
+def gap_scores(sentences: Sequence[Sequence[str]]) -> list[float]:
     """For each sentence after the first, how unlikely an abstract starts there (lower: likelier)."""
     bags = [_content_words(words) for words in sentences]
     scores = []
@@ -92,7 +91,7 @@ def gap_scores(sentences: Sequence[Sequence[str]]) -> List[float]:
 
 def abstract_starts(
     sentences: Sequence[Sequence[str]], sentences_per_abstract: float = SENTENCES_PER_ABSTRACT
-) -> List[int]:
+) -> list[int]:
     """The sentences (by position) that start an abstract, 0 first.
 
     sentences: each sentence's words.
@@ -101,7 +100,7 @@ def abstract_starts(
         raise ValueError(f"sentences_per_abstract must be at least 1, got {sentences_per_abstract}.")
     scores = gap_scores(sentences)
     n_cuts = max(0, round(len(sentences) / sentences_per_abstract) - 1)
-    cuts: List[int] = []
+    cuts: list[int] = []
     for gap in sorted(range(1, len(sentences)), key=lambda g: scores[g - 1]):
         if len(cuts) == n_cuts:
             break
@@ -110,7 +109,7 @@ def abstract_starts(
     return [0] + sorted(cuts)
 
 
-def read_sentences(lines: Sequence[str]) -> List[List[str]]:
+def read_sentences(lines: Sequence[str]) -> list[list[str]]:
     """The blocks of a one-token-a-line file (blank lines between sentences), each a list of lines."""
     sentences, current = [], []
     for line in lines:

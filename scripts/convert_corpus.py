@@ -16,10 +16,9 @@ import sys
 import tempfile
 from pathlib import Path
 
-from spacy.cli.convert import convert
-
 from abstracts import mark_abstracts
 from normalize_conll import main as normalize
+from spacy.cli.convert import convert
 
 ABSTRACTS = "abstracts"
 

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import numpy
 
-from spacy_bioner.glove import glove_data_dir, read_glove
 from spacy_bioner.core.vector_clusters import VectorClusters
 from spacy_bioner.core.word_clusters import TABLE_PATH, WordClusterTable
+from spacy_bioner.glove import glove_data_dir, read_glove
 
 ROWS_PER_STEP = 50_000  # bounds the (rows x centroids) similarity matrix
 

@@ -141,7 +141,8 @@ def _accuracy(results: dict) -> list:
         'corpus\'s public term lists (`configs/bioner_gazetteer.cfg`). "Unseen" counts only the entities whose',
         "text is never an entity in training.",
         "",
-        "| corpus | F1 without lists | P / R | unseen F1 | F1 with lists | P / R | unseen F1 | train time without / with |",
+        "| corpus | F1 without lists | P / R | unseen F1 | F1 with lists | P / R | unseen F1 | train time without / "
+        "with |",
         "|---|---|---|---|---|---|---|---|",
     ]
     for record in records:
@@ -164,7 +165,8 @@ def _accuracy(results: dict) -> list:
         run = record["figures"]["runs"][0]
         types = sorted(run["without"]["per_type"])
         per_type = ", ".join(
-            f"{t} {run['without']['per_type'][t]['f']:.2f} / {run.get('with', run['without'])['per_type'].get(t, {}).get('f', 0):.2f}"
+            f"{t} {run['without']['per_type'][t]['f']:.2f} / "
+            f"{run.get('with', run['without'])['per_type'].get(t, {}).get('f', 0):.2f}"
             for t in types
         )
         lines.append(f"- {CORPUS_NAMES[record['figures']['corpus']]}: {per_type}")
@@ -275,14 +277,16 @@ def _labels(record: dict, title: str) -> list:
         "its own); tagging is paired with spaCy's `ner` initialized with the same labels, on the same docs,",
         "in the same process.",
         "",
-        "| labels | transitions | weights | add_label | initialize | train | tag | spaCy ner | ratio | dev F1 | peak RSS |",
+        "| labels | transitions | weights | add_label | initialize | train | tag | spaCy ner | ratio | dev F1 | peak "
+        "RSS |",
         "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for row in f["rows"]:
         lines.append(
             f"| {row['labels']:,} | {row['transitions']} | {row['weights']} | {row['add_label_s']:.3f} s | "
             f"{row['initialize_s']:.1f} s | {row['train_s']:.0f} s | {row['tag_tokens_per_s']:,} tokens/s | "
-            f"{row['spacy_ner_tokens_per_s']:,} | **{row['ratio']:.1f}x** | {row['dev_f1']:.2f} | {row['peak_rss_mb']:,} MB |"
+            f"{row['spacy_ner_tokens_per_s']:,} | **{row['ratio']:.1f}x** | {row['dev_f1']:.2f} | "
+            f"{row['peak_rss_mb']:,} MB |"
         )
     if "conll2003" in f:
         lines += [
@@ -307,15 +311,18 @@ def _latency(record: dict) -> list:
     lines = [
         "## One doc at a time",
         "",
-        f"CoNLL-2003 eng.testa, one sentence per doc ({f['sentences']:,} sentences, {f['tokens_per_sentence']:.1f} tokens",
+        f"CoNLL-2003 eng.testa, one sentence per doc ({f['sentences']:,} sentences, {f['tokens_per_sentence']:.1f} "
+        "tokens",
         f"on average), pre-tokenized. Model: {f['model']}. Single calls: bioner's component and spaCy's",
         "tok2vec + ner take turns, all sentences each, a round at a time; medians.",
         "",
         "| | bioner | peer | ratio |",
         "|---|---|---|---|",
-        f"| one call per sentence | {s['bioner_us']:,.0f} µs | spaCy ner {s['spacy_ner_us']:,.0f} µs | **{s['ratio']:.1f}x** |",
+        f"| one call per sentence | {s['bioner_us']:,.0f} µs | spaCy ner {s['spacy_ner_us']:,.0f} µs | "
+        f"**{s['ratio']:.1f}x** |",
         f"| `nlp(text)`, tokenizer included | {f['raw_text_us']:,.0f} µs | | |",
-        f"| `pipe`, a sentence per doc | {b['one_sentence_per_doc']:,.0f} tokens/s | whole documents {b['whole_documents']:,.0f} | "
+        f"| `pipe`, a sentence per doc | {b['one_sentence_per_doc']:,.0f} tokens/s | whole documents "
+        f"{b['whole_documents']:,.0f} | "
         f"{b['ratio']:.2f}x |",
         f"| single calls from two threads | {t['two_threads']:,.0f} tokens/s | one thread {t['one_thread']:,.0f} | "
         f"{t['ratio']:.2f}x |",
@@ -382,7 +389,8 @@ def _hostile(record: dict) -> list:
         "spaCy's tokenizer takes time quadratic in a run of symbols without a space. `nlp.make_doc` on one",
         "run of emoji (new to the tokenizer's cache each time), and on the worst text of",
         f"{f['max_chars']:,} characters that `bioner annotate`'s default limits let through (runs of at most",
-        f"{f['max_symbol_run']:,} symbols), against {f['max_chars']:,} characters of CoNLL-2003 prose in the same run; medians.",
+        f"{f['max_symbol_run']:,} symbols), against {f['max_chars']:,} characters of CoNLL-2003 prose in the same "
+        "run; medians.",
         "",
         "| text | seconds |",
         "|---|---|",
@@ -456,7 +464,8 @@ def readme_results() -> str:
         lines += ["", "| CoNLL-2003 dev, one thread | bioner | spaCy tok2vec + ner | ratio |", "|---|---|---|---|"]
         for way, what in (("component", "components over Docs"), ("raw_text", "from raw text")):
             lines.append(
-                f"| {what} | {f['bioner'][way]['median']:,.0f} tokens/s | {f['spacy_ner'][way]['median']:,.0f} tokens/s | "
+                f"| {what} | {f['bioner'][way]['median']:,.0f} tokens/s | {f['spacy_ner'][way]['median']:,.0f} "
+                "tokens/s | "
                 f"{f['ratios'][way]:.1f}x |"
             )
     return "\n".join(lines) + "\n"

@@ -27,17 +27,21 @@ import multiprocessing
 import os
 import queue
 import signal
+from collections.abc import Iterable, Iterator, Sequence
+from multiprocessing.process import BaseProcess
+from multiprocessing.queues import Queue
 from pathlib import Path
-from typing import Callable, Dict, Iterable, Iterator, List, Optional, Tuple, Union
+from typing import Any, BinaryIO, Callable, Optional, Union
 
 from spacy.language import Language
 from spacy.tokens import Doc
 
 from .records import FORMATS, BadLine, Limits, Record, Windows, output_line, read_records
 
-Entry = Tuple[int, Union[Tuple[Record, Windows], BadLine]]  # (line number, what read_records gives)
-Written = Tuple[int, Union[Tuple[object, int], BadLine]]  # (line number, (output, entities) or why it is skipped)
-Render = Callable[[Record, List[Dict[str, object]]], object]  # a record and its entities -> the output
+Entry = tuple[int, Union[tuple[Record, Windows], BadLine]]  # (line number, what read_records gives)
+Output = Union[str, Record]  # a JSONL line, or a record for Parquet
+Written = tuple[int, Union[tuple[Output, int], BadLine]]  # (line number, (output, entities) or why it is skipped)
+Render = Callable[[Record, list[dict[str, Any]]], Output]  # a record and its entities -> the output
 BATCHES_IN_FLIGHT = 2  # per worker: the input is read about as fast as it is annotated
 
 
@@ -45,7 +49,7 @@ class WorkerDied(RuntimeError):
     """A worker process ended without finishing its batch (killed, out of memory)."""
 
 
-def entities(doc: Doc, offset: int = 0) -> List[Dict[str, object]]:
+def entities(doc: Doc, offset: int = 0) -> list[dict[str, Any]]:
     """A doc's entities as character offsets (plus `offset`), label and KB id."""
     return [
         {
@@ -72,7 +76,7 @@ def annotate(
     on_skip: Callable[[str], None] = lambda message: None,
     on_doc: Callable[[], None] = lambda: None,
     on_resume: Callable[[int], None] = lambda line: None,
-) -> Dict[str, int]:
+) -> dict[str, int]:
     """Annotate every line of `source` into `output` (JSONL, input order), resuming an interrupted run.
 
     RETURNS (Dict[str, int]): Counts of lines read, docs written, lines skipped and entities found,
@@ -113,7 +117,7 @@ def annotate(
                         counts["skipped"] += 1
                         on_skip(str(result))
                     else:
-                        out.write(result[0].encode("utf8"))
+                        out.write(str(result[0]).encode("utf8"))
                         counts["docs"] += 1
                         counts["entities"] += result[1]
                         on_doc()
@@ -140,7 +144,7 @@ class Progress:
             0,
         )
 
-    def resume(self) -> Tuple[int, Dict[str, int]]:
+    def resume(self) -> tuple[int, dict[str, int]]:
         """The last input line done and the counts so far: 0 and none unless this run was interrupted."""
         fresh = {"lines": 0, "docs": 0, "skipped": 0, "entities": 0}
         try:
@@ -157,7 +161,7 @@ class Progress:
         self.bytes_done = state["bytes"]
         return state["counts"]["lines"], dict(state["counts"])
 
-    def save(self, out, counts: Dict[str, int]) -> None:
+    def save(self, out: BinaryIO, counts: dict[str, int]) -> None:
         """Record that the lines so far are in the partial file: its bytes reach the disk first."""
         out.flush()
         os.fsync(out.fileno())
@@ -180,7 +184,7 @@ def run_fingerprint(nlp: Language, source: Path, fmt: str, limits: Limits) -> st
     return hashlib.sha256(json.dumps(run, sort_keys=True).encode("utf8")).hexdigest()
 
 
-def _batches(entries: Iterable[Entry], size: int) -> Iterator[List[Entry]]:
+def _batches(entries: Iterable[Entry], size: int) -> Iterator[list[Entry]]:
     """Batches of `size` records each, a bad line traveling in the batch it falls in (to keep the order)."""
     batch, n_records = [], 0
     for entry in entries:
@@ -194,13 +198,13 @@ def _batches(entries: Iterable[Entry], size: int) -> Iterator[List[Entry]]:
 
 
 def annotate_batch(
-    nlp: Language, batch: List[Entry], render: Render = output_line, batch_size: Optional[int] = None
-) -> List[Written]:
+    nlp: Language, batch: list[Entry], render: Render = output_line, batch_size: Optional[int] = None
+) -> list[Written]:
     """Each entry's output (`render` of the record and its entities) and entity count, or why it is skipped:
     a record the pipeline fails on is skipped alone (the batch is tried again one record at a time to find it)."""
     records = [(line_no, entry) for line_no, entry in batch if not isinstance(entry, BadLine)]
     try:
-        annotated = dict(_annotated(nlp, records, render, batch_size))
+        annotated: dict[int, Union[tuple[Output, int], BadLine]] = dict(_annotated(nlp, records, render, batch_size))
     except Exception:  # one record broke the batch: find it
         annotated = {}
         for line_no, entry in records:
@@ -212,27 +216,28 @@ def annotate_batch(
 
 
 def _annotated(
-    nlp: Language, records: List[Tuple[int, Tuple[Record, Windows]]], render: Render, batch_size: Optional[int] = None
-) -> Iterator[Tuple[int, Tuple[object, int]]]:
+    nlp: Language, records: list[tuple[int, tuple[Record, Windows]]], render: Render, batch_size: Optional[int] = None
+) -> Iterator[tuple[int, tuple[Output, int]]]:
     """(line number, (output, entities)) of each record, its windows tagged apart and their entities merged."""
     pieces = [(line_no, start) for line_no, (record, windows) in records for start, _ in windows]
     texts = (record["text"][start:end] for _, (record, windows) in records for start, end in windows)
-    found: Dict[int, List[Dict[str, object]]] = {line_no: [] for line_no, _ in records}
+    found: dict[int, list[dict[str, Any]]] = {line_no: [] for line_no, _ in records}
     for (line_no, start), doc in zip(pieces, nlp.pipe(texts, batch_size=batch_size or max(len(pieces), 1))):
         found[line_no].extend(entities(doc, start))
     for line_no, (record, _) in records:
         yield line_no, (render(record, found[line_no]), len(found[line_no]))
 
 
-def _in_processes(nlp: Language, batches: Iterable[List[Entry]], n_process: int) -> Iterator[List[Written]]:
+def _in_processes(nlp: Language, batches: Iterable[list[Entry]], n_process: int) -> Iterator[list[Written]]:
     """`annotate_batch` of each batch, in input order, from a pool of worker processes."""
     methods = multiprocessing.get_all_start_methods()
-    context = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
+    context = multiprocessing.get_context("fork") if "fork" in methods else multiprocessing.get_context("spawn")
     tasks, results = context.Queue(), context.Queue()
     workers = [context.Process(target=_work, args=(nlp, tasks, results), daemon=True) for _ in range(n_process)]
     for worker in workers:
         worker.start()
-    batches, sent, done = iter(batches), 0, {}
+    batches, sent = iter(batches), 0
+    done: dict[int, list[Written]] = {}
     try:
         for next_out in itertools.count():
             while sent < next_out + BATCHES_IN_FLIGHT * n_process:
@@ -253,7 +258,7 @@ def _in_processes(nlp: Language, batches: Iterable[List[Entry]], n_process: int)
         tasks.cancel_join_thread()  # batches no worker will take: exit without waiting to send them
 
 
-def _next_result(results, workers) -> Tuple[int, List[Written]]:
+def _next_result(results: Queue, workers: Sequence[BaseProcess]) -> tuple[int, list[Written]]:
     """The next finished batch; a dead worker is an error within a second."""
     while True:
         try:
@@ -262,11 +267,12 @@ def _next_result(results, workers) -> Tuple[int, List[Written]]:
             dead = [worker for worker in workers if not worker.is_alive()]
             if dead:
                 raise WorkerDied(
-                    f"a worker process ended (exit code {dead[0].exitcode}: killed, or out of memory?) before finishing its batch"
-                )
+                    f"a worker process ended (exit code {dead[0].exitcode}: killed, or out of memory?) before "
+                    "finishing its batch"
+                ) from None
 
 
-def _work(nlp: Language, tasks, results) -> None:
+def _work(nlp: Language, tasks: Queue, results: Queue) -> None:
     """A worker: annotate batches until the run ends, or the main process is gone.
     Ctrl-C is the main process's to handle: it stops the workers."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)

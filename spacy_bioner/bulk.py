@@ -19,19 +19,23 @@ shards finished are kept, and a rerun does the rest.
 import hashlib
 import os
 import uuid
+from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Dict, Iterator, List, Optional, Tuple, Union
+from typing import TYPE_CHECKING, Any, Optional, Union, cast
 
 import spacy
 import srsly
 from spacy.language import Language
 from thinc.api import Config
 
-from .annotate import annotate_batch
+from .annotate import Output, annotate_batch
+
+if TYPE_CHECKING:  # dask is an optional extra, imported only for a cluster run
+    from distributed import Client
 from .records import BadLine, Limits, output_line, read_records, windowed
 
 SHARD_SUFFIXES = (".jsonl", ".parquet")
-_PIPELINES: Dict[str, Language] = {}  # per worker process: pipelines loaded so far, by digest
+_PIPELINES: dict[str, Language] = {}  # per worker process: pipelines loaded so far, by digest
 
 
 class ClusterFailed(RuntimeError):
@@ -54,7 +58,7 @@ def load_pipeline(data: bytes) -> Language:
     return _PIPELINES[digest]
 
 
-def find_shards(source: Path) -> List[Path]:
+def find_shards(source: Path) -> list[Path]:
     """The shards of a directory (sorted by name), or the one file given."""
     if source.is_dir():
         shards = sorted(path for path in source.iterdir() if path.suffix in SHARD_SUFFIXES)
@@ -65,7 +69,7 @@ def find_shards(source: Path) -> List[Path]:
     return shards
 
 
-def _parquet():
+def _parquet() -> tuple[Any, Any]:
     try:
         import pyarrow.parquet
     except ImportError:
@@ -73,7 +77,7 @@ def _parquet():
     return pyarrow, pyarrow.parquet
 
 
-def read_shard(path: Path, limits: Limits) -> Iterator[Tuple[int, Union[Tuple[dict, list], BadLine]]]:
+def read_shard(path: Path, limits: Limits) -> Iterator[tuple[int, Union[tuple[dict, list], BadLine]]]:
     """(line or row number, (record, its text's windows) or BadLine) of each record of a shard."""
     if path.suffix == ".parquet":
         _, parquet = _parquet()
@@ -86,8 +90,9 @@ def read_shard(path: Path, limits: Limits) -> Iterator[Tuple[int, Union[Tuple[di
         yield from read_records(path, "jsonl", limits)
 
 
-def write_shard(path: Path, records: List[Union[dict, str]]) -> None:
-    """Write a whole shard (records for Parquet, output lines for JSONL) under a temporary name, then rename it into place."""
+def write_shard(path: Path, records: Sequence[Output]) -> None:
+    """Write a whole shard (records for Parquet, output lines for JSONL) under a temporary name, then rename it into
+    place."""
     partial = path.with_name(f"{path.name}.partial-{uuid.uuid4().hex}")
     try:
         if path.suffix == ".parquet":
@@ -95,7 +100,7 @@ def write_shard(path: Path, records: List[Union[dict, str]]) -> None:
             parquet.write_table(pyarrow.Table.from_pylist(records), partial)
         else:
             with open(partial, "w", encoding="utf8") as out:
-                out.writelines(records)
+                out.writelines(cast(Sequence[str], records))  # a JSONL shard is given its output lines
         os.replace(partial, path)
     finally:
         if partial.exists():
@@ -104,14 +109,21 @@ def write_shard(path: Path, records: List[Union[dict, str]]) -> None:
 
 def annotate_shard(
     pipeline: bytes, source: str, target: str, batch_size: int = 1000, limits: Limits = Limits()
-) -> Dict[str, object]:
+) -> dict[str, Any]:
     """Annotate one shard into `target`, unless a finished `target` is already there.
 
     RETURNS (Dict[str, object]): The shard's name, status ("done", "skipped"
         or "failed"), records written, entities found, and errors ("shard, line N: why").
     """
     source_path, target_path = Path(source), Path(target)
-    summary = {"shard": source_path.name, "status": "skipped", "records": 0, "entities": 0, "errors": []}
+    errors: list[str] = []
+    summary: dict[str, Any] = {
+        "shard": source_path.name,
+        "status": "skipped",
+        "records": 0,
+        "entities": 0,
+        "errors": errors,
+    }
     if target_path.exists():
         return summary
     nlp = load_pipeline(pipeline)
@@ -124,7 +136,7 @@ def annotate_shard(
     annotated = []
     for _, result in annotate_batch(nlp, entries, render, batch_size):
         if isinstance(result, BadLine):
-            summary["errors"].append(f"{source_path.name}, {result}")
+            errors.append(f"{source_path.name}, {result}")
         else:
             annotated.append(result[0])
             summary["entities"] += result[1]
@@ -133,7 +145,7 @@ def annotate_shard(
     return summary
 
 
-def _with_entities(record: dict, entities: List[dict]) -> dict:
+def _with_entities(record: dict, entities: list[dict]) -> dict:
     return {**record, "entities": entities}
 
 
@@ -143,11 +155,11 @@ def annotate_shards(
     output: Path,
     *,
     scheduler: Optional[str] = None,
-    client=None,
+    client: Optional["Client"] = None,
     batch_size: int = 1000,
     retries: int = 3,
     limits: Limits = Limits(),
-) -> List[Dict[str, object]]:
+) -> list[dict[str, Any]]:
     """Annotate every shard of `source` into the directory `output`; those finished before (by an
     earlier run) are left as they are, with the status "skipped".
 
@@ -184,7 +196,15 @@ def annotate_shards(
     return [by_name.get(shard.name) or {"shard": shard.name, **skipped} for shard in shards]
 
 
-def _on_cluster(data: bytes, jobs, scheduler: Optional[str], client, batch_size: int, retries: int, limits: Limits):
+def _on_cluster(
+    data: bytes,
+    jobs: list[tuple[str, str]],
+    scheduler: Optional[str],
+    client: Optional["Client"],
+    batch_size: int,
+    retries: int,
+    limits: Limits,
+) -> list[dict[str, Any]]:
     try:
         from distributed import Client
     except ImportError:

@@ -4,30 +4,32 @@ import json
 import signal
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Optional, Sequence
+from types import FrameType
+from typing import Optional
 
 import spacy
 import typer
+from spacy.language import Language
 from spacy.training import Corpus
 from tqdm import tqdm
 from wasabi import msg
 
 from . import __version__
-
 from .annotate import WorkerDied, annotate
 from .bulk import ClusterFailed, annotate_shards
 from .cli_checks import fail, gold_docs, load_pipeline, numbers, writable
-from .ner.calibration import expected_calibration_error, fit_temperature, log_loss, outcomes, reliability
 from .evaluate import candidate_curve, corpus_stats, recall_curve, report
-from .ner.explain import explain
-from .ner.settings import MAX_ENTITY_BIAS
-from .ner.component import BioNER
 from .gazetteer.matcher import COMPILED_SUFFIX, Gazetteer
 from .glove import save_glove_vectors
+from .ner.calibration import expected_calibration_error, fit_temperature, log_loss, outcomes, reliability
+from .ner.component import BioNER
+from .ner.explain import explain
+from .ner.settings import MAX_ENTITY_BIAS
 from .records import BadLine, Limits
-from .upgrade import upgrade
 from .report_page import write_report
+from .upgrade import upgrade
 
 HELP = """spacy-bioner: fast classical NER for spaCy.
 
@@ -89,7 +91,8 @@ def compile_gazetteer(
     temporary.replace(output)  # never a half-written gazetteer under the real name
     msg.good(
         f"{added:,} terms ({len(gazetteer):,} distinct, {gazetteer.skipped:,} skipped), "
-        f"labels {', '.join(gazetteer.labels)}: {output} ({len(data) / 2**20:.1f} MB, {time.perf_counter() - start:.1f} s)"
+        f"labels {', '.join(gazetteer.labels)}: {output} ({len(data) / 2**20:.1f} MB, "
+        f"{time.perf_counter() - start:.1f} s)"
     )
 
 
@@ -128,7 +131,10 @@ def evaluate_cli(
     candidate_curve: Optional[str] = typer.Option(
         None,
         "--candidate-curve",
-        help="Comma-separated probability thresholds: P/R of the entities plus the alternatives above each (the candidates for review).",
+        help=(
+            "Comma-separated probability thresholds: P/R of the entities plus the alternatives above each (the "
+            "candidates for review)."
+        ),
     ),
     gold_preproc: bool = typer.Option(False, "--gold-preproc", "-G", help="Use the gold tokenization and sentences."),
 ) -> None:
@@ -213,7 +219,7 @@ def evaluate(
     figures["spacy"] = {key: spacy_scores.get(key) for key in ("ents_p", "ents_r", "ents_f", "ents_per_type")}
     ner = next((pipe for _, pipe in nlp.pipeline if isinstance(pipe, BioNER)), None)
     confidence = ner.settings.confidence if ner is not None else None
-    if ner is not None and confidence.probabilities:
+    if ner is not None and confidence is not None and confidence.probabilities:
         fresh = [(eg.reference, eg.predicted) for eg in Corpus(str(data), gold_preproc=gold_preproc)(nlp)]
         (probabilities,), correct = outcomes(ner, fresh, [confidence.temperature])
         figures["calibration"] = {
@@ -254,17 +260,26 @@ def annotate_cli(
     split_long: bool = typer.Option(
         False,
         "--split-long",
-        help="Split a longer text into windows of --max-chars at paragraph breaks (else line breaks, else spaces), tag them apart and merge their entities, instead of skipping it.",
+        help=(
+            "Split a longer text into windows of --max-chars at paragraph breaks (else line breaks, else spaces), "
+            "tag them apart and merge their entities, instead of skipping it."
+        ),
     ),
     max_symbol_run: int = typer.Option(
         Limits().max_symbol_run,
         "--max-symbol-run",
-        help="Skip a text with a longer run of symbols (emoji, punctuation) without a space: spaCy's tokenizer takes time quadratic in one.",
+        help=(
+            "Skip a text with a longer run of symbols (emoji, punctuation) without a space: spaCy's tokenizer takes "
+            "time quadratic in one."
+        ),
     ),
     scheduler: Optional[str] = typer.Option(
         None,
         "--scheduler",
-        help="A Dask scheduler's address: annotate the shards of SOURCE on that cluster (pip install spacy-bioner[dask]).",
+        help=(
+            "A Dask scheduler's address: annotate the shards of SOURCE on that cluster (pip install "
+            "spacy-bioner[dask])."
+        ),
     ),
 ) -> None:
     """Annotate a file of docs, streaming; the output appears only when complete,
@@ -322,7 +337,7 @@ def _kept(output: Path) -> str:
     return f"the lines done so far are kept in {output}.partial; rerun the same command to resume"
 
 
-def _interrupt(signum, frame) -> None:
+def _interrupt(signum: int, frame: Optional[FrameType]) -> None:
     """SIGTERM ends a run as Ctrl-C does: workers stopped, the work done kept for a rerun."""
     raise KeyboardInterrupt
 
@@ -342,8 +357,10 @@ def _annotate_shards(
     failed = [s["shard"] for s in summaries if s["status"] == "failed"]
     records, skipped = sum(s["records"] for s in done), sum(len(s["errors"]) for s in done)
     typer.echo(
-        f"✔ {len(done)} shards annotated ({records:,} records written, {skipped:,} skipped, {sum(s['entities'] for s in done):,} entities, "
-        f"{records / (time.perf_counter() - start):,.0f} records/s), {len(summaries) - len(done) - len(failed)} already finished: {output}"
+        f"✔ {len(done)} shards annotated ({records:,} records written, {skipped:,} skipped, "
+        f"{sum(s['entities'] for s in done):,} entities, "
+        f"{records / (time.perf_counter() - start):,.0f} records/s), {len(summaries) - len(done) - len(failed)} "
+        f"already finished: {output}"
     )
     if failed:
         fail(f"{len(failed)} shards could not be read: {', '.join(failed)}; rerun after fixing them")
@@ -364,9 +381,8 @@ def debug_data_cli(
     entities the tokenizer would split differently from raw text."""
     nlp = load_pipeline(model) if model else spacy.blank(lang)
     writable(output, "--output")
-    stats = corpus_stats(
-        *([example.reference for example in gold_docs(path, nlp)] for path in (train, dev)), nlp.make_doc
-    )
+    train_docs, dev_docs = ([example.reference for example in gold_docs(path, nlp)] for path in (train, dev))
+    stats = corpus_stats(train_docs, dev_docs, nlp.make_doc)
     for split in ("train", "dev"):
         s = stats[split]
         msg.divider(f"{split}: {s['docs']:,} docs, {s['tokens']:,} tokens, {s['entities']:,} entities")
@@ -380,7 +396,8 @@ def debug_data_cli(
     misaligned = sum(sum(stats[split]["misaligned"].values()) for split in ("train", "dev"))
     if misaligned:
         msg.warn(
-            f"{misaligned:,} entities do not align with the tokenizer's tokens: on raw text they cannot be found exactly"
+            f"{misaligned:,} entities do not align with the tokenizer's tokens: on raw text they cannot be found "
+            "exactly"
         )
     if output:
         output.write_text(json.dumps(stats, indent=2), encoding="utf8")
@@ -400,7 +417,7 @@ def calibrate_cli(
     """Fit the temperature that turns bioner's entity scores into calibrated
     probabilities, switch confidences on, and save the pipeline."""
     nlp = load_pipeline(model)
-    ner = nlp.get_pipe(_bioner_name(nlp, model))
+    _, ner = _bioner(nlp, model)
     target = output or Path(model)
     if output is None and not target.is_dir():
         fail(f"{model} is not a directory: pass --output")
@@ -414,7 +431,8 @@ def calibrate_cli(
     nlp.config["components"][ner.name]["confidence"].update(calibrated)
     nlp.to_disk(target)
     msg.good(
-        f"temperature {temperature:.3g}: on {data.name} ({len(correct):,} entities) ECE {expected_calibration_error(after[0], correct):.3f} "
+        f"temperature {temperature:.3g}: on {data.name} ({len(correct):,} entities) ECE "
+        f"{expected_calibration_error(after[0], correct):.3f} "
         f"(was {expected_calibration_error(before[0], correct):.3f}), log loss {log_loss(after[0], correct):.3f} "
         f"(was {log_loss(before[0], correct):.3f}); saved to {target}"
     )
@@ -440,13 +458,13 @@ def explain_cli(
     term-list match left out, what taking it would cost."""
     nlp = load_pipeline(model)
     writable(output, "--output")
-    ner_name = _bioner_name(nlp, model)
+    ner_name, ner = _bioner(nlp, model)
     doc = nlp.make_doc(text)
     for name, pipe in nlp.pipeline:  # what runs before bioner (presets, say) runs here too
         if name == ner_name:
             break
         doc = pipe(doc)
-    result = explain(nlp.get_pipe(ner_name), doc, top=top)
+    result = explain(ner, doc, top=top)
     for entity in result["entities"]:
         msg.divider(f"{entity['text']} ({entity['label']})")
         for token in entity["tokens"]:
@@ -460,12 +478,12 @@ def explain_cli(
         output.write_text(json.dumps(result, indent=2), encoding="utf8")
 
 
-def _bioner_name(nlp, model: str) -> str:
-    """The name of the pipeline's first bioner component; exits with a message if it has none."""
-    names = [name for name, pipe in nlp.pipeline if isinstance(pipe, BioNER)]
-    if not names:
-        msg.fail(f"No bioner component in {model} (pipeline: {nlp.pipe_names})", exits=1)
-    return names[0]
+def _bioner(nlp: Language, model: str) -> tuple[str, BioNER]:
+    """The name of the pipeline's first bioner component and the component; exits with a message if it has none."""
+    found = [(name, pipe) for name, pipe in nlp.pipeline if isinstance(pipe, BioNER)]
+    if not found:
+        fail(f"No bioner component in {model} (pipeline: {nlp.pipe_names})")
+    return found[0]
 
 
 @app.command("upgrade")

@@ -3,18 +3,19 @@ line on stderr naming the argument or file, and exit code 1 (never a traceback).
 
 import os
 from pathlib import Path
-from typing import List, Optional
+from typing import NoReturn, Optional
 
 import spacy
 import typer
 from confection import ConfigValidationError
-from spacy.training import Corpus
+from spacy.language import Language
+from spacy.training import Corpus, Example
 
 from .core.serialize import ModelFileError
 from .upgrade import saved_by_0_1
 
 
-def fail(message: str, code: int = 1) -> None:
+def fail(message: str, code: int = 1) -> NoReturn:
     """One line on stderr (wasabi would wrap it), then exit with `code`."""
     typer.echo(f"✘ {message}", err=True)
     raise typer.Exit(code)
@@ -34,7 +35,7 @@ def writable(path: Optional[Path], option: str) -> Optional[Path]:
     return path
 
 
-def numbers(option: str, text: Optional[str], low: float, high: float) -> List[float]:
+def numbers(option: str, text: Optional[str], low: float, high: float) -> list[float]:
     """The comma-separated numbers of an option, each in [low, high], or one line naming the bad one."""
     values = []
     for value in text.split(",") if text else []:
@@ -48,7 +49,7 @@ def numbers(option: str, text: Optional[str], low: float, high: float) -> List[f
     return values
 
 
-def gold_docs(path: Path, nlp, gold_preproc: bool = False) -> list:
+def gold_docs(path: Path, nlp: Language, gold_preproc: bool = False) -> list[Example]:
     """The Examples of a .spacy file (or a folder of them), or one line naming the file and the problem."""
     if path.is_file() and path.suffix != ".spacy":
         fail(f"{path}: not a .spacy file (spaCy's DocBin); convert it first, e.g. with `python -m spacy convert`")
@@ -61,7 +62,7 @@ def gold_docs(path: Path, nlp, gold_preproc: bool = False) -> list:
     return examples
 
 
-def load_pipeline(model: str):
+def load_pipeline(model: str) -> Language:
     """spacy.load(model), or one line naming the problem and exit 1."""
     try:
         return spacy.load(model)
@@ -70,7 +71,8 @@ def load_pipeline(model: str):
     except ConfigValidationError:
         if saved_by_0_1(Path(model)):
             fail(
-                f"{model} was saved by spacy-bioner 0.1, whose settings this version keeps in config blocks: run `bioner upgrade {model}` once."
+                f"{model} was saved by spacy-bioner 0.1, whose settings this version keeps in config blocks: run "
+                f"`bioner upgrade {model}` once."
             )
         raise
     except ModelFileError as err:

@@ -6,9 +6,7 @@ types, which would all render grey. Registered through the
 `spacy_displacy_colors` entry point, so `displacy.render` picks them up.
 """
 
-from typing import Dict
-
-COLORS: Dict[str, str] = {
+COLORS: dict[str, str] = {
     # CoNLL-2003 (LOC and ORG keep spaCy's colors)
     "PER": "#aa9cfc",
     "MISC": "#e4e7d2",
@@ -25,6 +23,6 @@ COLORS: Dict[str, str] = {
 }
 
 
-def displacy_colors() -> Dict[str, str]:
+def displacy_colors() -> dict[str, str]:
     """The label colors, for displaCy's registry (it calls entry points that are functions)."""
     return dict(COLORS)

@@ -8,17 +8,18 @@ no entity.
 """
 
 from collections import Counter
-from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
+from collections.abc import Iterable, Sequence
+from typing import Any, Optional
 
 from spacy.scorer import get_ner_prf
 from spacy.tokens import Doc
 from spacy.training import Example
 
-Entity = Tuple[int, int, str]  # start char, end char, label
+Entity = tuple[int, int, str]  # start char, end char, label
 OUTSIDE = "O"
 
 
-def prf(n_correct: int, n_predicted: int, n_gold: int) -> Dict[str, float]:
+def prf(n_correct: int, n_predicted: int, n_gold: int) -> dict[str, float]:
     """Precision, recall and F1 (fractions, 0.0 when undefined), with the counts."""
     p = n_correct / n_predicted if n_predicted else 0.0
     r = n_correct / n_gold if n_gold else 0.0
@@ -32,7 +33,7 @@ def prf(n_correct: int, n_predicted: int, n_gold: int) -> Dict[str, float]:
     }
 
 
-def entities(doc: Doc) -> Set[Entity]:
+def entities(doc: Doc) -> set[Entity]:
     return {(ent.start_char, ent.end_char, ent.label_) for ent in doc.ents}
 
 
@@ -47,12 +48,12 @@ class EntityReport:
         scores are also given for entities seen and unseen in training.
     """
 
-    def __init__(self, seen: Optional[Set[str]] = None):
+    def __init__(self, seen: Optional[set[str]] = None):
         self.seen = seen
         self.counts: Counter = Counter()  # (group, label, "correct" | "predicted" | "gold")
         self.errors: Counter = Counter()
         self.confusion: Counter = Counter()  # (gold label or O, predicted label or O)
-        self.sentence_errors: List[Tuple[int, int, int, int]] = []  # (errors, doc index, start char, end char)
+        self.sentence_errors: list[tuple[int, int, int, int]] = []  # (errors, doc index, start char, end char)
         self.n_docs = 0
 
     def add(self, gold_doc: Doc, predicted_doc: Doc) -> None:
@@ -97,22 +98,26 @@ class EntityReport:
                 self.sentence_errors.append((n_errors, self.n_docs, start, end))
         self.n_docs += 1
 
-    def _groups(self) -> List[str]:
+    def _groups(self) -> list[str]:
         return ["all"] if self.seen is None else ["all", "seen", "unseen"]
 
     def _in_group(self, group: str, text: str):
         if group == "all":
             return lambda entity: True
-        wanted = group == "seen"
-        return lambda entity: (text[entity[0] : entity[1]] in self.seen) == wanted
+        wanted, seen = group == "seen", self.seen or set()
+        return lambda entity: (text[entity[0] : entity[1]] in seen) == wanted
 
-    def scores(self) -> Dict[str, object]:
+    def scores(self) -> dict[str, Any]:
         """Everything, as JSON-ready numbers."""
 
-        def totals(group: str, label: Optional[str] = None) -> Dict[str, float]:
-            count = lambda key: sum(  # noqa: E731
-                n for (g, l, k), n in self.counts.items() if g == group and k == key and (label is None or l == label)
-            )
+        def totals(group: str, label: Optional[str] = None) -> dict[str, float]:
+            def count(key: str) -> int:
+                return sum(
+                    n
+                    for (g, lab, k), n in self.counts.items()
+                    if g == group and k == key and (label is None or lab == label)
+                )
+
             return prf(count("correct"), count("predicted"), count("gold"))
 
         labels = sorted({label for _, label, _ in self.counts})
@@ -126,21 +131,23 @@ class EntityReport:
             result["seen"], result["unseen"] = totals("seen"), totals("unseen")
         return result
 
-    def worst_sentences(self, n: int) -> List[Tuple[int, int, int, int]]:
+    def worst_sentences(self, n: int) -> list[tuple[int, int, int, int]]:
         """The n sentences with the most errors (ties: the first first), as
         (errors, doc index, start char, end char); the whole doc where it has no sentences."""
         return sorted(self.sentence_errors, key=lambda item: (-item[0], item[1], item[2]))[:n]
 
 
-def corpus_stats(train: List[Doc], dev: List[Doc], make_doc) -> Dict[str, object]:
+def corpus_stats(train: list[Doc], dev: list[Doc], make_doc) -> dict[str, Any]:
     """What a corpus holds before training on it: label counts and entity
     lengths per split, the share of dev entities unseen in train, and the
     entities whose boundaries the pipeline's tokenizer (`make_doc`) would not
     reproduce from the raw text (they cannot be found in raw text)."""
     seen = {ent.text for doc in train for ent in doc.ents}
-    stats: Dict[str, object] = {}
+    stats: dict[str, Any] = {}
     for split, docs in (("train", train), ("dev", dev)):
-        labels, lengths, misaligned = Counter(), Counter(), Counter()
+        labels: Counter[str] = Counter()
+        lengths: Counter[int] = Counter()
+        misaligned: Counter[str] = Counter()
         for doc in docs:
             retokenized = make_doc(doc.text)
             for ent in doc.ents:
@@ -163,7 +170,7 @@ def corpus_stats(train: List[Doc], dev: List[Doc], make_doc) -> Dict[str, object
     return stats
 
 
-def report(pairs: Iterable[Tuple[Doc, Doc]], seen: Optional[Set[str]] = None) -> EntityReport:
+def report(pairs: Iterable[tuple[Doc, Doc]], seen: Optional[set[str]] = None) -> EntityReport:
     """An EntityReport over (gold doc, predicted doc) pairs."""
     entity_report = EntityReport(seen)
     for gold_doc, predicted_doc in pairs:
@@ -171,7 +178,7 @@ def report(pairs: Iterable[Tuple[Doc, Doc]], seen: Optional[Set[str]] = None) ->
     return entity_report
 
 
-def _predicted(nlp, name: str, component, examples: List[Example]) -> List[Example]:
+def _predicted(nlp, name: str, component, examples: list[Example]) -> list[Example]:
     """The examples as the pipeline predicts them with `component` in place of its component `name`."""
     docs = [eg.predicted.copy() for eg in examples]
     for pipe_name, proc in nlp.pipeline:
@@ -180,7 +187,7 @@ def _predicted(nlp, name: str, component, examples: List[Example]) -> List[Examp
     return [Example(doc, eg.reference) for doc, eg in zip(docs, examples)]
 
 
-def recall_curve(nlp, name: str, examples: List[Example], biases: Sequence[float]) -> List[dict]:
+def recall_curve(nlp, name: str, examples: list[Example], biases: Sequence[float]) -> list[dict]:
     """P/R/F1 of the pipeline at each entity_bias of its bioner component `name` (the recall knob)."""
     ner, curve = nlp.get_pipe(name), []
     for bias in biases:
@@ -190,8 +197,8 @@ def recall_curve(nlp, name: str, examples: List[Example], biases: Sequence[float
 
 
 def candidate_curve(
-    nlp, name: str, examples: List[Example], thresholds: Sequence[float], max_candidates: int = 1000
-) -> List[dict]:
+    nlp, name: str, examples: list[Example], thresholds: Sequence[float], max_candidates: int = 1000
+) -> list[dict]:
     """P/R against the gold entities (exact span and label) of the candidates:
     the entities plus every other span whose probability, at the component's
     temperature, reaches each threshold (its `alternatives`)."""

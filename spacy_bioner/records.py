@@ -11,8 +11,9 @@ of any size included.
 
 import json
 import re
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Dict, Iterator, List, NamedTuple, Tuple, Union
+from typing import Any, NamedTuple, Union
 
 FORMATS = ("text", "jsonl")
 LONG_TEXTS = ("skip", "split")
@@ -48,13 +49,13 @@ class Limits(NamedTuple):
         return self._replace(max_chars=min(self.max_chars, max_length))
 
 
-Record = Dict[str, object]
-Windows = List[Tuple[int, int]]  # character offsets of the pieces of a text tagged apart
+Record = dict[str, Any]
+Windows = list[tuple[int, int]]  # character offsets of the pieces of a text tagged apart
 
 
 def read_records(
     path: Path, fmt: str, limits: Limits, after_line: int = 0
-) -> Iterator[Tuple[int, Union[Tuple[Record, Windows], BadLine]]]:
+) -> Iterator[tuple[int, Union[tuple[Record, Windows], BadLine]]]:
     """(line number, (record, its text's windows) or BadLine) of each line after `after_line` (fmt: one of FORMATS)."""
     with open(path, "rb") as lines:
         for line_no, raw in enumerate(lines, 1):
@@ -94,7 +95,7 @@ def _not_a_number(constant: str):
 _DECODER = json.JSONDecoder(parse_constant=_not_a_number)  # made once: json.loads with options makes one a call
 
 
-def windowed(record: Record, line_no: int, limits: Limits) -> Union[Tuple[Record, Windows], BadLine]:
+def windowed(record: Record, line_no: int, limits: Limits) -> Union[tuple[Record, Windows], BadLine]:
     """A record with the windows of its text, or why its text is left out."""
     windows = text_windows(record["text"], line_no, limits)
     return windows if isinstance(windows, BadLine) else (record, windows)
@@ -131,7 +132,7 @@ def split_windows(text: str, max_chars: int) -> Windows:
     return windows
 
 
-def output_line(record: Record, entities: List[Dict[str, object]]) -> str:
+def output_line(record: Record, entities: list[dict[str, Any]]) -> str:
     """A record with its entities, as one line of JSON, non-ASCII characters escaped.
     The standard library's writer, not ujson's: ujson writes an integer beyond 64 bits as nothing."""
     return json.dumps({**record, "entities": entities}, separators=(",", ":")) + "\n"

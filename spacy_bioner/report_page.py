@@ -10,7 +10,7 @@ Plain HTML and CSS: it opens from disk, offline, in any browser.
 
 from html import escape
 from pathlib import Path
-from typing import Dict, List, Tuple
+from typing import Any
 
 from spacy import displacy
 from spacy.tokens import Doc
@@ -28,7 +28,7 @@ th:first-child, td:first-child { text-align: left; }
 """
 
 
-def _scores_table(figures: Dict[str, object]) -> str:
+def _scores_table(figures: dict[str, Any]) -> str:
     rows = [("all", figures["overall"])] + list(figures["per_type"].items())
     rows += [(group, figures[group]) for group in ("seen", "unseen") if group in figures]
     body = "".join(
@@ -40,15 +40,16 @@ def _scores_table(figures: Dict[str, object]) -> str:
     return f"<table id='scores'><tr><th></th><th>P</th><th>R</th><th>F1</th><th>gold</th></tr>{body}</table>"
 
 
-def _bars(figures: Dict[str, object]) -> str:
+def _bars(figures: dict[str, Any]) -> str:
     rows = "".join(
-        f"<tr><td>{escape(label)}</td><td><span class='bar' style='width:{300 * s['f']:.0f}px'></span> {100 * s['f']:.1f}</td></tr>"
+        f"<tr><td>{escape(label)}</td><td><span class='bar' style='width:{300 * s['f']:.0f}px'></span> "
+        f"{100 * s['f']:.1f}</td></tr>"
         for label, s in figures["per_type"].items()
     )
     return f"<table id='bars'>{rows}</table>"
 
 
-def _confusion(figures: Dict[str, object]) -> str:
+def _confusion(figures: dict[str, Any]) -> str:
     labels = sorted(
         {gold for gold, _, _ in figures["confusion"]} | {pred for _, pred, _ in figures["confusion"]} - {OUTSIDE}
     )
@@ -66,7 +67,7 @@ def _confusion(figures: Dict[str, object]) -> str:
     return f"<table id='confusion'><tr><th>gold \\ predicted</th>{head}</tr>{body}</table>"
 
 
-def _recall_table(table_id: str, header: List[str], rows: List[List[str]], recalls: List[float]) -> str:
+def _recall_table(table_id: str, header: list[str], rows: list[list[str]], recalls: list[float]) -> str:
     """A curve as a table: its columns, then each point's recall as a bar."""
     head = "".join(f"<th>{name}</th>" for name in header + ["recall"])
     body = "".join(
@@ -78,7 +79,7 @@ def _recall_table(table_id: str, header: List[str], rows: List[List[str]], recal
     return f"<table id='{table_id}'><tr>{head}</tr>{body}</table>"
 
 
-def _knob(figures: Dict[str, object]) -> str:
+def _knob(figures: dict[str, Any]) -> str:
     if "recall_knob" not in figures:
         return ""
     curve = figures["recall_knob"]
@@ -90,7 +91,7 @@ def _knob(figures: Dict[str, object]) -> str:
     )
 
 
-def _candidates(figures: Dict[str, object]) -> str:
+def _candidates(figures: dict[str, Any]) -> str:
     if "candidates" not in figures:
         return ""
     curve = figures["candidates"]
@@ -103,7 +104,7 @@ def _candidates(figures: Dict[str, object]) -> str:
     )
 
 
-def _reliability(figures: Dict[str, object]) -> str:
+def _reliability(figures: dict[str, Any]) -> str:
     if "calibration" not in figures:
         return ""
     c = figures["calibration"]
@@ -126,9 +127,9 @@ def _sentence(doc: Doc, start: int, end: int) -> str:
 
 def write_report(
     path: Path,
-    figures: Dict[str, object],
-    pairs: List[Tuple[Doc, Doc]],
-    worst: List[Tuple[int, int, int, int]],
+    figures: dict[str, Any],
+    pairs: list[tuple[Doc, Doc]],
+    worst: list[tuple[int, int, int, int]],
     title: str,
 ) -> Path:
     """Write the page to `path` (a directory: index.html inside). RETURNS (Path): The page."""
@@ -139,7 +140,8 @@ def write_report(
         for n, i, start, end in worst
     )
     page = (
-        f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{escape(title)}</title><style>{STYLE}</style></head><body>"
+        "<!DOCTYPE html><html><head><meta "
+        f"charset='utf-8'><title>{escape(title)}</title><style>{STYLE}</style></head><body>"
         f"<h1>{escape(title)}</h1>"
         f"<h2>Scores</h2>{_scores_table(figures)}"
         f"<h2>F1 per type</h2>{_bars(figures)}"

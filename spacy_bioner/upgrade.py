@@ -9,7 +9,6 @@ for the files as they are. The files themselves need no rewrite:
 """
 
 from pathlib import Path
-from typing import List
 
 from spacy.util import load_config
 
@@ -20,7 +19,7 @@ CONFIG_FILE = "config.cfg"
 FACTORIES = ("bioner", "bioner_tagger", "bioner_parser", "bioner_gazetteer")
 
 
-def _flat_bioner_sections(config) -> List[str]:
+def _flat_bioner_sections(config) -> list[str]:
     return [
         name
         for name, section in config.get("components", {}).items()
@@ -39,7 +38,7 @@ def saved_by_0_1(path: Path) -> bool:
         return False
 
 
-def upgrade(path: Path) -> List[str]:
+def upgrade(path: Path) -> list[str]:
     """Rewrite the 0.1 bioner sections of `path`/config.cfg as config blocks, and record the files of
     each spacy-bioner component that has no manifest; RETURNS the components upgraded."""
     config_path = Path(path) / CONFIG_FILE

@@ -122,7 +122,8 @@ def reseal(directory: Path) -> None:
 
 
 def resealed_bytes(data: bytes, change) -> bytes:
-    """Sealed bytes (component bytes, a gazetteer file) with `change` made to their message, sealed again with its digest."""
+    """Sealed bytes (component bytes, a gazetteer file) with `change` made to their message, sealed again with its
+    digest."""
     import srsly
 
     from spacy_bioner.core.serialize import opened, seal

@@ -1,10 +1,16 @@
 import numpy
 import pytest
-from hypothesis import given, settings, strategies as st
 import spacy
+from conftest import save_as_version_0_1, short_form_nlp, train_nlp
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from spacy.attrs import ORTH, SENT_START
 from spacy.tokens import Doc
 
+from spacy_bioner.core.features import Lexicon
+from spacy_bioner.core.perceptron import DROPPED
+from spacy_bioner.core.schemes import TagScheme
+from spacy_bioner.core.templates import COLUMNS, N_ATTRIBUTES, word_attributes
 from spacy_bioner.ner.abbreviations import (
     BREAK,
     SKIPPED,
@@ -17,16 +23,12 @@ from spacy_bioner.ner.abbreviations import (
     mentions,
     undefined_acronyms,
 )
-from spacy_bioner.ner.document import abbreviation_features, abbreviation_history
-from spacy_bioner.core.features import Lexicon
-from spacy_bioner.core.perceptron import DROPPED
-from spacy_bioner.core.schemes import TagScheme
-from spacy_bioner.core.templates import COLUMNS, N_ATTRIBUTES, word_attributes
 from spacy_bioner.ner.batch import lay_out
+from spacy_bioner.ner.document import abbreviation_features, abbreviation_history
 
-from conftest import save_as_version_0_1, short_form_nlp, train_nlp
-
-WORDS = "Patients with atrial fibrillation ( AF ) and streptozotocin ( STZ ) diabetes . AF was common ; the ( WHO ) said".split()
+WORDS = (
+    "Patients with atrial fibrillation ( AF ) and streptozotocin ( STZ ) diabetes . AF was common ; the ( WHO ) said"
+).split()
 
 
 @pytest.mark.parametrize(
@@ -435,7 +437,7 @@ def test_line_breaks_change_no_definition_or_acronym():
     positions = numpy.array(positions)
     plain_layout = lay_out(ner, [Doc(ner.vocab, words=words)])
     spaced_layout = lay_out(ner, [Doc(ner.vocab, words=spaced, spaces=[False] * len(spaced))])
-    for heads, starts in (
+    for heads, _starts in (
         (plain_layout.abbreviation_heads, plain_layout.abbreviation_starts),
         (plain_layout.short_form_heads, plain_layout.short_form_starts),
     ):

@@ -2,12 +2,11 @@ import json
 
 import pytest
 import spacy
+from conftest import TRAIN_DATA, train_nlp
 from typer.testing import CliRunner
 
 from spacy_bioner.annotate import annotate
 from spacy_bioner.cli import app
-
-from conftest import TRAIN_DATA, train_nlp
 
 
 @pytest.fixture(scope="module")
@@ -140,7 +139,7 @@ def test_a_lone_carriage_return_stays_inside_its_record(model, tmp_path):
 
 def test_bytes_that_are_not_utf8_are_reported_at_their_line(model, tmp_path):
     source = tmp_path / "in.txt"
-    lines = [f"Line {i} about Paris".encode("utf8") for i in range(1, 6001)]
+    lines = [f"Line {i} about Paris".encode() for i in range(1, 6001)]
     lines[4999] = b"caf\xe9 in Paris"  # latin-1, on line 5,000
     lines[100] = b"a lone \r inside"
     source.write_bytes(b"\n".join(lines) + b"\n")

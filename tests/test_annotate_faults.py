@@ -11,10 +11,9 @@ from pathlib import Path
 
 import pytest
 import spacy
+from conftest import TRAIN_DATA, train_nlp
 
 from spacy_bioner.annotate import annotate
-
-from conftest import TRAIN_DATA, train_nlp
 
 # A component that takes a millisecond a doc, so that a run lasts long enough to be interrupted.
 SLOW = """

@@ -2,15 +2,15 @@
 
 import numpy
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from parser_trees import labels_for, projective_trees
 
+from spacy_bioner.core.perceptron import AveragedPerceptron
 from spacy_bioner.parser import beam
 from spacy_bioner.parser.projectivity import is_projective
 from spacy_bioner.parser.state_features import StateFeatures
 from spacy_bioner.parser.transitions import MOVE_NAMES, PROJECTIVE_SYSTEMS, SYSTEMS
-from spacy_bioner.core.perceptron import AveragedPerceptron
-
-from parser_trees import labels_for, projective_trees
 
 FEATURES = StateFeatures()
 

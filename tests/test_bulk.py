@@ -9,10 +9,9 @@ import threading
 import time
 
 import pytest
+from conftest import train_nlp
 
 from spacy_bioner.bulk import ClusterFailed, annotate_shards, find_shards, load_pipeline, pipeline_bytes
-
-from conftest import train_nlp
 
 TEXTS = ["Bob works at Acme Corp in Berlin", "Alice Smith lives in Paris .", "Nothing happened today ."]
 
@@ -184,7 +183,10 @@ def test_parquet_shards(model, tmp_path):
 
 
 def test_the_core_never_imports_dask():
-    code = "import sys, spacy, spacy_bioner.bulk, spacy_bioner.cli; spacy.blank('en').add_pipe('bioner'); print(sorted(m for m in sys.modules if m.split('.')[0] in ('dask', 'distributed')))"
+    code = (
+        "import sys, spacy, spacy_bioner.bulk, spacy_bioner.cli; spacy.blank('en').add_pipe('bioner'); "
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('dask', 'distributed')))"
+    )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert result.stdout.strip() == "[]"
 

@@ -1,13 +1,12 @@
 import numpy
 import pytest
 import spacy
+from conftest import TRAIN_DATA, make_examples, train_nlp
 from spacy.tokens import DocBin
 from typer.testing import CliRunner
 
-from spacy_bioner.ner.calibration import expected_calibration_error, fit_temperature, outcomes, reliability
 from spacy_bioner.cli import app
-
-from conftest import TRAIN_DATA, make_examples, train_nlp
+from spacy_bioner.ner.calibration import expected_calibration_error, fit_temperature, outcomes, reliability
 
 
 def test_expected_calibration_error():
@@ -25,9 +24,12 @@ def test_fitted_temperature_lowers_the_log_loss_and_calibrate_saves_it(tmp_path)
     temperature = fit_temperature(ner, pairs)
     (at_one, at_fit), correct = outcomes(ner, pairs, [1.0, temperature])
     assert len(correct) > 0
-    nll = lambda p: (
-        -numpy.mean(numpy.where(correct, numpy.log(numpy.clip(p, 1e-12, 1)), numpy.log(numpy.clip(1 - p, 1e-12, 1))))
-    )  # noqa: E731
+
+    def nll(p):
+        return -numpy.mean(
+            numpy.where(correct, numpy.log(numpy.clip(p, 1e-12, 1)), numpy.log(numpy.clip(1 - p, 1e-12, 1)))
+        )  # noqa: E731
+
     assert nll(at_fit) <= nll(at_one) + 1e-9
     nlp.to_disk(tmp_path / "model")
     DocBin(docs=[eg.reference for eg in examples]).to_disk(tmp_path / "dev.spacy")

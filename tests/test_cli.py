@@ -1,5 +1,8 @@
 """The bioner command's own surface: --version, help text as written, training pointed to spaCy."""
 
+import pytest
+from conftest import make_examples, train_nlp
+from spacy.tokens import DocBin
 from typer.testing import CliRunner
 
 import spacy_bioner
@@ -16,12 +19,6 @@ def test_help_says_where_training_goes_and_keeps_bracketed_text():
     assert result.exit_code == 0 and "spacy train" in result.output and "spacy project run" in result.output
     glove = CliRunner().invoke(app, ["glove", "--help"]).output
     assert "spacy-bioner[glove]" in glove and "[initialize] vectors" in glove
-
-
-import pytest
-from spacy.tokens import DocBin
-
-from conftest import make_examples, train_nlp
 
 
 @pytest.fixture(scope="module")

@@ -2,11 +2,10 @@
 
 import pytest
 import spacy
+from conftest import TRAIN_DATA, make_examples, train_nlp
 from spacy.language import Language
 from spacy.tokens import Doc, Span
 from spacy.training import Example
-
-from conftest import TRAIN_DATA, make_examples, train_nlp
 
 
 def test_labels_added_before_initialize_are_kept():

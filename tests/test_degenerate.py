@@ -6,10 +6,11 @@ import itertools
 import numpy
 import pytest
 import spacy
-from hypothesis import given, settings, strategies as st
+from conftest import train_nlp
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from spacy.tokens import Doc
 
-from conftest import train_nlp
 from spacy_bioner.core.schemes import TagScheme
 from spacy_bioner.ner.batch import lay_out
 from spacy_bioner.ner.bounds import bounded_viterbi

@@ -1,13 +1,12 @@
 import numpy
 import pytest
 import spacy
+from conftest import TRAIN_DATA, train_nlp
 
-from spacy_bioner.ner.document import DOCUMENT_FEATURES, document_features
 from spacy_bioner.core.features import Lexicon
 from spacy_bioner.core.perceptron import DROPPED
 from spacy_bioner.core.templates import COLUMNS, N_ATTRIBUTES, word_attributes
-
-from conftest import TRAIN_DATA, train_nlp
+from spacy_bioner.ner.document import DOCUMENT_FEATURES, document_features
 
 
 def features_of(words, sentence_starts=None):

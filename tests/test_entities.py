@@ -4,7 +4,6 @@ import numpy
 import pytest
 import spacy
 from spacy.attrs import ENT_IOB, ENT_KB_ID, ENT_TYPE
-
 from spacy.tokens import Doc, Span
 
 from spacy_bioner.ner.entities import entity_annotated, write_entities

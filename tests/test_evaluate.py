@@ -2,13 +2,12 @@ import json
 
 import pytest
 import spacy
+from conftest import TRAIN_DATA, train_nlp
 from spacy.tokens import Doc, DocBin
 from typer.testing import CliRunner
 
 from spacy_bioner.cli import app
 from spacy_bioner.evaluate import report
-
-from conftest import TRAIN_DATA, train_nlp
 
 # Gold docs the tiny model gets partly wrong: unseen names, a firm it may take for a person, names in lowercase.
 GOLD = [

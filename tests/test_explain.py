@@ -1,15 +1,14 @@
 import json
 
 import spacy
+from conftest import short_form_nlp, train_nlp
 from typer.testing import CliRunner
 
 from spacy_bioner.cli import app
-from spacy_bioner.ner.explain import explain, feature_names
 from spacy_bioner.core.word_clusters import shipped_clusters
 from spacy_bioner.ner.batch import lay_out
+from spacy_bioner.ner.explain import explain, feature_names
 from spacy_bioner.ner.featurizer import features as features_of
-
-from conftest import short_form_nlp, train_nlp
 
 PATTERNS = [
     {"label": "LOC", "pattern": "Paris", "id": "geo:paris"},

@@ -1,18 +1,18 @@
 import numpy
 import pytest
 import spacy
+from conftest import TRAIN_DATA, make_examples
 from hypothesis import given
 from hypothesis import strategies as st
 from spacy.tokens import Doc, Span
 
+from spacy_bioner.core.serialize import ModelFileError
 from spacy_bioner.gazetteer.matcher import Gazetteer, filter_matches
 from spacy_bioner.gazetteer.spans import Interned, non_overlapping, span_group, write_ents
 from spacy_bioner.gazetteer.token_codes import match_codes
-from spacy_bioner.core.serialize import ModelFileError
 from spacy_bioner.ner.batch import lay_out
-from spacy_bioner.ner.featurizer import features as features_of, match_ids
-
-from conftest import TRAIN_DATA, make_examples
+from spacy_bioner.ner.featurizer import features as features_of
+from spacy_bioner.ner.featurizer import match_ids
 
 
 @pytest.fixture
@@ -21,7 +21,8 @@ def nlp():
 
 
 def found(gazetteer, doc):
-    return [(doc[s:e].text, gazetteer.labels[l], gazetteer.kb_ids[k]) for s, e, l, k in gazetteer.match(doc).tolist()]
+    matches = gazetteer.match(doc).tolist()
+    return [(doc[s:e].text, gazetteer.labels[lab], gazetteer.kb_ids[k]) for s, e, lab, k in matches]
 
 
 def test_matches_align_with_tokens(nlp):
@@ -225,7 +226,7 @@ def test_malformed_files_name_file_and_line(nlp, tmp_path, name, content, messag
 
 
 def test_bad_bytes_deep_in_a_term_file_are_named_at_their_line(nlp, tmp_path):
-    lines = [f"Place {i}\tLOC".encode("utf8") for i in range(1, 6001)]
+    lines = [f"Place {i}\tLOC".encode() for i in range(1, 6001)]
     lines[4999] = "Z\xfcrich\tLOC".encode("latin-1")  # line 5,000
     lines[10] = b"New\rYork\tLOC"  # a lone \r: part of its line, not a line of its own
     (tmp_path / "places.tsv").write_bytes(b"\n".join(lines) + b"\n")

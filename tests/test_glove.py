@@ -8,10 +8,10 @@ import pyarrow
 import pyarrow.parquet
 import pytest
 import spacy
-from spacy.tokens import DocBin
-
 from conftest import ROOT, TRAIN_DATA, make_examples
+from spacy.tokens import DocBin
 from test_workflow import copy_project, run
+
 from spacy_bioner.glove import INDEX_FILE, TABLE_FILE, read_glove, save_glove_vectors
 
 

@@ -4,8 +4,8 @@ import spacy
 from spacy.tokens import Doc, Span
 from spacy.training import Example
 
-from spacy_bioner.ner.gold import gold_tags, sentence_runs
 from spacy_bioner.core.schemes import TagScheme
+from spacy_bioner.ner.gold import gold_tags, sentence_runs
 
 
 @pytest.fixture

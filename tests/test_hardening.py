@@ -7,17 +7,16 @@ import threading
 
 import numpy
 import pytest
+from conftest import reseal, train_nlp
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from spacy.tokens import Doc
-
-from spacy_bioner.parser.component import BioParser
-from spacy_bioner.ner.component import BioNER
-from spacy_bioner.tagger.component import BioTagger
-from spacy_bioner.core.serialize import ModelFileError
-
-from conftest import reseal, train_nlp
 from test_parser_component import _trained as train_parser
+
+from spacy_bioner.core.serialize import ModelFileError
+from spacy_bioner.ner.component import BioNER
+from spacy_bioner.parser.component import BioParser
+from spacy_bioner.tagger.component import BioTagger
 
 CASES = {"ner": 0, "parser": 0}
 
@@ -191,7 +190,8 @@ sys.path[:0] = sys.argv[1:]
 from conftest import train_nlp
 from test_parser_component import _trained
 ner, parser = train_nlp(), _trained()
-print(hashlib.sha1(ner.get_pipe("bioner").to_bytes() + parser.get_pipe("bioner_tagger").to_bytes() + parser.get_pipe("bioner_parser").to_bytes()).hexdigest())
+print(hashlib.sha1(ner.get_pipe("bioner").to_bytes() + parser.get_pipe("bioner_tagger").to_bytes() +
+parser.get_pipe("bioner_parser").to_bytes()).hexdigest())
 """
 
 

@@ -2,9 +2,8 @@
 
 import pytest
 import spacy
-from spacy import displacy
-
 from conftest import train_nlp
+from spacy import displacy
 
 
 def ruled_nlp():

@@ -3,6 +3,7 @@
 import numpy
 import pytest
 import spacy
+from conftest import reseal
 from spacy.tokens import Doc, Span
 from spacy.training import Example
 
@@ -10,8 +11,6 @@ from spacy_bioner.core.perceptron import DROPPED, AveragedPerceptron
 from spacy_bioner.core.schemes import TagScheme
 from spacy_bioner.core.sparse_perceptron import SparsePerceptron
 from spacy_bioner.ner.featurizer import PACKED_ABOVE, match_columns
-
-from conftest import reseal
 
 
 def trained_pair(factored: bool):
@@ -52,7 +51,7 @@ def test_long_sparse_rows_are_scored_dense_with_the_same_scores_until_the_next_u
     rng = numpy.random.default_rng(1)
     scheme = TagScheme("BILOU", [f"L{i}" for i in range(20)])
     dense, sparse = AveragedPerceptron(40, scheme.n_tags), SparsePerceptron(40, scheme.n_tags)
-    for round in range(2):
+    for _round in range(2):
         for _ in range(40):
             # feature 0 is on every token (a long row, as a bias's), the others rare (short rows)
             features = numpy.column_stack([numpy.zeros(5), rng.integers(1, 40, size=5)]).astype(numpy.uint32)

@@ -2,7 +2,8 @@ import itertools
 
 import numpy
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from spacy_bioner.core.marginals import entity_probabilities
 from spacy_bioner.core.schemes import TagScheme

@@ -1,16 +1,16 @@
 import numpy
 import pytest
 import spacy
+from conftest import make_examples, resealed_bytes, train_nlp
 from spacy.tokens import Doc
 
-from spacy_bioner.ner.component import BioNER
-from spacy_bioner.ner.explain import explain
-from spacy_bioner.ner.memory import FOLDS, EntityMemory, fold
 from spacy_bioner.core.serialize import ModelFileError
 from spacy_bioner.ner.batch import lay_out
-from spacy_bioner.ner.featurizer import features as features_of, match_ids
-
-from conftest import make_examples, resealed_bytes, train_nlp
+from spacy_bioner.ner.component import BioNER
+from spacy_bioner.ner.explain import explain
+from spacy_bioner.ner.featurizer import features as features_of
+from spacy_bioner.ner.featurizer import match_ids
+from spacy_bioner.ner.memory import FOLDS, EntityMemory, fold
 
 # Firms that recur across docs, so each doc's fold of the memory still holds most of them.
 FIRMS = ["Acme Corp", "Globex Inc", "Initech Ltd", "Umbrella Co"]

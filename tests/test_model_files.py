@@ -9,13 +9,12 @@ import shutil
 import numpy
 import pytest
 import spacy
+from conftest import reseal, resealed_bytes, train_nlp
+from test_parser_component import _examples as parser_examples
 
 from spacy_bioner.core.serialize import MANIFEST, ModelFileError, read_files
 from spacy_bioner.gazetteer.matcher import Gazetteer
 from spacy_bioner.ner.settings import Settings
-
-from conftest import reseal, resealed_bytes, train_nlp
-from test_parser_component import _examples as parser_examples
 
 
 @pytest.fixture(scope="module")

@@ -3,14 +3,13 @@ import pickle
 
 import pytest
 import spacy
+from conftest import reseal
 from spacy.tokens import Doc
 from spacy.training import Example
 
+from spacy_bioner.core.serialize import ModelFileError
 from spacy_bioner.parser.component import BioParser
 from spacy_bioner.tagger.component import BioTagger
-from spacy_bioner.core.serialize import ModelFileError
-
-from conftest import reseal
 
 # (words, heads, deps, tags); the second tree is non-projective: "on the issue"
 # hangs from "hearing" across the verb.

@@ -3,13 +3,13 @@
 import numpy
 import pytest
 import spacy
-from hypothesis import given, settings, strategies as st
+from conftest import train_nlp
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from spacy.tokens import Doc
 
 from spacy_bioner.ner import decoder
 from spacy_bioner.ner.batch import lay_out
-
-from conftest import train_nlp
 
 # Training words (so the memory matches "Acme Corp" and "Alice Smith"), new words, punctuation.
 WORDS = [

@@ -1,8 +1,8 @@
 """The Cython perceptron against a plain numpy reference."""
 
 import numpy
-from hypothesis import given, settings, strategies as st
-
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from spacy.strings import get_string_id
 
 from spacy_bioner.core.features import FeatureExtractor, Lexicon

@@ -5,16 +5,15 @@ import sys
 import numpy
 import pytest
 import spacy
+from conftest import TRAIN_DATA, make_examples, reseal, train_nlp
 from spacy.tokens import Doc, Span
 from spacy.training import Example
 
 from spacy_bioner import BioNER
 from spacy_bioner.core.serialize import ModelFileError
 from spacy_bioner.ner.batch import _edges_mask, allowed_tags, lay_out, presets_forced, trellis_of
-from spacy_bioner.ner.featurizer import features as features_of
 from spacy_bioner.ner.decoder import best_tags_over
-
-from conftest import TRAIN_DATA, make_examples, reseal, train_nlp
+from spacy_bioner.ner.featurizer import features as features_of
 
 CRF = {"@misc": "bioner.crf.v1"}
 HMM = {"@misc": "bioner.hmm.v1"}

@@ -2,10 +2,9 @@ from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
+from parser_trees import trees
 
 from spacy_bioner.parser.projectivity import is_projective, lift, lower, non_projective_arcs
-
-from parser_trees import trees
 
 EWT_DEV = Path(__file__).parents[2] / "shared" / "data" / "ud_english_ewt" / "en_ewt-ud-dev.conllu"
 

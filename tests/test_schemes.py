@@ -1,6 +1,7 @@
 import numpy
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from spacy_bioner.core.schemes import TagScheme
 

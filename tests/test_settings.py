@@ -5,7 +5,6 @@ import json
 
 import pytest
 import spacy
-
 from conftest import TRAIN_DATA, train_nlp
 
 TEXT = TRAIN_DATA[0][0]

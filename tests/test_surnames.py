@@ -3,17 +3,16 @@
 import numpy
 import pytest
 import spacy
+from conftest import save_as_version_0_1, train_nlp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from spacy.tokens import Doc
 from typer.testing import CliRunner
 
 from spacy_bioner.cli import app
-from spacy_bioner.ner.explain import explain
 from spacy_bioner.core.schemes import TagScheme
+from spacy_bioner.ner.explain import explain
 from spacy_bioner.ner.surnames import label_surnames
-
-from conftest import save_as_version_0_1, train_nlp
 
 LABELS = ["LOC", "PER"]
 PER = [1]
@@ -94,7 +93,7 @@ def test_longer_entities_presets_and_other_labels_are_kept():
 
 
 def washington_nlp(person_labels=("PER",)):
-    """A bioner that knows "Washington" alone as a place, with "MaliVai Washington" a fixed person from its term list."""
+    """A bioner that knows "Washington" alone as a place, and "MaliVai Washington" as a person from its term list."""
     nlp = spacy.blank("en")
     ner = nlp.add_pipe(
         "bioner", config={"gazetteer": {"mode": "ents"}, "rules": {"person_labels": list(person_labels)}}
@@ -152,13 +151,19 @@ OTHERS = ["said", "the", ".", "Ann", "Paris"]
 
 def reference(doc_words, doc_entities, person_ids):
     """label_surnames, one doc and one word at a time."""
-    is_name = lambda w: w[:1].isupper() and any(c.islower() for c in w) and w.replace("'", "").isalpha()
+
+    def is_name(w):
+        return w[:1].isupper() and any(c.islower() for c in w) and w.replace("'", "").isalpha()
+
     surnames = {}
     for start, end, label in sorted(doc_entities):
         if label in person_ids and end - start >= 2 and is_name(doc_words[end - 1]):
             surnames.setdefault(doc_words[end - 1], label)
     tagged = {i for start, end, _ in doc_entities for i in range(start, end)}
-    free = lambda j: not 0 <= j < len(doc_words) or (j not in tagged and not doc_words[j][:1].isupper())
+
+    def free(j):
+        return not 0 <= j < len(doc_words) or (j not in tagged and not doc_words[j][:1].isupper())
+
     result = []
     for start, end, label in doc_entities:
         one_word_other = end - start == 1 and label not in person_ids

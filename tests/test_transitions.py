@@ -1,11 +1,10 @@
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from parser_trees import labels_for, projective_trees, trees
 
 from spacy_bioner.parser.projectivity import is_projective
 from spacy_bioner.parser.transitions import PROJECTIVE_SYSTEMS, SYSTEM_MOVES, SYSTEMS, Configuration, oracle_transitions
-
-from parser_trees import labels_for, projective_trees, trees
 
 STACK_BASED = ("arc-standard", "arc-eager")
 
@@ -24,7 +23,7 @@ def test_worked_example_arc_eager():
     for move, label, stack, buffer, arcs in steps:
         config.apply(move, label)
         assert (config.stack, config.buffer) == (stack, buffer)
-        assert {d: (h, l) for d, (h, l) in enumerate(zip(config.heads, config.labels)) if h >= 0} == arcs
+        assert {d: (h, lab) for d, (h, lab) in enumerate(zip(config.heads, config.labels)) if h >= 0} == arcs
     assert config.is_terminal()
 
 

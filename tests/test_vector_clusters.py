@@ -3,12 +3,11 @@
 import numpy
 import pytest
 import spacy
+from conftest import assert_clusters_carry_the_label, train_on_words
 from spacy.training import Example
 
 from spacy_bioner.core.serialize import ModelFileError
 from spacy_bioner.core.vector_clusters import LEVELS, VectorClusters
-
-from conftest import assert_clusters_carry_the_label, train_on_words
 
 PLACES = ["Paris", "Lima", "Rome", "Tokyo", "Berlin", "Madrid"]
 VERBS = ["Runs", "Sings", "Walks", "Talks", "Swims", "Reads"]

@@ -3,12 +3,11 @@
 import numpy
 import pytest
 import spacy
+from conftest import assert_clusters_carry_the_label, train_on_words
 
 from spacy_bioner.core import word_clusters
 from spacy_bioner.core.vector_clusters import LEVELS
 from spacy_bioner.core.word_clusters import WordClusterTable, shipped_clusters
-
-from conftest import assert_clusters_carry_the_label, train_on_words
 
 # In the shipped table each pair shares a fine cluster: drugs with drugs, verbs with verbs.
 SEEN_DRUGS, UNSEEN_DRUGS = ["ibuprofen", "naproxen"], ["paracetamol", "warfarin"]

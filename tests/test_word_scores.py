@@ -1,6 +1,7 @@
 import numpy
 import pytest
 import spacy
+from conftest import TRAIN_DATA, make_examples
 from spacy.tokens import Doc
 
 from spacy_bioner.core.features import FeatureExtractor, Lexicon, batch_layout, words_of
@@ -9,8 +10,6 @@ from spacy_bioner.core.templates import DEFAULT_FAMILIES, N_ATTRIBUTES, compile_
 from spacy_bioner.core.word_scores import WordScores, single_word_templates
 from spacy_bioner.ner.batch import lay_out
 from spacy_bioner.ner.featurizer import features as features_of
-
-from conftest import TRAIN_DATA, make_examples
 
 
 def reference_and_cached(lexicon, docs, weights, word_scores, joint, full):

@@ -9,9 +9,8 @@ import venv
 import pytest
 import spacy
 import srsly
-from spacy.tokens import DocBin
-
 from conftest import ROOT, make_examples
+from spacy.tokens import DocBin
 
 sys.path.insert(0, str(ROOT / "scripts"))
 from normalize_conll import normalize  # noqa: E402

@@ -18,7 +18,8 @@ cdef struct Trellis:
 
 
 cdef Py_ssize_t check_offsets(const int64_t[::1] offsets, Py_ssize_t n) except -1
-cdef int prepare_trellis(Trellis* t, const float[:, ::1] transitions, const uint8_t[:, ::1] legal, factors, predecessors,
+cdef int prepare_trellis(Trellis* t, const float[:, ::1] transitions, const uint8_t[:, ::1] legal, factors,
+                         predecessors,
                          int n_tags, Pool mem) except -1
 cdef int decode_sequences(const Trellis* t, const float* emissions, const uint8_t* allowed, const int64_t[::1] offsets,
                           int32_t[::1] out, Pool mem) except -1

@@ -58,7 +58,8 @@ def allowed_mask(sent_starts, is_space, const int32_t[::1] forced, closed_before
     cdef uint8_t[:, ::1] out = allowed
     cdef const uint8_t[::1] starts = _bytes(sent_starts)
     cdef const uint8_t[::1] spaces = _bytes(is_space)
-    cdef const uint8_t[::1] closed = numpy.zeros(n, dtype=numpy.uint8) if closed_before is None else _bytes(closed_before)
+    cdef const uint8_t[::1] closed = numpy.zeros(n,
+                                                 dtype=numpy.uint8) if closed_before is None else _bytes(closed_before)
     cdef const uint8_t[::1] inside = _bytes(continuing)
     cdef const uint8_t[::1] ending = _bytes(closing)
     cdef const uint8_t[::1] edges = _bytes(bounds)
@@ -198,13 +199,15 @@ cdef Py_ssize_t check_offsets(const int64_t[::1] offsets, Py_ssize_t n) except -
     return longest
 
 
-cdef int prepare_trellis(Trellis* t, const float[:, ::1] transitions, const uint8_t[:, ::1] legal, factors, predecessors,
+cdef int prepare_trellis(Trellis* t, const float[:, ::1] transitions, const uint8_t[:, ::1] legal, factors,
+                         predecessors,
                          int n_tags, Pool mem) except -1:
     """Fill `t` with the weights and moves Viterbi reads (as `viterbi` takes them). `t` points into
     transitions, legal, factors and predecessors, which the caller must keep until it is done with `t`;
     the moves it makes live in `mem`."""
     if transitions.shape[0] != n_tags + 1 or transitions.shape[1] != n_tags:
-        raise ValueError(f"transitions have shape {(transitions.shape[0], transitions.shape[1])}, expected {(n_tags + 1, n_tags)}")
+        raise ValueError(f"transitions have shape {(transitions.shape[0], transitions.shape[1])}, "
+                         f"expected {(n_tags + 1, n_tags)}")
     if legal.shape[0] != n_tags + 1 or legal.shape[1] != n_tags:
         raise ValueError(f"legal has shape {(legal.shape[0], legal.shape[1])}, expected {(n_tags + 1, n_tags)}")
     cdef const int32_t[::1] starts = predecessors[0]
@@ -221,7 +224,8 @@ cdef int prepare_trellis(Trellis* t, const float[:, ::1] transitions, const uint
     if factors is not None:
         exits, entries = factors
         if exits.shape[0] != n_tags + 1 or entries.shape[0] != n_tags:
-            raise ValueError(f"factors have shapes {(exits.shape[0], entries.shape[0])}, expected {(n_tags + 1, n_tags)}")
+            raise ValueError(f"factors have shapes {(exits.shape[0], entries.shape[0])}, "
+                             f"expected {(n_tags + 1, n_tags)}")
         if openers.shape[0] == 0:
             raise ValueError("factored transitions need predecessor_lists(legal, factored=True)")
         t.exits, t.entries, t.n_closing, t.n_openers = &exits[0], &entries[0], closing.shape[0], openers.shape[0]

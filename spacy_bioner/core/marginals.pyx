@@ -32,7 +32,7 @@ cdef void _forward_backward(
     """Forward and backward log sums; each cell sums its legal neighbours with
     one exp each, shifted by their maximum so that nothing overflows."""
     cdef int i, tag, other, k
-    cdef double top, total
+    cdef double top
     for tag in range(n_tags):
         alpha[tag] = (<double>transitions[n_tags * n_tags + tag] + emissions[tag]) * inv_t \
             if allowed[tag] and legal[n_tags * n_tags + tag] else -INFINITY
@@ -59,8 +59,8 @@ cdef void _forward_backward(
             k, top = 0, -INFINITY
             for other in range(n_tags):
                 if legal[tag * n_tags + other] and beta[(i + 1) * n_tags + other] != -INFINITY:
-                    terms[k] = (<double>transitions[tag * n_tags + other] + emissions[(i + 1) * n_tags + other]) * inv_t \
-                        + beta[(i + 1) * n_tags + other]
+                    terms[k] = ((<double>transitions[tag * n_tags + other] + emissions[(i + 1) * n_tags + other])
+                                * inv_t + beta[(i + 1) * n_tags + other])
                     top = max(top, terms[k])
                     k += 1
             if k:
@@ -86,7 +86,8 @@ cdef double _LEAST_MASS = 1e-280
 
 cdef int _scaled_forward_backward(
     const float* emissions, const double* arc_weights, double arc_shift, const uint8_t* allowed, const uint8_t* legal,
-    const int32_t* neighbours, int n, int n_tags, double inv_t, double* alpha, double* beta, double* cell_weights, double* shifts,
+    const int32_t* neighbours, int n, int n_tags, double inv_t, double* alpha, double* beta, double* cell_weights,
+    double* shifts,
     double* forward_logs, double* backward_logs,
 ) noexcept nogil:
     """The same log sums as `_forward_backward`, computed in probability space:
@@ -101,7 +102,7 @@ cdef int _scaled_forward_backward(
     neighbours: each tag's legal predecessors (rows 0..T-1), then its legal
     successors (rows T..2T-1), in ascending order, -1 after the last.
     """
-    cdef int i, tag, other, k
+    cdef int i, tag, other, k, cell
     cdef double top, scale, acc, reach
     cdef const double* start_weights = arc_weights + n_tags * n_tags
     cdef const uint8_t* start_legal = legal + n_tags * n_tags
@@ -113,7 +114,8 @@ cdef int _scaled_forward_backward(
         if top == -INFINITY:
             return -1
         for tag in range(n_tags):
-            cell_weights[i * n_tags + tag] = exp((emissions[i * n_tags + tag] - top) * inv_t) if allowed[i * n_tags + tag] else 0.0
+            cell = i * n_tags + tag
+            cell_weights[cell] = exp((emissions[cell] - top) * inv_t) if allowed[cell] else 0.0
         shifts[i] = (arc_shift + top) * inv_t
     for i in range(n):
         for tag in range(n_tags):
@@ -147,7 +149,8 @@ cdef int _scaled_forward_backward(
                     other = neighbours[(n_tags + tag) * n_tags + k]
                     if other < 0:
                         break
-                    acc += arc_weights[tag * n_tags + other] * cell_weights[(i + 1) * n_tags + other] * beta[(i + 1) * n_tags + other]
+                    acc += (arc_weights[tag * n_tags + other] * cell_weights[(i + 1) * n_tags + other]
+                            * beta[(i + 1) * n_tags + other])
                     reach += beta[(i + 1) * n_tags + other]
                 if reach > 0.0 and acc < _LEAST_MASS:
                     return -1
@@ -158,8 +161,9 @@ cdef int _scaled_forward_backward(
         backward_logs[i] = backward_logs[i + 1] + scale + shifts[i + 1]
     for i in range(n):
         for tag in range(n_tags):
-            alpha[i * n_tags + tag] = log(alpha[i * n_tags + tag]) + forward_logs[i] if alpha[i * n_tags + tag] > 0.0 else -INFINITY
-            beta[i * n_tags + tag] = log(beta[i * n_tags + tag]) + backward_logs[i] if beta[i * n_tags + tag] > 0.0 else -INFINITY
+            cell = i * n_tags + tag
+            alpha[cell] = log(alpha[cell]) + forward_logs[i] if alpha[cell] > 0.0 else -INFINITY
+            beta[cell] = log(beta[cell]) + backward_logs[i] if beta[cell] > 0.0 else -INFINITY
     return 0
 
 
@@ -224,13 +228,17 @@ def _trellis_sums(
             seq_start, seq_end = offsets[s], offsets[s + 1]
             if seq_end > seq_start:
                 status = _scaled_forward_backward(
-                    &emissions[seq_start, 0], &arcs[0, 0], shift, &allowed[seq_start, 0], &legal[0, 0], &neighbour_view[0, 0],
+                    &emissions[seq_start, 0], &arcs[0, 0], shift, &allowed[seq_start, 0], &legal[0,
+                                                                                                 0], &neighbour_view[0,
+                                                                                                                     0],
                     seq_end - seq_start, n_tags, inv_t,
                     &a[seq_start, 0], &b[seq_start, 0], &cells[0, 0], &log_view[0, 0], &log_view[1, 0], &log_view[2, 0],
                 )
                 if status != 0:
-                    _forward_backward(&emissions[seq_start, 0], &transitions[0, 0], &allowed[seq_start, 0], &legal[0, 0],
-                                      seq_end - seq_start, n_tags, inv_t, &a[seq_start, 0], &b[seq_start, 0], &term_view[0])
+                    _forward_backward(&emissions[seq_start, 0], &transitions[0, 0], &allowed[seq_start, 0], &legal[0,
+                                                                                                                   0],
+                                      seq_end - seq_start, n_tags, inv_t, &a[seq_start, 0], &b[seq_start,
+                                                                                               0], &term_view[0])
                 for tag in range(n_tags):
                     z[s] = _logaddexp(z[s], a[seq_end - 1, tag])
     return alpha, beta, log_zs
@@ -255,8 +263,8 @@ def entity_probabilities(
         -1 if none can (BILOU's L and U close an entity).
     RETURNS (float64[m]): Probabilities.
     """
-    cdef int n = emissions.shape[0], n_tags = emissions.shape[1]
-    cdef Py_ssize_t m = entities.shape[0], e, s, start, end, seq_start, seq_end
+    cdef int n_tags = emissions.shape[1]
+    cdef Py_ssize_t m = entities.shape[0], e, s, start, end
     cdef double inv_t = 1.0 / temperature, log_z, inside, continued
     cdef int following
     if not temperature > 0:
@@ -271,10 +279,12 @@ def entity_probabilities(
         for e in range(m):
             s, start, end, following = entities[e, 0], entities[e, 1], entities[e, 2], entities[e, 3]
             log_z = z[s]
-            inside = a[start, tags[start]] + _path(&emissions[0, 0], &transitions[0, 0], &tags[0], start, end, n_tags, inv_t)
+            inside = a[start, tags[start]] + _path(&emissions[0, 0], &transitions[0, 0], &tags[0], start, end, n_tags,
+                                                   inv_t)
             out_view[e] = exp(inside + b[end - 1, tags[end - 1]] - log_z)
             if following >= 0 and end < offsets[s + 1] and allowed[end, following] and legal[tags[end - 1], following]:
-                continued = inside + (<double>transitions[tags[end - 1], following] + emissions[end, following]) * inv_t \
+                continued = inside + (<double>transitions[tags[end - 1], following] + emissions[end,
+                                                                                                following]) * inv_t \
                     + b[end, following]
                 out_view[e] -= exp(continued - log_z)
             out_view[e] = min(1.0, max(0.0, out_view[e]))
@@ -301,7 +311,7 @@ def span_probabilities(
     RETURNS (Tuple[ndarray, ndarray]): int64 (m, 4) rows of sequence, start,
         end and label; float64 (m,) probabilities.
     """
-    cdef int n = emissions.shape[0], n_tags = emissions.shape[1], n_labels = label_tags.shape[0]
+    cdef int n_labels = label_tags.shape[0]
     cdef double inv_t = 1.0 / temperature, log_z, inside, closing, p
     cdef Py_ssize_t s, i, j, seq_start, seq_end
     cdef int label, begin, middle, last, unit, previous, single, final
@@ -313,7 +323,8 @@ def span_probabilities(
     for s in range(offsets.shape[0] - 1):
         seq_start, seq_end, log_z = offsets[s], offsets[s + 1], log_zs[s]
         for label in range(n_labels):
-            begin, middle, last, unit = label_tags[label, 0], label_tags[label, 1], label_tags[label, 2], label_tags[label, 3]
+            begin, middle, last, unit = label_tags[label, 0], label_tags[label, 1], label_tags[label,
+                                                                                               2], label_tags[label, 3]
             for i in range(seq_start, seq_end):
                 # One token: U in BILOU; in BIO a B that no I follows.
                 single = unit if unit >= 0 else begin
@@ -339,14 +350,17 @@ def span_probabilities(
 
 
 cdef double _closed(
-    double through, double log_z, double before_end, int end_tag, Py_ssize_t after, Py_ssize_t seq_end, int middle, int last,
-    const float[:, ::1] emissions, const float[:, ::1] transitions, const uint8_t[:, ::1] allowed, double[:, ::1] b, double inv_t,
+    double through, double log_z, double before_end, int end_tag, Py_ssize_t after, Py_ssize_t seq_end, int middle,
+    int last,
+    const float[:, ::1] emissions, const float[:, ::1] transitions, const uint8_t[:, ::1] allowed, double[:, ::1] b,
+    double inv_t,
 ):
     """exp(through - log_z): the span's paths; in BIO, where an I could go on
     with the entity, less the paths in which one does at token `after`."""
     cdef double p = exp(through - log_z) if through != -INFINITY else 0.0
     if last < 0 and after < seq_end and allowed[after, middle] and before_end != -INFINITY:
-        p -= exp(before_end + (<double>transitions[end_tag, middle] + emissions[after, middle]) * inv_t + b[after, middle] - log_z)
+        p -= exp(before_end + (<double>transitions[end_tag, middle] + emissions[after, middle]) * inv_t
+                 + b[after, middle] - log_z)
     return min(1.0, max(0.0, p))
 
 
@@ -383,5 +397,5 @@ def expected_counts(
                             for previous in range(n_tags):
                                 if legal[previous, tag] and a[i - 1, previous] != -INFINITY:
                                     c[previous, tag] += <float>exp(a[i - 1, previous] + transitions[previous, tag]
-                                                                    + emissions[i, tag] + b[i, tag] - z[s])
+                                                                   + emissions[i, tag] + b[i, tag] - z[s])
     return marginals, counts, float(numpy.sum(log_zs[numpy.isfinite(log_zs)]))

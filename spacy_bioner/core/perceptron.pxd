@@ -16,4 +16,5 @@ cdef class AveragedPerceptron:
 
 
 # Emission scores of n tokens' feature ids (n_features each, DROPPED skipped) into out (n, n_tags).
-cdef void emit(const float* weights, const uint32_t* features, int n, int n_features, int n_tags, float* out) noexcept nogil
+cdef void emit(const float* weights, const uint32_t* features, int n, int n_features, int n_tags,
+               float* out) noexcept nogil

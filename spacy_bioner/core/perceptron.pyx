@@ -100,8 +100,10 @@ cdef void _update_transitions(
     cdef int i, gold_prev = n_tags, guess_prev = n_tags
     for i in range(n):
         if gold_prev != guess_prev or gold[i] != guess[i]:
-            _move(weights, totals, exits, exit_totals, entries, entry_totals, continuing, gold_prev, gold[i], n_tags, 1.0, step)
-            _move(weights, totals, exits, exit_totals, entries, entry_totals, continuing, guess_prev, guess[i], n_tags, -1.0, step)
+            _move(weights, totals, exits, exit_totals, entries, entry_totals, continuing, gold_prev, gold[i], n_tags,
+                  1.0, step)
+            _move(weights, totals, exits, exit_totals, entries, entry_totals, continuing, guess_prev, guess[i], n_tags,
+                  -1.0, step)
         gold_prev = gold[i]
         guess_prev = guess[i]
 
@@ -298,7 +300,8 @@ cdef class AveragedPerceptron:
         if n > 0:
             with nogil:
                 _update_transitions(
-                    &transition[0, 0], &transition_totals[0, 0], &exits[0], &exit_totals[0], &entries[0], &entry_totals[0],
+                    &transition[0, 0], &transition_totals[0,
+                                                          0], &exits[0], &exit_totals[0], &entries[0], &entry_totals[0],
                     continuing_ptr, &gold[0], &guess[0], n, n_tags, step,
                 )
         self.step += 1

@@ -5,15 +5,17 @@ consecutive ids (B, I for BIO; B, I, L, U for BILOU). Adding a label appends a
 block, so a trained weight matrix grows by columns without reindexing.
 """
 
-from typing import Iterable, List, Optional, Sequence, Tuple
+from collections.abc import Iterable, Sequence
+from typing import Literal, Optional, get_args
 
 import numpy
 
 from .decode import allowed_mask
 
-Span = Tuple[int, int, int]  # [start, end) in tokens, label index
+Span = tuple[int, int, int]  # [start, end) in tokens, label index
 
-SCHEMES = ("BIO", "BILOU")
+SchemeName = Literal["BIO", "BILOU"]
+SCHEMES = get_args(SchemeName)
 
 
 def words_within(span: Span, is_space: numpy.ndarray) -> Optional[Span]:
@@ -52,7 +54,7 @@ class TagScheme:
         self._opening = numpy.array([m in "BU" for m in tag_moves])
         self._continuing = numpy.array([m in "IL" for m in tag_moves])
         self._bounds = numpy.array([m in ("B" if name == "BIO" else "BUL") for m in tag_moves])
-        self._tags_of = {}  # tags_of's masks, by tuple of labels
+        self._tags_of: dict[tuple[int, ...], numpy.ndarray] = {}  # tags_of's masks, by tuple of labels
         self._entity_types = numpy.array(
             [0] + [1 + label for label in range(len(self.labels)) for _ in self.moves], dtype=numpy.int64
         )
@@ -76,7 +78,7 @@ class TagScheme:
         """int64 (n_tags,): 0 for O, else 1 + the tag's label index."""
         return self._entity_types
 
-    def tags_of(self, labels: Tuple[int, ...]) -> numpy.ndarray:
+    def tags_of(self, labels: tuple[int, ...]) -> numpy.ndarray:
         """bool (n_tags,): the tags of these labels (indices into `labels`); made once per set of labels."""
         if labels not in self._tags_of:
             tags = numpy.zeros(self.n_tags, dtype=bool)
@@ -138,7 +140,7 @@ class TagScheme:
             prev = tag
         return prev is None or bool(closing[prev])
 
-    def to_spans(self, tags: Iterable[int]) -> List[Span]:
+    def to_spans(self, tags: Iterable[int]) -> list[Span]:
         """Spans of a valid tag sequence.
 
         >>> TagScheme("BIO", ["PER"]).to_spans([1, 2, 0, 1])
@@ -147,9 +149,9 @@ class TagScheme:
         tags = numpy.asarray(list(tags) if not isinstance(tags, numpy.ndarray) else tags, dtype=numpy.int64)
         tagged = numpy.flatnonzero(tags)  # only entity tokens need a look: most are O
         moves = [self.moves[m] for m in ((tags[tagged] - 1) % len(self.moves)).tolist()]
-        spans: List[Span] = []
-        start = label = None
-        last = -2
+        spans: list[Span] = []
+        start: Optional[int] = None
+        label = last = -2
         for i, move, tag_label in zip(tagged.tolist(), moves, ((tags[tagged] - 1) // len(self.moves)).tolist()):
             if start is not None and i != last + 1:  # an O in between closed it
                 spans.append((start, last + 1, label))

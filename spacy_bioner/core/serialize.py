@@ -12,8 +12,9 @@ import io
 import json
 import os
 import re
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Any, Optional
 
 import numpy
 import srsly
@@ -33,7 +34,7 @@ def sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def write_files(path: Path, files: Dict[str, bytes]) -> None:
+def write_files(path: Path, files: dict[str, bytes]) -> None:
     """A component's directory: these files, then the manifest of their digests. The old
     manifest goes first, so a save cut short leaves a directory that does not load."""
     path.mkdir(parents=True, exist_ok=True)
@@ -43,20 +44,21 @@ def write_files(path: Path, files: Dict[str, bytes]) -> None:
     write_manifest(path, files)
 
 
-def write_manifest(path: Path, files: Dict[str, bytes]) -> None:
+def write_manifest(path: Path, files: dict[str, bytes]) -> None:
     manifest = {"format": MANIFEST_FORMAT, "sha256": {name: sha256(data) for name, data in sorted(files.items())}}
     partial = path / f"{MANIFEST}.partial"
     partial.write_text(json.dumps(manifest, indent=2), encoding="utf8")
     os.replace(partial, path / MANIFEST)
 
 
-def read_files(path: Path) -> Dict[str, bytes]:
+def read_files(path: Path) -> dict[str, bytes]:
     """Each file `path`'s manifest lists, as bytes, once its digest is checked."""
     listed = path / MANIFEST
     if not listed.is_file():
         raise ModelFileError(
             f"No {MANIFEST} in {path}: the component was not saved completely, or was saved by a spacy-bioner "
-            f"before 0.3, which listed no checksums. If you trust its files, `bioner upgrade PIPELINE` records them once."
+            "before 0.3, which listed no checksums. If you trust its files, `bioner upgrade PIPELINE` records them "
+            "once."
         )
     try:
         manifest = json.loads(listed.read_text(encoding="utf8"))
@@ -88,13 +90,14 @@ def read_files(path: Path) -> Dict[str, bytes]:
         data = file.read_bytes()
         if sha256(data) != digest:
             raise ModelFileError(
-                f"Damaged model file {file}: its SHA-256 is not the one {listed} lists. Restore it or save the model again."
+                f"Damaged model file {file}: its SHA-256 is not the one {listed} lists. Restore it or save the model "
+                "again."
             )
         files[name] = data
     return files
 
 
-def listed_file(files: Dict[str, bytes], path: Path, name: str) -> bytes:
+def listed_file(files: dict[str, bytes], path: Path, name: str) -> bytes:
     """One of `read_files`' files, which the component's config says it saved."""
     if name not in files:
         raise ModelFileError(f"Missing model file {path / name}: {path / MANIFEST} does not list it.")
@@ -113,7 +116,7 @@ def cfg_from_bytes(data: bytes, where: str) -> dict:
         raise ModelFileError(f"Corrupted model file {where}: not valid JSON ({err}).") from None
 
 
-def validated(schema: type, cfg, where: str) -> None:
+def validated(schema: type[BaseModel], cfg, where: str) -> None:
     """`cfg` holds exactly the fields of a pydantic `schema`, each of its type and in its range,
     or a ModelFileError names the file and the first bad field."""
     if not isinstance(cfg, dict):
@@ -134,15 +137,16 @@ class SavedFields(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True, allow_inf_nan=False)
 
 
-def arrays_to_bytes(arrays: Dict[str, numpy.ndarray]) -> bytes:
+def arrays_to_bytes(arrays: dict[str, numpy.ndarray]) -> bytes:
     # Compressed: the perceptron leaves most rows of the hashed table at zero
     # (a CoNLL model: 34 MB raw, 1.9 MB deflated), and the values are kept exactly.
     buffer = io.BytesIO()
-    numpy.savez_compressed(buffer, **arrays)
+    named: dict[str, Any] = arrays  # numpy's stub reads a key as its allow_pickle flag
+    numpy.savez_compressed(buffer, **named)
     return buffer.getvalue()
 
 
-def arrays_from_bytes(data: bytes, where: str) -> Dict[str, numpy.ndarray]:
+def arrays_from_bytes(data: bytes, where: str) -> dict[str, numpy.ndarray]:
     try:
         with numpy.load(io.BytesIO(data), allow_pickle=False) as archive:
             return {key: archive[key] for key in archive.files}
@@ -153,14 +157,15 @@ def arrays_from_bytes(data: bytes, where: str) -> Dict[str, numpy.ndarray]:
 
 
 def check_array(
-    arrays: Dict[str, numpy.ndarray], key: str, shape: Tuple[int, ...], where: str, dtype=numpy.float32
+    arrays: dict[str, numpy.ndarray], key: str, shape: tuple[int, ...], where: str, dtype=numpy.float32
 ) -> None:
     if key not in arrays:
         raise ModelFileError(f"Corrupted weights in {where}: no array {key!r}.")
     array = arrays[key]
     if array.dtype != dtype or array.shape != shape:
         raise ModelFileError(
-            f"Corrupted weights in {where}: {key!r} is {array.dtype}{array.shape}, expected {numpy.dtype(dtype)}{shape}."
+            f"Corrupted weights in {where}: {key!r} is {array.dtype}{array.shape}, expected "
+            f"{numpy.dtype(dtype)}{shape}."
         )
     if not numpy.isfinite(array).all():
         raise ModelFileError(f"Corrupted weights in {where}: {key!r} holds NaN or infinite values.")
@@ -178,7 +183,7 @@ def opened(sealed: dict) -> bytes:
     return sealed["body"]
 
 
-def pack(cfg: dict, arrays: Dict[str, numpy.ndarray], **parts: bytes) -> bytes:
+def pack(cfg: dict, arrays: dict[str, numpy.ndarray], **parts: bytes) -> bytes:
     """A component as bytes: its config, its weights, and any other named parts (a gazetteer), sealed."""
     return seal(
         srsly.msgpack_dumps({"cfg": json.dumps(cfg, sort_keys=True), "weights": arrays_to_bytes(arrays), **parts})
@@ -187,7 +192,7 @@ def pack(cfg: dict, arrays: Dict[str, numpy.ndarray], **parts: bytes) -> bytes:
 
 def unpack(
     data: bytes, where: str, parts: Sequence[str] = (), optional: Sequence[str] = ()
-) -> Tuple[dict, Dict[str, numpy.ndarray], List[Optional[bytes]]]:
+) -> tuple[dict, dict[str, numpy.ndarray], list[Optional[bytes]]]:
     """The config, weights and named parts of `pack`'s bytes: the `parts`, then
     the `optional` ones (None where absent; which a config needs is its reader's call)."""
     try:
@@ -204,12 +209,12 @@ def unpack(
     return cfg, arrays_from_bytes(weights, where), values
 
 
-def write_model(path: Path, cfg: dict, arrays: Dict[str, numpy.ndarray], **parts: bytes) -> None:
+def write_model(path: Path, cfg: dict, arrays: dict[str, numpy.ndarray], **parts: bytes) -> None:
     """A component's directory: `cfg` (JSON), `weights.npz`, any other named parts, and the manifest."""
     write_files(path, {"cfg": cfg_bytes(cfg), "weights.npz": arrays_to_bytes(arrays), **parts})
 
 
-def read_model(path: Path) -> Tuple[dict, Dict[str, numpy.ndarray], Dict[str, bytes]]:
+def read_model(path: Path) -> tuple[dict, dict[str, numpy.ndarray], dict[str, bytes]]:
     """The config, weights and every file of `write_model`'s directory, checked against its manifest."""
     files = read_files(path)
     cfg = cfg_from_bytes(listed_file(files, path, "cfg"), str(path / "cfg"))

@@ -6,10 +6,11 @@ template is one line. Templates are grouped into families that the config
 switches on and off.
 """
 
-from typing import Callable, Dict, List, Optional, Sequence, Tuple
+from collections.abc import Sequence
+from typing import Callable, Optional
 
 from spacy.lang.lex_attrs import word_shape
-from spacy.strings import get_string_id, hash_string
+from spacy.strings import get_string_id, hash_string  # type: ignore[attr-defined]  # strings.pyi omits hash_string
 
 
 def _short_shape(text: str) -> str:
@@ -50,7 +51,7 @@ def _length(text: str) -> str:
 TEMPLATES_VERSION = 2  # 2: affixes of length 1-6 (were 1-4)
 
 AFFIX_LENGTHS = range(1, 7)
-WORD_ATTRIBUTES: List[Tuple[str, Callable[[str], str]]] = [
+WORD_ATTRIBUTES: list[tuple[str, Callable[[str], str]]] = [
     ("orth", lambda text: text),
     ("lower", str.lower),
     ("shape", word_shape),
@@ -64,12 +65,12 @@ WORD_ATTRIBUTES: List[Tuple[str, Callable[[str], str]]] = [
 # The word's vector clusters, coarse to fine (vector_clusters.py); "none" without clusters or a vector.
 CLUSTER_ATTRIBUTES = ["cluster_coarse", "cluster_mid", "cluster_fine"]
 ATTRIBUTE_NAMES = [name for name, _ in WORD_ATTRIBUTES] + CLUSTER_ATTRIBUTES
-COLUMNS: Dict[str, int] = {name: i for i, name in enumerate(ATTRIBUTE_NAMES)}
+COLUMNS: dict[str, int] = {name: i for i, name in enumerate(ATTRIBUTE_NAMES)}
 N_ATTRIBUTES = len(ATTRIBUTE_NAMES)
 WordClusters = Callable[[str], Optional[Sequence[int]]]
 
 
-def attribute_values(text: str, clusters: Optional[WordClusters] = None) -> List[str]:
+def attribute_values(text: str, clusters: Optional[WordClusters] = None) -> list[str]:
     """Every word attribute of one word form, in column order.
 
     clusters: the word's cluster id at each level of CLUSTER_ATTRIBUTES, or None.
@@ -97,14 +98,14 @@ def attribute_values(text: str, clusters: Optional[WordClusters] = None) -> List
 _PREFIXES = [f"{name}=" for name in ATTRIBUTE_NAMES]
 
 
-def word_attributes(text: str, clusters: Optional[WordClusters] = None) -> List[int]:
+def word_attributes(text: str, clusters: Optional[WordClusters] = None) -> list[int]:
     """The hashes of every word attribute of one word form (a row of the Lexicon's table): those of
     "name=value", as spaCy's StringStore hashes strings (no symbol has a "=")."""
     return [hash_string(prefix + value) for prefix, value in zip(_PREFIXES, attribute_values(text, clusters))]
 
 
 # Each family: template name -> ((attribute, offset), ...).
-FAMILIES: Dict[str, Dict[str, Tuple[Tuple[str, int], ...]]] = {
+FAMILIES: dict[str, dict[str, tuple[tuple[str, int], ...]]] = {
     "word": {
         "lower[0]": (("lower", 0),),
         "orth[0]": (("orth", 0),),
@@ -183,18 +184,27 @@ FAMILY_DESCRIPTIONS = {
     "shape": "The word's shape (Xxxx, dd-dd) and short shape, here and one token either side.",
     "affixes": "Prefixes and suffixes of length 1 to 6.",
     "flags": "The case pattern here and one token either side, the kinds of characters, and the length.",
-    "conjunctions": "The word with the previous and with the next word, a word with its neighbour's shape, the case of three tokens.",
-    "far_window": "The words three tokens away, and the next word joined with the one three on (a coordination's head).",
+    "conjunctions": (
+        "The word with the previous and with the next word, a word with its neighbour's shape, "
+        "the case of three tokens."
+    ),
+    "far_window": (
+        "The words three tokens away, and the next word joined with the one three on (a coordination's head)."
+    ),
     "clusters": "The word's GloVe 6B 50d cluster at 16, 64 and 256 clusters, from a table shipped with the package "
     "(no vectors needed); the fine cluster of the neighbours too.",
     "vectors": "The same templates over k-means clusters of the pipeline's own static vectors, fitted at initialize; "
     "needs vectors (`[initialize] vectors`), and replaces `clusters`.",
     DOCUMENT_FAMILY: "How the word's other mentions in the doc are cased, and the words around its first mention.",
     HISTORY_FAMILY: "A second decoding pass that sees the type the first pass gave the word's other mentions.",
-    ABBREVIATION_FAMILY: 'A short form defined in the doc ("atrial fibrillation ( AF )") reads its long form\'s head word, '
-    "and in the second pass its type.",
-    MEMORY_FAMILY: "Matches of the training data's entities in the text, per label; jackknifed in training so the tagger "
-    "learns how far to trust them.",
+    ABBREVIATION_FAMILY: (
+        'A short form defined in the doc ("atrial fibrillation ( AF )") reads its long form\'s head word, '
+        "and in the second pass its type."
+    ),
+    MEMORY_FAMILY: (
+        "Matches of the training data's entities in the text, per label; jackknifed in training so the tagger "
+        "learns how far to trust them."
+    ),
 }
 
 
@@ -203,7 +213,7 @@ FAMILY_DESCRIPTIONS = {
 IDENTITY_ATTRIBUTES = {"orth", "lower", *[f"prefix{k}" for k in range(1, 7)], *[f"suffix{k}" for k in range(1, 7)]}
 
 
-def identity_templates(families: Sequence[str]) -> List[int]:
+def identity_templates(families: Sequence[str]) -> list[int]:
     """Positions (in `compile_templates` order) of templates that read the word itself."""
     names = [parts for family in families if family in FAMILIES for parts in FAMILIES[family].values()]
     return [
@@ -213,12 +223,12 @@ def identity_templates(families: Sequence[str]) -> List[int]:
     ]
 
 
-def template_parts(families: Sequence[str]) -> List[Tuple[str, Tuple[Tuple[str, int], ...]]]:
+def template_parts(families: Sequence[str]) -> list[tuple[str, tuple[tuple[str, int], ...]]]:
     """The templates of the chosen families by name, in `compile_templates` order (the bias first)."""
     return [("bias", ())] + [item for family in families if family in FAMILIES for item in FAMILIES[family].items()]
 
 
-def compile_templates(families: Sequence[str]) -> List[Tuple[int, List[Tuple[int, int]]]]:
+def compile_templates(families: Sequence[str]) -> list[tuple[int, list[tuple[int, int]]]]:
     """The templates of the chosen families as (seed, [(column, offset), ...]).
 
     The seed is the hash of the template's name, so switching a family off
@@ -229,7 +239,8 @@ def compile_templates(families: Sequence[str]) -> List[Tuple[int, List[Tuple[int
         raise ValueError(f"Unknown feature families {unknown}: choose from {ALL_FAMILIES}.")
     if CLUSTERS_FAMILY in families and VECTORS_FAMILY in families:
         raise ValueError(
-            f"Feature families '{CLUSTERS_FAMILY}' and '{VECTORS_FAMILY}' are the same templates over two sources of word "
+            f"Feature families '{CLUSTERS_FAMILY}' and '{VECTORS_FAMILY}' are the same templates over two sources of "
+            "word "
             f"clusters (the shipped table, the pipeline's vectors): choose one."
         )
     return [

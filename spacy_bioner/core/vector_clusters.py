@@ -10,7 +10,7 @@ attributes that the `vectors` feature family reads (see templates.py).
 Fitted once, when the component is initialized; saved with its weights.
 """
 
-from typing import Dict, Optional, Tuple
+from typing import Optional
 
 import numpy
 from spacy.vocab import Vocab
@@ -18,7 +18,7 @@ from spacy.vocab import Vocab
 from .serialize import ModelFileError
 
 # (attribute, clusters) from coarse to fine; the attribute names are templates.CLUSTER_ATTRIBUTES.
-LEVELS: Tuple[Tuple[str, int], ...] = (("cluster_coarse", 16), ("cluster_mid", 64), ("cluster_fine", 256))
+LEVELS: tuple[tuple[str, int], ...] = (("cluster_coarse", 16), ("cluster_mid", 64), ("cluster_fine", 256))
 # Vectors drawn to fit the centroids: enough for 256 clusters, and seconds on a large table.
 FIT_SAMPLE = 50_000
 ITERATIONS = 20
@@ -54,7 +54,7 @@ class VectorClusters:
         ]
         return cls(fine, numpy.array(parents, dtype=numpy.int32).reshape(len(LEVELS) - 1, len(fine)))
 
-    def ids(self, vector: Optional[numpy.ndarray]) -> Optional[Tuple[int, ...]]:
+    def ids(self, vector: Optional[numpy.ndarray]) -> Optional[tuple[int, ...]]:
         """The cluster of a vector at each level, coarse to fine; None for no (or an all-zero) vector."""
         if vector is None or not numpy.any(vector):
             return None
@@ -65,18 +65,18 @@ class VectorClusters:
         fine = _nearest(vectors, self.centroids)
         return numpy.column_stack([*(level[fine] for level in self.parents), fine]).astype(numpy.int32)
 
-    def word_ids(self, vocab: Vocab, text: str) -> Optional[Tuple[int, ...]]:
+    def word_ids(self, vocab: Vocab, text: str) -> Optional[tuple[int, ...]]:
         """The clusters of a word form's vector in vocab (or its lowercase form's); None if it has none."""
         for form in (text, text.lower()):
             if vocab.has_vector(form):
-                return self.ids(vocab.get_vector(form))
+                return self.ids(numpy.asarray(vocab.get_vector(form)))
         return None
 
-    def to_arrays(self) -> Dict[str, numpy.ndarray]:
+    def to_arrays(self) -> dict[str, numpy.ndarray]:
         return {"cluster_centroids": self.centroids, "cluster_parents": self.parents}
 
     @classmethod
-    def from_arrays(cls, arrays: Dict[str, numpy.ndarray], where: str) -> "VectorClusters":
+    def from_arrays(cls, arrays: dict[str, numpy.ndarray], where: str) -> "VectorClusters":
         centroids, parents = arrays.get("cluster_centroids"), arrays.get("cluster_parents")
         if centroids is None or parents is None:
             raise ModelFileError(
@@ -84,7 +84,8 @@ class VectorClusters:
             )
         if centroids.ndim != 2 or not len(centroids) or parents.shape != (len(LEVELS) - 1, len(centroids)):
             raise ModelFileError(
-                f"Bad weights in {where}: cluster_centroids {centroids.shape} and cluster_parents {parents.shape} do not fit together."
+                f"Bad weights in {where}: cluster_centroids {centroids.shape} and cluster_parents {parents.shape} do "
+                "not fit together."
             )
         if not (0 <= parents.min() and parents.max() < len(centroids)):
             raise ModelFileError(f"Bad weights in {where}: cluster_parents name clusters that do not exist.")
@@ -102,15 +103,15 @@ def _nearest(data: numpy.ndarray, centroids: numpy.ndarray) -> numpy.ndarray:
 
 def _spherical_kmeans(data: numpy.ndarray, k: int, rng: numpy.random.Generator) -> numpy.ndarray:
     """k unit centroids of unit rows: k-means++ seeding on cosine distance, then Lloyd steps."""
-    centroids = [data[rng.integers(len(data))]]
-    distance = 1 - data @ centroids[0]
+    seeds = [data[rng.integers(len(data))]]
+    distance = 1 - data @ seeds[0]
     for _ in range(1, k):
         weights = numpy.clip(distance, 0, None) ** 2
         total = weights.sum()
         pick = rng.choice(len(data), p=weights / total) if total > 0 else rng.integers(len(data))
-        centroids.append(data[pick])
+        seeds.append(data[pick])
         distance = numpy.minimum(distance, 1 - data @ data[pick])
-    centroids = numpy.array(centroids)
+    centroids = numpy.array(seeds)
     for _ in range(ITERATIONS):
         assigned = _nearest(data, centroids)
         sums = numpy.zeros_like(centroids)

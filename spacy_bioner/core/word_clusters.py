@@ -16,10 +16,10 @@ cluster ids: if the table is ever refitted, bump templates.TEMPLATES_VERSION.
 
 import functools
 from pathlib import Path
-from typing import Optional, Tuple
+from typing import Optional
 
 import numpy
-from spacy.strings import hash_string
+from spacy.strings import hash_string  # type: ignore[attr-defined]  # spaCy's strings.pyi omits it
 
 from .vector_clusters import LEVELS
 
@@ -50,7 +50,7 @@ class WordClusterTable:
         keys, first = numpy.unique(keys, return_index=True)
         return cls(keys, numpy.asarray(ids)[first])
 
-    def word_ids(self, text: str) -> Optional[Tuple[int, ...]]:
+    def word_ids(self, text: str) -> Optional[tuple[int, ...]]:
         """The clusters of a word form (case is ignored); None for a word the table lacks."""
         key = numpy.uint64(hash_string(text.lower()))
         row = int(numpy.searchsorted(self.keys, key))

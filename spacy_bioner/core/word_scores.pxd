@@ -14,4 +14,5 @@ cdef class WordScores:
 
     cpdef scores(self, const int32_t[::1] rows, const uint64_t[:, ::1] table, const int32_t[::1] sentence,
                  weights, int generation)
-    cdef void _fill(self, int32_t row, const uint64_t[:, ::1] table, const float[:, ::1] w, float[:, :, ::1] cache) noexcept nogil
+    cdef void _fill(self, int32_t row, const uint64_t[:, ::1] table, const float[:, ::1] w,
+                    float[:, :, ::1] cache) noexcept nogil

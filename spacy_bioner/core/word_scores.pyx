@@ -11,7 +11,6 @@ tokens are still hashed per token (FeatureExtractor). For prediction with
 the averaged weights only: training changes the weights every step.
 """
 from libc.stdint cimport int32_t, uint8_t, uint64_t
-from libc.string cimport memset
 
 from .hashing cimport mix as _mix
 
@@ -86,8 +85,10 @@ cdef class WordScores:
             self._reset(weights, generation, max_row)
         if max_row > self._cache.shape[0]:
             grown = max(max_row, 2 * self._cache.shape[0])
-            self._cache = numpy.concatenate([self._cache, numpy.zeros((grown - self._cache.shape[0],) + self._cache.shape[1:], dtype=numpy.float32)])
-            self._filled = numpy.concatenate([self._filled, numpy.zeros(grown - self._filled.shape[0], dtype=numpy.uint8)])
+            self._cache = numpy.concatenate([self._cache, numpy.zeros((grown - self._cache.shape[0],
+                                                                       ) + self._cache.shape[1:], dtype=numpy.float32)])
+            self._filled = numpy.concatenate([self._filled, numpy.zeros(grown - self._filled.shape[0],
+                                                                        dtype=numpy.uint8)])
         cdef const float[:, ::1] w = weights
         cdef float[:, :, ::1] cache = self._cache
         cdef uint8_t[::1] filled = self._filled
@@ -95,7 +96,7 @@ cdef class WordScores:
         cdef int n_tags = w.shape[1]
         out = numpy.empty((n, n_tags), dtype=numpy.float32)
         cdef float[:, ::1] out_view = out
-        cdef Py_ssize_t j, slot, at, tag
+        cdef Py_ssize_t slot, at, tag
         cdef int32_t row
         cdef const float* vector
         with nogil:
@@ -116,7 +117,8 @@ cdef class WordScores:
                         out_view[i, tag] += vector[tag]
         return out
 
-    cdef void _fill(self, int32_t row, const uint64_t[:, ::1] table, const float[:, ::1] w, float[:, :, ::1] cache) noexcept nogil:
+    cdef void _fill(self, int32_t row, const uint64_t[:, ::1] table, const float[:, ::1] w,
+                    float[:, :, ::1] cache) noexcept nogil:
         cdef Py_ssize_t j, tag, slot
         cdef uint64_t bucket
         for j in range(self._seeds.shape[0]):

@@ -1,7 +1,8 @@
 """The `bioner_gazetteer` component: dictionary-only matching, an EntityRuler replacement for phrase lists."""
 
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Callable, Iterable, List, Literal, Optional, Union
+from typing import Any, Callable, Optional, Union
 
 from pydantic import Field
 from spacy.language import Language
@@ -10,8 +11,6 @@ from spacy.scorer import get_ner_prf
 from spacy.tokens import Doc
 from spacy.training import Example, validate_examples
 
-from .matcher import FILTERS, Gazetteer
-from .spans import non_overlapping
 from ..core.serialize import (
     SavedFields,
     cfg_bytes,
@@ -22,6 +21,8 @@ from ..core.serialize import (
     validated,
     write_files,
 )
+from .matcher import Gazetteer, MatchFilter
+from .spans import non_overlapping
 
 
 @Language.factory(
@@ -98,7 +99,7 @@ class GazetteerComponent(Pipe):
         self.gazetteer = Gazetteer(nlp.tokenizer, case_sensitive=case_sensitive)
 
     @property
-    def labels(self):
+    def labels(self) -> tuple[str, ...]:
         return tuple(self.gazetteer.labels)
 
     def __len__(self) -> int:
@@ -115,7 +116,7 @@ class GazetteerComponent(Pipe):
         nlp: Optional[Language] = None,
         gazetteer: Optional[Union[str, Path]] = None,
         gazetteer_label: Optional[str] = None,
-        patterns: Optional[List[dict]] = None,
+        patterns: Optional[list[dict]] = None,
     ) -> None:
         """Load term lists: a file or directory (`gazetteer`) and/or inline patterns."""
         if gazetteer:
@@ -131,21 +132,21 @@ class GazetteerComponent(Pipe):
             self.gazetteer.write_ents(doc, kept, keep_entities=not self.cfg["overwrite_ents"])
         return doc
 
-    def score(self, examples: Iterable[Example], **kwargs):
+    def score(self, examples: Iterable[Example], **kwargs: Any) -> dict[str, Any]:
         validate_examples(examples, "GazetteerComponent.score")
         return self.scorer(examples, **kwargs) if self.scorer is not None else {}
 
-    def to_bytes(self, *, exclude=tuple()) -> bytes:
+    def to_bytes(self, *, exclude: Iterable[str] = tuple()) -> bytes:
         return self.gazetteer.to_bytes()
 
-    def from_bytes(self, bytes_data: bytes, *, exclude=tuple()) -> "GazetteerComponent":
+    def from_bytes(self, bytes_data: bytes, *, exclude: Iterable[str] = tuple()) -> "GazetteerComponent":
         self.gazetteer.from_bytes(bytes_data, where="bytes")
         return self
 
-    def to_disk(self, path, *, exclude=tuple()) -> None:
+    def to_disk(self, path: Union[str, Path], *, exclude: Iterable[str] = tuple()) -> None:
         write_files(Path(path), {"cfg": cfg_bytes(self.cfg), "gazetteer": self.gazetteer.to_bytes()})
 
-    def from_disk(self, path, *, exclude=tuple()) -> "GazetteerComponent":
+    def from_disk(self, path: Union[str, Path], *, exclude: Iterable[str] = tuple()) -> "GazetteerComponent":
         path = Path(path)
         files = read_files(path)
         cfg = cfg_from_bytes(listed_file(files, path, "cfg"), str(path / "cfg"))
@@ -161,11 +162,11 @@ class SavedGazetteer(SavedFields):
     write_ents: bool
     overwrite_ents: bool
     case_sensitive: bool
-    filter: Literal[FILTERS]
+    filter: MatchFilter
     spans_key: str = Field(min_length=1)
 
 
-def checked_cfg(cfg, where: str) -> dict:
+def checked_cfg(cfg: Any, where: str) -> dict[str, Any]:
     """The component's settings, each of its type and in range, or an error naming `where` and the setting."""
     validated(SavedGazetteer, cfg, where)
     return cfg

@@ -8,8 +8,9 @@ term matches whatever whitespace separates its tokens in the text.
 """
 
 import warnings
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Callable, Iterable, List, Optional, Tuple, Union
+from typing import Callable, Literal, Optional, Union, get_args
 
 import numpy
 from spacy.tokens import Span, SpanGroup
@@ -19,9 +20,10 @@ from .tables import TermTables
 from .terms import TERM_SUFFIXES, TermSplitter, checked_chunks, chunk_splitter, collector_paused, read_terms
 from .token_codes import TokenEncoder, add_terms
 
-Match = Tuple[int, int, int, int]  # token start, token end, label index, kb id index
+Match = tuple[int, int, int, int]  # token start, token end, label index, kb id index
 
-FILTERS = ("leftmost_longest", "longest")
+MatchFilter = Literal["leftmost_longest", "longest"]
+FILTERS = get_args(MatchFilter)
 COMPILED_SUFFIX = ".gaz"
 
 
@@ -45,11 +47,11 @@ class Gazetteer:
         self.skipped = 0
 
     @property
-    def labels(self) -> List[str]:
+    def labels(self) -> list[str]:
         return self.tables.labels
 
     @property
-    def kb_ids(self) -> List[str]:
+    def kb_ids(self) -> list[str]:
         return self.tables.kb_ids
 
     def __len__(self) -> int:
@@ -67,7 +69,7 @@ class Gazetteer:
         """Add one term. RETURNS (bool): False if it normalizes to nothing (skipped)."""
         return self._add_all([(term, label, kb_id)]) == 1
 
-    def _add_chunk(self, chunk: List[Tuple[str, str, str]], term_words: List[List[str]]) -> int:
+    def _add_chunk(self, chunk: list[tuple[str, str, str]], term_words: list[list[str]]) -> int:
         """Add terms given their normalized tokens. RETURNS (int): how many were added."""
         added, skipped, new_words = add_terms(self.tables, chunk, term_words)
         self.skipped += skipped
@@ -90,7 +92,7 @@ class Gazetteer:
 
         return self._add_all(terms())
 
-    def _add_all(self, terms: Iterable[Tuple[str, str, str]], chunk_size: int = 10_000) -> int:
+    def _add_all(self, terms: Iterable[tuple[str, str, str]], chunk_size: int = 10_000) -> int:
         """Add (term, label, kb id) triples a chunk at a time. RETURNS (int): how many were added.
 
         Splitting and normalizing terms takes about as long as adding them, so
@@ -134,12 +136,13 @@ class Gazetteer:
             raise ValueError(f"Unknown gazetteer file type {path.name!r}: use .jsonl, .tsv, .txt or .gaz.")
         if kind == "text" and not label:
             raise ValueError(
-                f"Plain-text term list {path} needs a label (config: gazetteer_label; bioner gazetteer compile: --label)."
+                f"Plain-text term list {path} needs a label (config: gazetteer_label; bioner gazetteer compile: "
+                "--label)."
             )
         skipped_before = self.skipped
         added = self._add_all(read_terms(path, kind, label))
         if self.skipped > skipped_before:
-            warnings.warn(f"{path}: skipped {self.skipped - skipped_before} empty terms.")
+            warnings.warn(f"{path}: skipped {self.skipped - skipped_before} empty terms.", stacklevel=2)
         return added
 
     def span(self, doc, match: Match):
@@ -168,7 +171,7 @@ class Gazetteer:
         """
         return self.match_laid_out([doc])  # one doc laid out is the doc itself
 
-    def match_batch(self, docs, relabel: Optional[numpy.ndarray] = None) -> List[numpy.ndarray]:
+    def match_batch(self, docs, relabel: Optional[numpy.ndarray] = None) -> list[numpy.ndarray]:
         """`match` for many docs with one pass of the automaton over all of them (relabel: as match_laid_out)."""
         docs = list(docs)
         if not len(self):  # no term lists: nothing to lay out, and every doc shares one empty, read-only array
@@ -179,7 +182,7 @@ class Gazetteer:
         rows[:, :2] -= numpy.repeat(doc_starts[:-1], numpy.diff(bounds))[:, None]  # each doc's own positions
         return [rows[bounds[i] : bounds[i + 1]] for i in range(len(docs))]
 
-    def match_laid_out(self, docs: List, relabel: Optional[numpy.ndarray] = None) -> numpy.ndarray:
+    def match_laid_out(self, docs: list, relabel: Optional[numpy.ndarray] = None) -> numpy.ndarray:
         """The matches of docs laid end to end, as `match`'s rows in positions of the whole batch.
 
         relabel: int64, a new index for each label (-1: leave its matches out), and no KB ids.
@@ -200,7 +203,7 @@ NO_MATCHES = numpy.zeros((0, 4), dtype=numpy.int64)
 NO_MATCHES.flags.writeable = False
 
 
-def filter_matches(matches, how: str = "leftmost_longest") -> List[Match]:
+def filter_matches(matches, how: str = "leftmost_longest") -> list[Match]:
     """Non-overlapping matches: leftmost first then longest, or longest first (spaCy's filter_spans), by start."""
     if how not in FILTERS:
         raise ValueError(f"Unknown match filter {how!r}: use one of {FILTERS}.")

@@ -117,7 +117,8 @@ def write_ents(Doc doc, rows, Interned labels, Interned kb_ids, bint keep_entiti
             doc.c[i].ent_kb_id = kb_ids.value(store, matches[k, 3])
             taken[i] = True
     for i in range(doc.length - 1):  # as set_ents: an I after no entity, or after another type, begins one
-        if doc.c[i + 1].ent_iob == INSIDE and (doc.c[i].ent_iob in (MISSING, OUTSIDE) or doc.c[i].ent_type != doc.c[i + 1].ent_type):
+        if doc.c[i + 1].ent_iob == INSIDE and (doc.c[i].ent_iob in (MISSING, OUTSIDE)
+                                               or doc.c[i].ent_type != doc.c[i + 1].ent_type):
             doc.c[i + 1].ent_iob = BEGIN
 
 

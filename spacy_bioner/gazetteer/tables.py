@@ -8,7 +8,6 @@ import io
 import json
 from array import array
 from operator import itemgetter
-from typing import Dict, List, Tuple
 
 import ahocorasick
 import numpy
@@ -25,12 +24,12 @@ class TermTables:
     """Everything a gazetteer knows of its terms, as flat tables a Cython loop can append to."""
 
     def __init__(self):
-        self.labels: List[str] = []
-        self.kb_ids: List[str] = [""]
-        self.label_index: Dict[str, int] = {}
-        self.kb_index: Dict[str, int] = {"": 0}
-        self.words: List[str] = []  # normalized word by word id
-        self.word_ids: Dict[str, int] = {}
+        self.labels: list[str] = []
+        self.kb_ids: list[str] = [""]
+        self.label_index: dict[str, int] = {}
+        self.kb_index: dict[str, int] = {"": 0}
+        self.words: list[str] = []  # normalized word by word id
+        self.word_ids: dict[str, int] = {}
         self.unit_keys = array("i")  # per word id: the key id of the one-token term, or -1
         self.in_phrases = array("b")  # per word id: 1 if in a multi-token term
         self.automaton = ahocorasick.Automaton(ahocorasick.STORE_INTS)  # multi-token key codes -> key id
@@ -90,13 +89,13 @@ class TermTables:
         )
 
     @classmethod
-    def from_bytes(cls, data: bytes, where: str = "bytes") -> Tuple["TermTables", bool]:
+    def from_bytes(cls, data: bytes, where: str = "bytes") -> tuple["TermTables", bool]:
         """The tables of `to_bytes`' data, and whether they were built case-sensitive."""
         with collector_paused():
             return cls._from_bytes(data, where)
 
     @classmethod
-    def _from_bytes(cls, data: bytes, where: str) -> Tuple["TermTables", bool]:
+    def _from_bytes(cls, data: bytes, where: str) -> tuple["TermTables", bool]:
         names = ("offsets", "labels", "kbs", "phrase_key_ids", "unit_keys", "in_phrases")
         try:
             message = srsly.msgpack_loads(data)

@@ -14,10 +14,11 @@ import sys
 import threading
 import unicodedata
 from collections import deque
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from itertools import islice
 from pathlib import Path
-from typing import Callable, Dict, Iterable, Iterator, List, Optional, Tuple
+from typing import Callable, Optional
 
 from spacy.tokenizer import Tokenizer
 from spacy.vocab import Vocab
@@ -37,8 +38,8 @@ class TermSplitter:
         self.tokenizer = tokenizer
         self.case_sensitive = case_sensitive
         self.special_cases = getattr(tokenizer, "rules", None) or {}
-        self.cache: Dict[str, List[str]] = {}  # word -> its normalized tokens, while loading
-        self._loading = None
+        self.cache: dict[str, list[str]] = {}  # word -> its normalized tokens, while loading
+        self._loading: Optional[Callable] = None
 
     def clear(self) -> None:
         """Forget the words seen while loading a source."""
@@ -60,7 +61,7 @@ class TermSplitter:
             return False
         return word.isalpha() or word.isdigit() or all(unicodedata.category(c)[0] in "LM" for c in word)
 
-    def words_of(self, terms: List[str]) -> List[List[str]]:
+    def words_of(self, terms: list[str]) -> list[list[str]]:
         """Each term's normalized tokens, for a chunk of terms at once.
 
         Terms of letters only take one normalization call together; the words
@@ -188,12 +189,13 @@ def _start_splitter(tokenizer: Callable, case_sensitive: bool) -> None:
     _splitter = TermSplitter(tokenizer, case_sensitive)
 
 
-def _split_terms(terms: List[str]) -> List[List[str]]:
+def _split_terms(terms: list[str]) -> list[list[str]]:
+    assert _splitter is not None, "_start_splitter runs first in each helper process"
     with collector_paused():
         return _splitter.words_of(terms)
 
 
-def checked_chunks(terms: Iterable[Tuple[str, str, str]], size: int) -> Iterator[List[Tuple[str, str, str]]]:
+def checked_chunks(terms: Iterable[tuple[str, str, str]], size: int) -> Iterator[list[tuple[str, str, str]]]:
     terms = iter(terms)
     chunk = list(islice(terms, size))
     while chunk:
@@ -228,7 +230,7 @@ def _check_term(term, label) -> None:
         raise ValueError(f"Term {term!r} has no label (got {label!r}).")
 
 
-def read_terms(path: Path, kind: str, label: Optional[str]) -> Iterator[Tuple[str, str, str]]:
+def read_terms(path: Path, kind: str, label: Optional[str]) -> Iterator[tuple[str, str, str]]:
     """(term, label, KB id) of each line. Lines end at "\n" (or "\r\n"), and each is decoded on its
     own, so that an error names the line it is on (text mode decodes ahead, in blocks)."""
     with open(path, "rb") as lines:
@@ -240,16 +242,18 @@ def read_terms(path: Path, kind: str, label: Optional[str]) -> Iterator[Tuple[st
             if kind == "tsv":  # the common case, without a call
                 fields = line.split("\t")
                 if len(fields) == 3 and fields[0] and fields[1]:
-                    yield fields
+                    yield fields[0], fields[1], fields[2]
                     continue
             if not line.strip():
                 continue
             yield _parse_line(line, kind, label, path, line_no)
 
 
-def _parse_line(line: str, kind: str, label: Optional[str], path: Path, line_no: int) -> Tuple[str, str, str]:
+def _parse_line(line: str, kind: str, label: Optional[str], path: Path, line_no: int) -> tuple[str, str, str]:
     where = f"{path}, line {line_no}"
     if kind == "text":
+        if not label:
+            raise ValueError(f"{where}: a plain-text term list needs a label.")
         return line.strip(), label, ""
     if kind == "tsv":
         fields = line.split("\t")
@@ -269,4 +273,4 @@ def _parse_line(line: str, kind: str, label: Optional[str], path: Path, line_no:
             f"{where}: token patterns are not supported (pattern is {type(record['pattern']).__name__}); "
             "use phrase patterns (strings)."
         )
-    return record["pattern"], record.get("label", label), str(record.get("id", "") or "")
+    return record["pattern"], str(record.get("label", label)), str(record.get("id", "") or "")

@@ -17,15 +17,15 @@ is the first run of words elsewhere in the doc whose initials spell it
 """
 
 import string
-from typing import Dict, List, NamedTuple, Optional, Tuple
+from typing import NamedTuple, Optional
 
 import numpy
 from spacy.strings import StringStore, get_string_id
 
 from ..core.templates import COLUMNS
 
-Definition = Tuple[int, int]  # the long form's span of words [start, end)
-ShortForm = Tuple[int, ...]  # the ORTH hashes of its words
+Definition = tuple[int, int]  # the long form's span of words [start, end)
+ShortForm = tuple[int, ...]  # the ORTH hashes of its words
 
 
 class Words(NamedTuple):
@@ -58,7 +58,7 @@ def max_long_form_words(short: str) -> int:
     return min(len(short) + 5, 2 * len(short))
 
 
-def long_form(short: str, words: List[str]) -> int:
+def long_form(short: str, words: list[str]) -> int:
     """How many of `words` (those just before the parenthesis, in order) make
     the long form of `short`; 0 if none does.
 
@@ -98,14 +98,14 @@ _ORTH_OPENING, _ORTH_HYPHEN = get_string_id(OPENING), get_string_id(HYPHEN)  # O
 _ORTH_ENDS = {get_string_id(mark) for mark in CLOSERS}
 
 
-def definitions(words: Words) -> Dict[ShortForm, Definition]:
+def definitions(words: Words) -> dict[ShortForm, Definition]:
     """The short forms defined among a doc's words, by their ORTH hashes: the long form's span.
 
     Only words around an opening parenthesis are read, so docs without one cost
     a single array comparison.
     """
     strings = words.strings
-    found: Dict[ShortForm, Definition] = {}
+    found: dict[ShortForm, Definition] = {}
     opening, hyphen, ends = _ORTH_OPENING, _ORTH_HYPHEN, _ORTH_ENDS
     parentheses = numpy.flatnonzero(words.orths == opening).tolist()
     if not parentheses:
@@ -185,7 +185,7 @@ class Initials:
         self._update(lexicon)
         return bool(self._telling[rows].any())
 
-    def __call__(self, lexicon, rows: numpy.ndarray) -> Tuple[numpy.ndarray, numpy.ndarray]:
+    def __call__(self, lexicon, rows: numpy.ndarray) -> tuple[numpy.ndarray, numpy.ndarray]:
         """lexicon (features.Lexicon), rows (int32[n]): its row for each token.
 
         RETURNS: initials (uint8[n]): the first character of each word, lowercased,
@@ -229,8 +229,8 @@ class Initials:
 
 
 def undefined_acronyms(
-    words: Words, defined: Dict[ShortForm, Definition], initials: numpy.ndarray, acronyms: numpy.ndarray
-) -> Dict[ShortForm, Definition]:
+    words: Words, defined: dict[ShortForm, Definition], initials: numpy.ndarray, acronyms: numpy.ndarray
+) -> dict[ShortForm, Definition]:
     """The acronyms a doc uses without defining them, by their ORTH hashes:
     the span of their long form, the first run of words elsewhere in the
     doc whose initials spell them ("insulin - dependent diabetes mellitus"
@@ -241,7 +241,7 @@ def undefined_acronyms(
     `defined`; its long form holds no mention of it. Each acronym is looked
     for once, however often the doc uses it (one search of the doc's initials).
     """
-    found: Dict[ShortForm, Definition] = {}
+    found: dict[ShortForm, Definition] = {}
     at = numpy.flatnonzero(acronyms).tolist()
     if not at:
         return found
@@ -257,23 +257,23 @@ def undefined_acronyms(
         letters = words.strings[orth].lower()
         if not (letters.isascii() and letters.isalpha()) or len(letters) > MAX_SHORT_FORM:
             continue
-        letters = letters.encode("ascii")
-        start = spelled.find(letters)
+        wanted = letters.encode("ascii")
+        start = spelled.find(wanted)
         while start >= 0:
             if word_at is None:
                 word_at = numpy.flatnonzero(initials != SKIPPED)
-            first, last = int(word_at[start]), int(word_at[start + len(letters) - 1])
+            first, last = int(word_at[start]), int(word_at[start + len(wanted) - 1])
             if (words.orths[first : last + 1] != orth).all():
                 found[key] = (first, last + 1)
                 break
-            start = spelled.find(letters, start + 1)
+            start = spelled.find(wanted, start + 1)
     return found
 
 
-Mentions = Tuple[numpy.ndarray, numpy.ndarray]  # heads and starts (see `mentions`)
+Mentions = tuple[numpy.ndarray, numpy.ndarray]  # heads and starts (see `mentions`)
 
 
-def mentions(words: Words, found: Dict[ShortForm, Definition], placed: Optional[Mentions] = None) -> Mentions:
+def mentions(words: Words, found: dict[ShortForm, Definition], placed: Optional[Mentions] = None) -> Mentions:
     """Where the defined short forms occur among a doc's words (placed:
     mentions already placed, kept as they are).
 
@@ -342,7 +342,8 @@ def label_short_forms(
     tagged = numpy.concatenate([[0], numpy.cumsum(tags != 0)])
     long_heads = heads[first]
     after = numpy.minimum(long_heads + 1, len(tags) - 1)
-    # The mention is untagged, and the head ends an entity: it is tagged and the next token does not carry that entity on.
+    # The mention is untagged, and the head ends an entity: it is tagged and the next token does not carry that entity
+    # on.
     ends = (tags[long_heads] != 0) & ((long_heads + 1 == len(tags)) | ~scheme.continuing()[tags[after]])
     keep = (tagged[last] == tagged[first]) & ends
     first, last, labels = first[keep], last[keep], (tags[long_heads[keep]] - 1) // len(scheme.moves)

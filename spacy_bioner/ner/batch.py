@@ -6,7 +6,8 @@ gazetteer and memory; they keep no state of their own but a cache of edge masks 
 """
 
 import functools
-from typing import Callable, Dict, Iterable, List, NamedTuple, Optional, Set, Tuple
+from collections.abc import Iterable
+from typing import Callable, NamedTuple, Optional
 
 import numpy
 from spacy.attrs import ENT_IOB, ENT_TYPE
@@ -70,7 +71,7 @@ class Trellis(NamedTuple):
         return rows if self.positions is None else self.positions[rows]
 
 
-def groups(docs: Iterable[Doc]) -> Iterable[List[Doc]]:
+def groups(docs: Iterable[Doc]) -> Iterable[list[Doc]]:
     """Docs in groups of about TOKENS_PER_PASS tokens, in order."""
     group, n_tokens = [], 0
     for doc in docs:
@@ -83,7 +84,7 @@ def groups(docs: Iterable[Doc]) -> Iterable[List[Doc]]:
         yield group
 
 
-def lay_out(ner, docs: List[Doc], folds: Optional[List[int]] = None) -> Layout:
+def lay_out(ner, docs: list[Doc], folds: Optional[list[int]] = None) -> Layout:
     """The docs laid end to end, with what the features read of each token.
 
     folds: in training, each doc's fold of the entity memory (memory.py).
@@ -125,13 +126,13 @@ def lay_out(ner, docs: List[Doc], folds: Optional[List[int]] = None) -> Layout:
 
 def _short_form_mentions(
     ner,
-    docs: List[Doc],
+    docs: list[Doc],
     offsets: numpy.ndarray,
     rows: numpy.ndarray,
     sentence: numpy.ndarray,
     is_space: numpy.ndarray,
-    folds: Optional[List[int]],
-) -> Tuple[Optional[numpy.ndarray], ...]:
+    folds: Optional[list[int]],
+) -> tuple[Optional[numpy.ndarray], ...]:
     """The mentions of short forms, laid end to end (laid_end_to_end_mentions): those defined in their doc, for
     the abbreviations family (heads, starts), and when predicting those labelled after decoding
     (short_form_heads, short_form_starts: defined ones with short_form_labels, undefined acronyms with
@@ -190,7 +191,7 @@ def _short_form_mentions(
     return heads, starts, short_form_heads, short_form_starts
 
 
-def _docs_with(flags: numpy.ndarray, word_offsets: numpy.ndarray) -> Set[int]:
+def _docs_with(flags: numpy.ndarray, word_offsets: numpy.ndarray) -> set[int]:
     """The docs with a flagged word (word_offsets: where each doc's words begin)."""
     if len(word_offsets) == 2:  # one doc
         return {0} if flags.any() else set()
@@ -198,7 +199,7 @@ def _docs_with(flags: numpy.ndarray, word_offsets: numpy.ndarray) -> Set[int]:
 
 
 def _line_ends(
-    docs: List[Doc], offsets: numpy.ndarray, is_space: numpy.ndarray, line_breaks: str
+    docs: list[Doc], offsets: numpy.ndarray, is_space: numpy.ndarray, line_breaks: str
 ) -> Optional[numpy.ndarray]:
     """The whitespace tokens that end any entity before them: with "blank_or_indented", a blank line
     or a line break followed by indentation or a tab (fields, addresses, signatures); with "every",
@@ -242,7 +243,7 @@ def over_words(layout: Layout, features: Callable[[Layout], numpy.ndarray], fill
 
 def _with_line_ends(
     words: numpy.ndarray, word_offsets: numpy.ndarray, offsets: numpy.ndarray, line_ends: numpy.ndarray
-) -> Tuple[numpy.ndarray, numpy.ndarray]:
+) -> tuple[numpy.ndarray, numpy.ndarray]:
     """The words with each line end among them WINDOW times over, so that no window reaches across it,
     and where each doc (token `offsets`) begins among them."""
     at = numpy.searchsorted(words, line_ends)
@@ -250,12 +251,12 @@ def _with_line_ends(
     return merged, word_offsets + WINDOW * numpy.searchsorted(line_ends, offsets)
 
 
-def _no_mentions(n_tokens: int) -> Tuple[numpy.ndarray, numpy.ndarray]:
+def _no_mentions(n_tokens: int) -> tuple[numpy.ndarray, numpy.ndarray]:
     """laid_end_to_end_mentions where no doc has a mention."""
     return numpy.full(n_tokens, -1, dtype=numpy.int64), numpy.zeros(n_tokens, dtype=numpy.bool_)
 
 
-def _mentionless(n_tokens: int, family: bool, labelled: bool) -> Tuple[Optional[numpy.ndarray], ...]:
+def _mentionless(n_tokens: int, family: bool, labelled: bool) -> tuple[Optional[numpy.ndarray], ...]:
     """_short_form_mentions where no doc has a mention: empty mentions for the family and for the labelling
     rules if on (one read-only pair for both, and for every batch of this many tokens)."""
     empty = _read_only_no_mentions(n_tokens)
@@ -263,18 +264,18 @@ def _mentionless(n_tokens: int, family: bool, labelled: bool) -> Tuple[Optional[
 
 
 @functools.lru_cache(maxsize=256)
-def _read_only_no_mentions(n_tokens: int) -> Tuple[numpy.ndarray, numpy.ndarray]:
+def _read_only_no_mentions(n_tokens: int) -> tuple[numpy.ndarray, numpy.ndarray]:
     heads, starts = _no_mentions(n_tokens)
     heads.flags.writeable = starts.flags.writeable = False
     return heads, starts
 
 
 def laid_end_to_end_mentions(
-    found: Dict[int, Tuple[numpy.ndarray, numpy.ndarray]],
+    found: dict[int, tuple[numpy.ndarray, numpy.ndarray]],
     words: numpy.ndarray,
     word_offsets: numpy.ndarray,
     n_tokens: int,
-) -> Tuple[numpy.ndarray, numpy.ndarray]:
+) -> tuple[numpy.ndarray, numpy.ndarray]:
     """abbreviations.mentions of some docs (by doc number; the others have none) in batch token positions.
 
     words, word_offsets: the batch's words and where each doc's begin among them (features.words_of).
@@ -289,7 +290,7 @@ def laid_end_to_end_mentions(
     return heads, starts
 
 
-def laid_end_to_end(matches: List[numpy.ndarray], offsets: List[int]) -> numpy.ndarray:
+def laid_end_to_end(matches: list[numpy.ndarray], offsets: list[int]) -> numpy.ndarray:
     """Each doc's match rows in batch token positions, docs laid end to end at offsets."""
     if len(matches) == 1:
         return matches[0] + (offsets[0], offsets[0], 0, 0)
@@ -300,7 +301,7 @@ def laid_end_to_end(matches: List[numpy.ndarray], offsets: List[int]) -> numpy.n
     return rows
 
 
-def presets_of(ner, doc: Doc, matches: numpy.ndarray) -> List[Span]:
+def presets_of(ner, doc: Doc, matches: numpy.ndarray) -> list[Span]:
     """What the tagger must keep: the doc's entities, its blocked tokens (`doc.set_ents(blocked=...)`:
     each a one-token span without a label, which no entity may take), and gazetteer matches in "ents" mode."""
     presets = []
@@ -318,7 +319,7 @@ def presets_of(ner, doc: Doc, matches: numpy.ndarray) -> List[Span]:
     return sorted(presets, key=lambda span: span.start)
 
 
-def allowed_tags(ner, layout: Layout, presets: List[List[Span]]) -> numpy.ndarray:
+def allowed_tags(ner, layout: Layout, presets: list[list[Span]]) -> numpy.ndarray:
     """Which tag each token of the batch may take (sentence and doc edges, whitespace, presets)."""
     if (
         len(layout.rows) <= KEPT_MASK_TOKENS
@@ -348,7 +349,7 @@ def _edges_mask(scheme, sent_starts: bytes, is_space: bytes) -> numpy.ndarray:
     return allowed
 
 
-def presets_forced(ner, layout: Layout, presets: List[List[Span]]) -> Tuple[numpy.ndarray, numpy.ndarray]:
+def presets_forced(ner, layout: Layout, presets: list[list[Span]]) -> tuple[numpy.ndarray, numpy.ndarray]:
     """The tag presets force on each token (-1: free), and where an entity must not continue past one."""
     forced = numpy.full(len(layout.rows), -1, dtype=numpy.int32)
     ends = numpy.zeros(len(layout.rows), dtype=numpy.bool_)
@@ -359,7 +360,7 @@ def presets_forced(ner, layout: Layout, presets: List[List[Span]]) -> Tuple[nump
     return forced, ends
 
 
-def _force_presets(ner, layout: Layout, presets: List[List[Span]], forced: numpy.ndarray, ends: numpy.ndarray) -> None:
+def _force_presets(ner, layout: Layout, presets: list[list[Span]], forced: numpy.ndarray, ends: numpy.ndarray) -> None:
     """Write each preset's tags into `forced` and mark the token after it in `ends`."""
     labels = {label: i for i, label in enumerate(ner.labels)}
     for doc_presets, offset in zip(presets, layout.offsets.tolist()):
@@ -375,7 +376,7 @@ def _force_presets(ner, layout: Layout, presets: List[List[Span]], forced: numpy
                 ends[end] = True
 
 
-def trellis_of(ner, layout: Layout, presets: List[List[Span]], allowed: Optional[numpy.ndarray] = None) -> Trellis:
+def trellis_of(ner, layout: Layout, presets: list[list[Span]], allowed: Optional[numpy.ndarray] = None) -> Trellis:
     """What Viterbi and the marginals run over: every token of the batch, or its words
     alone when it has whitespace tokens, so a line break inside an entity ("New\\nYork")
     splits nothing and no whitespace token's score counts.
@@ -398,7 +399,7 @@ def _same(tags: numpy.ndarray) -> numpy.ndarray:
     return tags
 
 
-def _words_allowed(ner, layout: Layout, presets: List[List[Span]], words: numpy.ndarray) -> numpy.ndarray:
+def _words_allowed(ner, layout: Layout, presets: list[list[Span]], words: numpy.ndarray) -> numpy.ndarray:
     """Which tag each of the batch's words may take when whitespace tokens are left
     out: a sentence start or a preset's end on whitespace moves to the next word."""
     next_word = numpy.searchsorted(words, numpy.arange(len(layout.rows)))

@@ -7,7 +7,7 @@ with its length in the state, (tag, words so far), which is exact under the boun
 costs the bound times a plain Viterbi step: it runs on those spans alone.
 """
 
-from typing import List, Optional, Tuple
+from typing import Optional
 
 import numpy
 
@@ -63,7 +63,7 @@ def bounded_viterbi(
     allowed: numpy.ndarray,
     legal: numpy.ndarray,
     transitions: numpy.ndarray,
-    factors: Optional[Tuple[numpy.ndarray, numpy.ndarray]],
+    factors: Optional[tuple[numpy.ndarray, numpy.ndarray]],
     bound: int,
     previous: int,
     following: Optional[int],
@@ -150,6 +150,6 @@ def _moves_into(tag: int, transitions: numpy.ndarray, factors, opening: numpy.nd
     return factors[0][: len(opening)] + factors[1][tag]
 
 
-def longest_entity(spans: List[Tuple[int, int]], is_space: numpy.ndarray) -> int:
+def longest_entity(spans: list[tuple[int, int]], is_space: numpy.ndarray) -> int:
     """The most words of any of these (start, end) token spans."""
     return max((int((~is_space[start:end]).sum()) for start, end in spans), default=0)

@@ -8,7 +8,7 @@ Expected calibration error (ECE) says how honest: the gap between
 confidence and accuracy, averaged over confidence bins weighted by size.
 """
 
-from typing import Iterable, List, Tuple
+from collections.abc import Iterable
 
 import numpy
 from spacy.tokens import Doc
@@ -21,8 +21,8 @@ TEMPERATURES = numpy.geomspace(0.25, 256.0, 41)  # the grid searched: a factor o
 
 
 def outcomes(
-    ner: BioNER, pairs: Iterable[Tuple[Doc, Doc]], temperatures: Iterable[float]
-) -> Tuple[numpy.ndarray, numpy.ndarray]:
+    ner: BioNER, pairs: Iterable[tuple[Doc, Doc]], temperatures: Iterable[float]
+) -> tuple[numpy.ndarray, numpy.ndarray]:
     """Each decoded entity's probability at each temperature, and whether it is right.
 
     pairs: (gold doc, unannotated doc of the same text) pairs; the component
@@ -30,8 +30,8 @@ def outcomes(
     RETURNS (Tuple[ndarray, ndarray]): float64 (n_temperatures, n_entities); bool (n_entities,).
     """
     temperatures = list(temperatures)
-    probabilities: List[List[float]] = [[] for _ in temperatures]
-    correct: List[bool] = []
+    probabilities: list[list[float]] = [[] for _ in temperatures]
+    correct: list[bool] = []
     pairs = list(pairs)
     gold_by_doc = {id(doc): {(e.start_char, e.end_char, e.label_) for e in gold.ents} for gold, doc in pairs}
     for group in groups(doc for _, doc in pairs):
@@ -71,7 +71,7 @@ def expected_calibration_error(probabilities: numpy.ndarray, correct: numpy.ndar
 
 def reliability(
     probabilities: numpy.ndarray, correct: numpy.ndarray, n_bins: int = 10
-) -> List[Tuple[float, float, int]]:
+) -> list[tuple[float, float, int]]:
     """Per confidence bin: mean confidence, accuracy, entities (for a reliability diagram)."""
     bins = numpy.minimum((probabilities * n_bins).astype(int), n_bins - 1)
     return [
@@ -81,7 +81,7 @@ def reliability(
     ]
 
 
-def fit_temperature(ner: BioNER, pairs: Iterable[Tuple[Doc, Doc]]) -> float:
+def fit_temperature(ner: BioNER, pairs: Iterable[tuple[Doc, Doc]]) -> float:
     """The temperature of the grid with the lowest log loss on these gold docs."""
     probabilities, correct = outcomes(ner, pairs, TEMPERATURES)
     losses = [log_loss(row, correct) for row in probabilities]

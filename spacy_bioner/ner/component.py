@@ -13,8 +13,9 @@ saved.py       what the component's files hold, checked on loading
 
 import copy
 import threading
+from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Optional, Union
 
 import numpy
 from spacy.errors import Errors
@@ -24,6 +25,7 @@ from spacy.tokenizer import Tokenizer
 from spacy.tokens import Doc
 from spacy.training import Example, validate_examples
 from spacy.vocab import Vocab
+from thinc.api import Optimizer
 
 from ..core import serialize
 from ..core.decode import predecessor_lists
@@ -55,7 +57,7 @@ def make_bioner(
     scheme: str,
     transitions: str,
     n_buckets: int,
-    features: List[str],
+    features: list[str],
     seed: int,
     incorrect_spans_key: Optional[str],
     trainer: Trainer,
@@ -121,7 +123,7 @@ class BioNER(PerceptronPipe):
             settings.features, settings.n_buckets, word_clusters(settings.features, self.clusters, self.vocab)
         )
         self.rng = numpy.random.default_rng(settings.seed)
-        self._model = None
+        self._model: Any = None  # the trainer's weights: perceptron, CRF or HMM, dense or sparse
         self._learned = False  # whether the weights have been trained or loaded, so must be kept
         self._labels_seen = -1  # how many labels the scheme, masks and weights were made for
 
@@ -137,7 +139,7 @@ class BioNER(PerceptronPipe):
         else:
             self._model = new_weights(self.settings, self._scheme)
         self._predecessors = predecessor_lists(self._legal, self._model.factored)
-        self.tag_values: Optional[Tuple[Tuple[str, ...], numpy.ndarray]] = None  # writer.entity_values' cache
+        self.tag_values: Optional[tuple[tuple[str, ...], numpy.ndarray]] = None  # writer.entity_values' cache
         self._labels_seen = len(self.cfg["labels"])
 
     @property
@@ -152,18 +154,18 @@ class BioNER(PerceptronPipe):
         return self._legal
 
     @property
-    def predecessors(self) -> Tuple[numpy.ndarray, numpy.ndarray]:
+    def predecessors(self) -> tuple[numpy.ndarray, numpy.ndarray]:
         """Each tag's legal predecessors, as Viterbi reads them (decode.predecessor_lists)."""
         self._sync()
         return self._predecessors
 
     @property
-    def model(self):
+    def model(self) -> Any:
         """The weights: AveragedPerceptron, SparsePerceptron or CountedHMM (weights.py)."""
         self._sync()
         return self._model
 
-    def with_settings(self, **changes) -> "BioNER":
+    def with_settings(self, **changes: Any) -> "BioNER":
         """A copy that shares these weights, term lists and memory, with some settings changed
         (`with_settings(confidence={"entity_bias": 1.0})`); only settings read when tagging may change."""
         changed = self.settings.replace(**changes)
@@ -221,7 +223,7 @@ class BioNER(PerceptronPipe):
                 if ent.label_ not in found:
                     found.append(ent.label_)
                 longest = max(longest, sum(not token.is_space for token in ent))
-        self.cfg = component_cfg(self.settings, **({"longest_entity": longest} if longest else {}))
+        self.cfg = component_cfg(self.settings, (), **({"longest_entity": longest} if longest else {}))
         self.clusters = (
             fit_clusters(self.vocab, self.settings.seed) if VECTORS_FAMILY in self.settings.features else None
         )
@@ -234,7 +236,7 @@ class BioNER(PerceptronPipe):
         self._sync()  # the weights for these labels now, so that a label set they cannot hold is refused here
         self.is_initialized = True
 
-    def predict(self, docs: Iterable[Doc]) -> List[Prediction]:
+    def predict(self, docs: Iterable[Doc]) -> list[Prediction]:
         """Gazetteer matches, preset entities and tag ids (averaged weights) for each doc.
 
         Docs are tagged together, laid end to end, in groups (batch.groups).
@@ -252,16 +254,21 @@ class BioNER(PerceptronPipe):
                 self.cfg["labels_from_presets"].append(label)
             return [prediction for group in groups(docs) for prediction in predict_group(self, group)]
 
-    def decode(self, docs: List[Doc]) -> Decoded:
+    def decode(self, docs: list[Doc]) -> Decoded:
         """A group of docs decoded, with the scores, masks and rules behind the tags (for calibration and explain)."""
         return decode(self, docs)
 
-    def set_annotations(self, docs: Iterable[Doc], predictions: List[Prediction]) -> None:
+    def set_annotations(self, docs: Iterable[Doc], predictions: list[Prediction]) -> None:
         writer.write(self, list(docs), list(predictions))
 
     def update(
-        self, examples: Iterable[Example], *, drop: float = 0.0, sgd=None, losses: Optional[Dict[str, float]] = None
-    ) -> Dict[str, float]:
+        self,
+        examples: Iterable[Example],
+        *,
+        drop: float = 0.0,
+        sgd: Optional[Optimizer] = None,
+        losses: Optional[dict[str, float]] = None,
+    ) -> dict[str, float]:
         """One training step per sentence of each example; the loss is the count of mistagged tokens."""
         examples = list(examples)
         validate_examples(examples, "BioNER.update")
@@ -273,7 +280,7 @@ class BioNER(PerceptronPipe):
 
     # Serialization (see PerceptronPipe), with the gazetteer and the memory beside the weights.
 
-    def _saved_cfg(self) -> Dict[str, object]:
+    def _saved_cfg(self) -> dict[str, Any]:
         learned = {key: self.cfg[key] for key in ("longest_entity", "labels_from_presets") if self.cfg.get(key)}
         return {
             **self.settings.trained_cfg(),
@@ -284,15 +291,15 @@ class BioNER(PerceptronPipe):
             "format_version": FORMAT_VERSION,
         }
 
-    def _arrays(self) -> Dict[str, numpy.ndarray]:
+    def _arrays(self) -> dict[str, numpy.ndarray]:
         clusters = self.clusters.to_arrays() if self.clusters is not None else {}
         return {**self.model.to_arrays(), **clusters}
 
-    def to_bytes(self, *, exclude=tuple()) -> bytes:
+    def to_bytes(self, *, exclude: Iterable[str] = tuple()) -> bytes:
         memory = {"memory": self.memory.to_bytes()} if MEMORY_FAMILY in self.settings.features else {}
         return serialize.pack(self._saved_cfg(), self._arrays(), gazetteer=self.gazetteer.to_bytes(), **memory)
 
-    def from_bytes(self, bytes_data: bytes, *, exclude=tuple()) -> "BioNER":
+    def from_bytes(self, bytes_data: bytes, *, exclude: Iterable[str] = tuple()) -> "BioNER":
         cfg, arrays, (gazetteer, memory) = serialize.unpack(
             bytes_data, "bytes", parts=("gazetteer",), optional=("memory",)
         )
@@ -303,21 +310,22 @@ class BioNER(PerceptronPipe):
             raise serialize.ModelFileError(
                 "Corrupted component data in bytes: the memory family's 'memory' part is missing."
             )
-        return self._load(settings, labels, learned, arrays, gazetteer, where="bytes", memory=memory)
+        assert gazetteer is not None  # a required part: unpack raised if it was missing
+        return self._restore(settings, labels, learned, arrays, gazetteer, where="bytes", memory=memory)
 
-    def to_disk(self, path, *, exclude=tuple()) -> None:
+    def to_disk(self, path: Union[str, Path], *, exclude: Iterable[str] = tuple()) -> None:
         memory = {"memory": self.memory.to_bytes()} if MEMORY_FAMILY in self.settings.features else {}
         serialize.write_model(
             Path(path), self._saved_cfg(), self._arrays(), gazetteer=self.gazetteer.to_bytes(), **memory
         )
 
-    def from_disk(self, path, *, exclude=tuple()) -> "BioNER":
+    def from_disk(self, path: Union[str, Path], *, exclude: Iterable[str] = tuple()) -> "BioNER":
         path = Path(path)
         cfg, arrays, files = serialize.read_model(path)
         settings, labels, learned = read_cfg(cfg, str(path / "cfg"))
         gazetteer = serialize.listed_file(files, path, "gazetteer")
         memory = serialize.listed_file(files, path, "memory") if MEMORY_FAMILY in settings.features else None
-        self._load(
+        self._restore(
             settings,
             labels,
             learned,
@@ -332,12 +340,12 @@ class BioNER(PerceptronPipe):
         serialize.check_meta_labels(path, self.name, self.labels)
         return self
 
-    def _load(
+    def _restore(
         self,
         settings: Settings,
-        labels: List[str],
-        learned: Dict[str, int],
-        arrays,
+        labels: list[str],
+        learned: dict[str, int],
+        arrays: dict[str, numpy.ndarray],
         gazetteer: bytes,
         where: str,
         cfg_where: str = "bytes",
@@ -364,7 +372,7 @@ class BioNER(PerceptronPipe):
         self.is_initialized = True
         return self
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple:
         settings = self.settings.to_cfg() if self._settings_given else None
         return (
             _unpickle_bioner,
@@ -372,8 +380,15 @@ class BioNER(PerceptronPipe):
         )
 
 
-def _unpickle_bioner(vocab, name, tokenizer, scorer, settings, data):
+def _unpickle_bioner(
+    vocab: Vocab,
+    name: str,
+    tokenizer: Callable,
+    scorer: Optional[Callable],
+    settings: Optional[dict[str, Any]],
+    data: bytes,
+) -> BioNER:
     # Used by nlp.pipe(n_process=...) to ship the component to worker processes, settings included.
-    settings = Settings.from_cfg(settings) if settings is not None else None
-    component = BioNER(vocab, name, settings=settings, tokenizer=tokenizer, scorer=scorer)
+    given = Settings.from_cfg(settings) if settings is not None else None
+    component = BioNER(vocab, name, settings=given, tokenizer=tokenizer, scorer=scorer)
     return component.from_bytes(data)

@@ -1,14 +1,15 @@
 """Confidence: entity probabilities and alternatives, by forward-backward over the trellis that decoding used."""
 
-from typing import List, Optional, Tuple
+from typing import Optional
 
 import numpy
 from spacy.tokens import Span
 
-from ..core.marginals import entity_probabilities as trellis_entity_probabilities, span_probabilities
+from ..core.marginals import entity_probabilities as trellis_entity_probabilities
+from ..core.marginals import span_probabilities
 from .settings import MAX_ALTERNATIVE_LENGTH
 
-Scored = Tuple[int, int, int, float]  # (start, end, label, probability)
+Scored = tuple[int, int, int, float]  # (start, end, label, probability)
 
 
 def span_confidence(span: Span) -> Optional[float]:
@@ -30,7 +31,7 @@ if not Span.has_extension("bioner_confidence"):
     Span.set_extension("bioner_confidence", getter=span_confidence)
 
 
-def entity_probabilities(ner, decoded, temperature: Optional[float] = None) -> List[List[Scored]]:
+def entity_probabilities(ner, decoded, temperature: Optional[float] = None) -> list[list[Scored]]:
     """Each doc's decoded entities (start, end, label, probability), at the given or the model's temperature."""
     scheme = ner.scheme
     offsets = decoded.layout.offsets.tolist()
@@ -66,7 +67,7 @@ def entity_probabilities(ner, decoded, temperature: Optional[float] = None) -> L
     return found
 
 
-def alternatives(ner, decoded) -> List[List[Scored]]:
+def alternatives(ner, decoded) -> list[list[Scored]]:
     """Each doc's most probable spans other than its decoded entities (start, end, label, probability)."""
     scheme, settings = ner.scheme, ner.settings.confidence
     label_tags = numpy.array(
@@ -90,7 +91,7 @@ def alternatives(ner, decoded) -> List[List[Scored]]:
     )
     rows[:, 1], rows[:, 2] = trellis.token_of(rows[:, 1]), trellis.token_of(rows[:, 2] - 1) + 1
     offsets = decoded.layout.offsets.tolist()
-    found = [[] for _ in range(len(offsets) - 1)]
+    found: list[list[tuple[int, int, int, float]]] = [[] for _ in range(len(offsets) - 1)]
     for (doc, start, end, label), probability in zip(rows.tolist(), probabilities.tolist()):
         found[doc].append((start - offsets[doc], end - offsets[doc], label, probability))
     decoded_spans = [set(scheme.to_spans(decoded.tags[offsets[i] : offsets[i + 1]])) for i in range(len(found))]

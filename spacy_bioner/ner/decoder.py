@@ -4,7 +4,7 @@
 `decode(ner, docs)` is what prediction, calibration and `bioner explain` share.
 """
 
-from typing import Dict, List, NamedTuple, Optional, Tuple
+from typing import NamedTuple, Optional
 
 import numpy
 from spacy.tokens import Doc, Span
@@ -26,16 +26,16 @@ class Prediction(NamedTuple):
 
     tags: numpy.ndarray
     matches: numpy.ndarray  # rows of (start, end, gazetteer label, kb id)
-    presets: List[Span]
-    confidences: Optional[List[Tuple[int, int, int, float]]]  # (start, end, label, probability) per decoded entity
-    alternatives: Optional[List[Tuple[int, int, int, float]]]  # the same, for the most probable other spans
+    presets: list[Span]
+    confidences: Optional[list[tuple[int, int, int, float]]]  # (start, end, label, probability) per decoded entity
+    alternatives: Optional[list[tuple[int, int, int, float]]]  # the same, for the most probable other spans
 
 
 class Decoded(NamedTuple):
     """A group of docs as decoded: what produced the tags, for their probabilities and explanations."""
 
-    matches: List[numpy.ndarray]
-    presets: List[List[Span]]
+    matches: list[numpy.ndarray]
+    presets: list[list[Span]]
     layout: Layout
     trellis: Trellis
     scores: numpy.ndarray  # the emission scores the last Viterbi pass read, a row per row of the trellis
@@ -43,7 +43,7 @@ class Decoded(NamedTuple):
     tags: numpy.ndarray
     first_pass: numpy.ndarray  # the tags the history features were made from (= tags without history)
     best_path: numpy.ndarray  # the last Viterbi pass's tags, before the rules
-    retagged: Dict[int, str]  # token position -> the rule that gave it its tag (rules.apply_rules)
+    retagged: dict[int, str]  # token position -> the rule that gave it its tag (rules.apply_rules)
 
 
 def best_tags(
@@ -69,7 +69,7 @@ def bounded_over(ner, trellis: Trellis, scores: numpy.ndarray, tags: numpy.ndarr
     return tags if bounded is row_tags else trellis.with_spaces(bounded)
 
 
-def decode(ner, docs: List[Doc]) -> Decoded:
+def decode(ner, docs: list[Doc]) -> Decoded:
     """Tags of a group of docs, with the scores and masks that chose them (averaged weights)."""
     matches = ner.gazetteer.match_batch(docs)
     # Only docs with entities or blocked tokens set before us have presets, or any doc in "ents" mode.
@@ -90,8 +90,8 @@ def decode(ner, docs: List[Doc]) -> Decoded:
 
 
 def passes(
-    ner, layout: Layout, matches: List[numpy.ndarray], trellis: Trellis
-) -> Tuple[numpy.ndarray, numpy.ndarray, numpy.ndarray]:
+    ner, layout: Layout, matches: list[numpy.ndarray], trellis: Trellis
+) -> tuple[numpy.ndarray, numpy.ndarray, numpy.ndarray]:
     """The emission scores (a row per token) the last Viterbi pass read, the first pass's tags and the last's."""
     model = ner.model
     if model.dense:  # single-word templates from the per-word cache, the others hashed
@@ -117,8 +117,8 @@ def is_plain(ner, layout: Layout) -> bool:
 
 
 def compiled_passes(
-    ner, layout: Layout, matches: List[numpy.ndarray], allowed: numpy.ndarray
-) -> Tuple[numpy.ndarray, numpy.ndarray, numpy.ndarray]:
+    ner, layout: Layout, matches: list[numpy.ndarray], allowed: numpy.ndarray
+) -> tuple[numpy.ndarray, numpy.ndarray, numpy.ndarray]:
     """`passes` of a plain batch (is_plain), in one compiled call (passes.pyx)."""
     model, featurizer, settings = ner.model, ner.featurizer, ner.settings
     short_form_heads = layout.abbreviation_heads if reads_short_forms(layout, predicting=True) else None
@@ -141,7 +141,7 @@ def compiled_passes(
     )
 
 
-def predict_group(ner, docs: List[Doc]) -> List[Prediction]:
+def predict_group(ner, docs: list[Doc]) -> list[Prediction]:
     """Each doc's prediction, the group decoded together."""
     decoded = decode(ner, docs)
     offsets = decoded.layout.offsets.tolist()

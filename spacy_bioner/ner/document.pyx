@@ -36,7 +36,9 @@ ABBREVIATION_FEATURES = ("abbreviation_head", "abbreviation_head_suffix")
 ABBREVIATION_HISTORY_FEATURES = ("abbreviation_history",)
 _SEEDS = [get_string_id(f"template={name}") for name in DOCUMENT_FEATURES]
 _HISTORY_SEEDS = [get_string_id(f"template={name}") for name in HISTORY_FEATURES]
-_ABBREVIATION_SEEDS = [get_string_id(f"template={name}") for name in ABBREVIATION_FEATURES + ABBREVIATION_HISTORY_FEATURES]
+_ABBREVIATION_SEEDS = [
+    get_string_id(f"template={name}") for name in ABBREVIATION_FEATURES + ABBREVIATION_HISTORY_FEATURES
+]
 cdef uint64_t _LOWER = get_string_id("case=lower")
 cdef uint64_t _TITLE = get_string_id("case=title")
 cdef uint64_t _UPPER = get_string_id("case=upper")
@@ -126,11 +128,13 @@ def document_features(const int32_t[::1] rows, const uint64_t[:, ::1] table, con
     cdef int32_t* slot_table = &slots[0] if slots is not None else NULL
     for start, end in _each_doc(offsets, rows.shape[0]):
         if end > start:
-            fill_document_features(rows[start:end], table, mentions[start:end], slot_table, sentence[start:end], n_buckets, out_view[start:end])
+            fill_document_features(rows[start:end], table, mentions[start:end], slot_table, sentence[start:end],
+                                   n_buckets, out_view[start:end])
     return out
 
 
-cdef void fill_document_features(const int32_t[::1] rows, const uint64_t[:, ::1] table, const int32_t[::1] mentions, int32_t* slots,
+cdef void fill_document_features(const int32_t[::1] rows, const uint64_t[:, ::1] table, const int32_t[::1] mentions,
+                                 int32_t* slots,
                                  const int32_t[::1] sentence, uint64_t n_buckets, uint32_t[:, :] out_view) noexcept:
     cdef Py_ssize_t i, n = rows.shape[0], at
     cdef vector[int32_t] group = vector[int32_t](n)
@@ -179,12 +183,15 @@ def history_features(const int32_t[::1] rows, const uint64_t[:, ::1] table, cons
     cdef int32_t* slot_table = &slots[0] if slots is not None else NULL
     for start, end in _each_doc(offsets, rows.shape[0]):
         if end > start:
-            fill_history_features(rows[start:end], table, mentions[start:end], slot_table, types[start:end], n_types, n_buckets, out_view[start:end])
+            fill_history_features(rows[start:end], table, mentions[start:end], slot_table, types[start:end], n_types,
+                                  n_buckets, out_view[start:end])
     return out
 
 
-cdef int fill_history_features(const int32_t[::1] rows, const uint64_t[:, ::1] table, const int32_t[::1] mentions, int32_t* slots,
-                               const int64_t[::1] types, int n_types, uint64_t n_buckets, uint32_t[:, :] out_view) except -1:
+cdef int fill_history_features(const int32_t[::1] rows, const uint64_t[:, ::1] table, const int32_t[::1] mentions,
+                               int32_t* slots,
+                               const int64_t[::1] types, int n_types, uint64_t n_buckets,
+                               uint32_t[:, :] out_view) except -1:
     cdef Py_ssize_t i, n = rows.shape[0]
     cdef int t, best, best_count, count, total
     cdef vector[int32_t] group = vector[int32_t](n)
@@ -209,7 +216,8 @@ cdef int fill_history_features(const int32_t[::1] rows, const uint64_t[:, ::1] t
     return 0
 
 
-def abbreviation_features(const int32_t[::1] rows, const uint64_t[:, ::1] table, const int64_t[::1] heads, uint64_t n_buckets):
+def abbreviation_features(const int32_t[::1] rows, const uint64_t[:, ::1] table, const int64_t[::1] heads,
+                          uint64_t n_buckets):
     """The long form's head word, and its last three letters, for every mention of a defined short form.
 
     heads (int64[n]): Each token's long-form head token, -1 if it is no defined short form.

@@ -8,17 +8,11 @@ become an entity: how much better the chosen tags scored than the best
 sequence that takes the match.
 """
 
-from typing import Dict, List
-
 import numpy
 from spacy.tokens import Doc
 
 from ..core.decode import viterbi
-from .document import ABBREVIATION_FEATURES, ABBREVIATION_HISTORY_FEATURES, DOCUMENT_FEATURES, HISTORY_FEATURES
 from ..core.perceptron import DROPPED
-from .batch import trellis_of
-from .component import BioNER
-from .featurizer import features as features_of, history, word_clusters
 from ..core.templates import (
     ABBREVIATION_FAMILY,
     COLUMNS,
@@ -28,9 +22,14 @@ from ..core.templates import (
     attribute_values,
     template_parts,
 )
+from .batch import trellis_of
+from .component import BioNER
+from .document import ABBREVIATION_FEATURES, ABBREVIATION_HISTORY_FEATURES, DOCUMENT_FEATURES, HISTORY_FEATURES
+from .featurizer import features as features_of
+from .featurizer import history, word_clusters
 
 
-def feature_names(ner: BioNER, doc: Doc) -> List[List[str]]:
+def feature_names(ner: BioNER, doc: Doc) -> list[list[str]]:
     """A readable name for each feature column of each token, in `featurizer.features` order."""
     sentence = [token.sent.start if doc.has_annotation("SENT_START") else 0 for token in doc]
     clusters = word_clusters(ner.settings.features, ner.clusters, ner.vocab)
@@ -39,7 +38,7 @@ def feature_names(ner: BioNER, doc: Doc) -> List[List[str]]:
     words = [token.i for token in doc if not token.is_space]
     word_index = {i: w for w, i in enumerate(words)}
     names = []
-    for i, token in enumerate(doc):
+    for i, _token in enumerate(doc):
         row = []
         for name, parts in template_parts(ner.settings.features):
             values = []
@@ -68,7 +67,7 @@ def feature_names(ner: BioNER, doc: Doc) -> List[List[str]]:
     return names
 
 
-def explain(ner: BioNER, doc: Doc, top: int = 5) -> Dict[str, list]:
+def explain(ner: BioNER, doc: Doc, top: int = 5) -> dict[str, list]:
     """The entities of an untagged doc with the features behind them, and the matches not taken.
 
     RETURNS (Dict[str, list]): "entities": per entity its text, label and
@@ -129,7 +128,7 @@ def _path_score(scores: numpy.ndarray, transitions: numpy.ndarray, tags: numpy.n
     return total
 
 
-def _matches_not_taken(ner: BioNER, doc: Doc, decoded) -> List[dict]:
+def _matches_not_taken(ner: BioNER, doc: Doc, decoded) -> list[dict]:
     taken = {(ent_start, ent_end, ner.labels[label]) for ent_start, ent_end, label in ner.scheme.to_spans(decoded.tags)}
     transitions = ner.model.transitions(averaged=True)
     best = _path_score(decoded.scores, transitions, decoded.trellis.rows(decoded.best_path))

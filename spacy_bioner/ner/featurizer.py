@@ -7,7 +7,8 @@ read a `Layout` (batch.py) and give a uint32 matrix, a row per token.
 
 import functools
 import warnings
-from typing import Callable, List, Optional, Sequence, Tuple
+from collections.abc import Sequence
+from typing import Callable, Optional
 
 import numpy
 from spacy.strings import get_string_id
@@ -78,7 +79,7 @@ class Featurizer:
 
 
 def features(
-    ner, layout: Layout, matches: List[numpy.ndarray], predicting: bool = False, packed: bool = True
+    ner, layout: Layout, matches: list[numpy.ndarray], predicting: bool = False, packed: bool = True
 ) -> numpy.ndarray:
     """Feature ids per token of the batch; in training, history columns (if any) come last and empty (DROPPED).
 
@@ -103,7 +104,7 @@ def features(
     return columns[0] if len(columns) == 1 else numpy.concatenate(columns, axis=1)
 
 
-def match_sources(ner, layout: Layout, matches: List[numpy.ndarray]) -> List[Tuple[numpy.ndarray, numpy.ndarray]]:
+def match_sources(ner, layout: Layout, matches: list[numpy.ndarray]) -> list[tuple[numpy.ndarray, numpy.ndarray]]:
     """What the match columns are made of, in column order: the term lists' matches (unless in "ents"
     mode), then the entity memory's; for each, its codes (match_codes: n_tokens x labels) and
     their feature ids (match_ids)."""
@@ -127,7 +128,8 @@ def reads_term_lists(ner) -> bool:
 def reads_short_forms(layout: Layout, predicting: bool) -> bool:
     """Whether the short forms' columns are made: with the abbreviations family, except when predicting
     a batch with no short form, where every id in them is DROPPED, which scores nothing."""
-    return layout.abbreviation_heads is not None and not (predicting and not layout.abbreviation_starts.any())
+    starts = layout.abbreviation_starts
+    return layout.abbreviation_heads is not None and starts is not None and not (predicting and not starts.any())
 
 
 def _window_features(extractor: FeatureExtractor, table: numpy.ndarray, view: Layout) -> numpy.ndarray:
@@ -152,7 +154,7 @@ def history(ner, layout: Layout, first_pass: numpy.ndarray, predicting: bool = F
 
 
 @functools.lru_cache(maxsize=32)
-def _match_feature_ids(source: str, labels: Tuple[str, ...], n_buckets: int) -> numpy.ndarray:
+def _match_feature_ids(source: str, labels: tuple[str, ...], n_buckets: int) -> numpy.ndarray:
     table = numpy.full((len(labels), 5), DROPPED, dtype=numpy.uint32)
     for i, label in enumerate(labels):
         for code, move in enumerate("BILU", 1):
@@ -187,7 +189,7 @@ def match_ids(source: str, labels: Sequence[str], n_buckets: int) -> numpy.ndarr
 
 def word_clusters(
     features: Sequence[str], clusters: Optional[VectorClusters], vocab
-) -> Optional[Callable[[str], Optional[Tuple[int, ...]]]]:
+) -> Optional[Callable[[str], Optional[tuple[int, ...]]]]:
     """A word form's clusters (coarse to fine) for the clusters or vectors family; None without them."""
     if CLUSTERS_FAMILY in features:
         return shipped_clusters().word_ids
@@ -216,11 +218,13 @@ def check_vectors(ner) -> None:
         if not ner.warned_no_vectors:
             warnings.warn(
                 f"{ner.name}: the pipeline has no static vectors, which the '{VECTORS_FAMILY}' features read: "
-                "every word falls in no cluster. Load the model with the vectors it was trained with."
+                "every word falls in no cluster. Load the model with the vectors it was trained with.",
+                stacklevel=2,
             )
             ner.warned_no_vectors = True
     elif width != fitted:
         raise ValueError(
-            f"{ner.name}: the pipeline's vectors have {width} dimensions, but the '{VECTORS_FAMILY}' clusters were fitted "
+            f"{ner.name}: the pipeline's vectors have {width} dimensions, but the '{VECTORS_FAMILY}' clusters were "
+            "fitted "
             f"on {fitted}: load the model with the vectors it was trained with."
         )

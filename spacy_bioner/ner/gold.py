@@ -7,8 +7,6 @@ corpora converted from CoNLL/IOB files), the alignment is the identity and
 the tags are read from the reference's arrays instead, with the same result.
 """
 
-from typing import List, Tuple
-
 import numpy
 from spacy.attrs import ENT_IOB, IS_SPACE, ORTH, SENT_START
 from spacy.training import Example
@@ -59,7 +57,7 @@ def gold_tags(example: Example, scheme: TagScheme) -> numpy.ndarray:
     return tags
 
 
-def sentence_runs(example: Example) -> List[Tuple[int, int]]:
+def sentence_runs(example: Example) -> list[tuple[int, int]]:
     """(start, end) of each sentence of the predicted doc: by its own sentence
     starts, or else the reference's (spaCy's corpus reader leaves them off the
     predicted doc)."""

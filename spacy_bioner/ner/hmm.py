@@ -8,7 +8,7 @@ and decodes with the same constrained Viterbi. Features that need a first
 decoding pass (`history`) cannot be counted from the gold tags alone.
 """
 
-from typing import Optional, Tuple
+from typing import Optional
 
 import numpy
 
@@ -53,8 +53,12 @@ class CountedHMM:
         numpy.add.at(self.transition_counts, (previous, gold), 1.0)
         self._scorer = None
 
-    def averages(self) -> Tuple[numpy.ndarray, numpy.ndarray]:
+    def averages(self) -> tuple[numpy.ndarray, numpy.ndarray]:
         """(emission, transition) log-probabilities, float32; cached until the next count."""
+        return self._fitted().averages()
+
+    def _fitted(self) -> AveragedPerceptron:
+        """The log-probabilities of the counts so far, as a scorer; made once per count."""
         if self._scorer is None:
             a = self.smoothing
             emission = numpy.log(self.feature_counts + a) - numpy.log(
@@ -63,12 +67,13 @@ class CountedHMM:
             transition = numpy.log(self.transition_counts + a) - numpy.log(
                 self.transition_counts.sum(axis=1, keepdims=True) + a * self.n_tags
             )
-            self._load(emission, transition)
-        return self._scorer.averages()
+            return self._load(emission, transition)
+        return self._scorer
 
-    def _load(self, emission: numpy.ndarray, transition: numpy.ndarray) -> None:
+    def _load(self, emission: numpy.ndarray, transition: numpy.ndarray) -> AveragedPerceptron:
         self._scorer = AveragedPerceptron(0, emission.shape[1])
         self._scorer.load_averages(emission.astype(numpy.float32), transition.astype(numpy.float32))
+        return self._scorer
 
     def load_averages(self, emission: numpy.ndarray, transition: numpy.ndarray) -> None:
         """Take saved log-probabilities (tagging only: the counts are not saved)."""
@@ -81,19 +86,16 @@ class CountedHMM:
         self.load_averages(arrays["emission"], arrays["transition"])
 
     def to_arrays(self):
-        self.averages()
-        return self._scorer.to_arrays()
+        return self._fitted().to_arrays()
 
     def weights_of(self, features: numpy.ndarray, tag: int) -> numpy.ndarray:
-        self.averages()
-        return self._scorer.weights_of(features, tag)
+        return self._fitted().weights_of(features, tag)
 
     def decoding_weights(self, averaged: bool = True):
         return self.transitions(), None
 
     def scores(self, features: numpy.ndarray, averaged: bool = True) -> numpy.ndarray:
-        self.averages()
-        return self._scorer.scores(features)
+        return self._fitted().scores(features)
 
     def transitions(self, averaged: bool = True) -> numpy.ndarray:
         return self.averages()[1]

@@ -11,7 +11,8 @@ the entities of the other folds only. Prediction matches all of them.
 
 import functools
 import zlib
-from typing import Callable, Iterable, List, Optional, Sequence, Set, Tuple
+from collections.abc import Iterable, Sequence
+from typing import Callable, Optional
 
 import numpy
 from spacy.tokens import Doc
@@ -35,27 +36,27 @@ class EntityMemory:
     def __init__(self, tokenizer: Callable):
         self.tokenizer = tokenizer
         self.entries = Gazetteer(tokenizer)
-        self._folds: List[Gazetteer] = []  # while training, each fold's view: the other folds' entities
+        self._folds: list[Gazetteer] = []  # while training, each fold's view: the other folds' entities
 
     def __len__(self) -> int:
         return len(self.entries)
 
     def fill(self, docs: Iterable[Doc]) -> None:
         """Memorize the entities of these reference docs, replacing the memory's content."""
-        by_fold: List[Set[Tuple[str, str]]] = [set() for _ in range(FOLDS)]
+        by_fold: list[set[tuple[str, str]]] = [set() for _ in range(FOLDS)]
         for doc in docs:
             by_fold[fold(doc)].update((" ".join(token.text for token in ent), ent.label_) for ent in doc.ents)
         self.entries = self._gazetteer(set().union(*by_fold))
         self._folds = [self._gazetteer(set().union(*(by_fold[:k] + by_fold[k + 1 :]))) for k in range(FOLDS)]
 
-    def _gazetteer(self, entities: Set[Tuple[str, str]]) -> Gazetteer:
+    def _gazetteer(self, entities: set[tuple[str, str]]) -> Gazetteer:
         gazetteer = Gazetteer(self.tokenizer)
         gazetteer.add_patterns({"pattern": text, "label": label} for text, label in sorted(entities))
         return gazetteer
 
     def match(
         self, docs: Sequence[Doc], labels: Sequence[str], folds: Optional[Sequence[int]] = None
-    ) -> List[numpy.ndarray]:
+    ) -> list[numpy.ndarray]:
         """Each doc's matches as rows (start, end, index of the label in `labels`, 0).
 
         folds: the fold of each training doc, to match it against the other
@@ -89,7 +90,7 @@ def _label_map_of(gazetteer: Gazetteer, labels: Sequence[str]) -> numpy.ndarray:
 
 
 @functools.lru_cache(maxsize=16)
-def _label_map(memorized: Tuple[str, ...], labels: Tuple[str, ...]) -> numpy.ndarray:
+def _label_map(memorized: tuple[str, ...], labels: tuple[str, ...]) -> numpy.ndarray:
     """The index in `labels` of each memorized label, -1 for one not there; kept per label set, not made per call."""
     index = {label: i for i, label in enumerate(labels)}
     label_map = numpy.array([index.get(label, -1) for label in memorized] or [-1], dtype=numpy.int64)

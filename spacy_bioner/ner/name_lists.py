@@ -12,7 +12,7 @@ a team's name), or with a word that is no known name ("Real Madrid"), is left wh
 """
 
 from collections import defaultdict
-from typing import Dict, List, Optional, Tuple
+from typing import Optional
 
 import numpy
 from spacy.tokens import Doc
@@ -22,11 +22,11 @@ from .batch import Layout, laid_end_to_end
 
 def split_name_lists(
     ner,
-    docs: List[Doc],
+    docs: list[Doc],
     layout: Layout,
     tags: numpy.ndarray,
     allowed: numpy.ndarray,
-    matches: Optional[List[numpy.ndarray]],
+    matches: Optional[list[numpy.ndarray]],
 ) -> numpy.ndarray:
     """The tags with each fused list of names split into its names (`[rules] split_name_lists`).
 
@@ -45,20 +45,20 @@ def split_name_lists(
     # Only the names inside those entities can make them up.
     inside = numpy.searchsorted(entities[:, 0], names[:, 0], side="right") - 1
     names = names[(inside >= 0) & (names[:, 1] <= entities[numpy.maximum(inside, 0), 1])]
-    known: Dict[int, List[int]] = defaultdict(list)
+    known: dict[int, list[int]] = defaultdict(list)
     for start, end in names.tolist():
         known[start].append(end)
     covered = [
         (entity, parts)
         for entity in map(tuple, entities.tolist())
-        for parts in [_parts(*entity[:2], known)]
+        for parts in [_parts(entity[0], entity[1], known)]
         if parts is not None
     ]
     if not covered:
         return tags
     doc_of = numpy.searchsorted(layout.offsets, [start for (start, _, _), _ in covered], side="right") - 1
-    pieces = []
-    for ((start, end, label), parts), d in zip(covered, doc_of.tolist()):
+    pieces: list[Doc] = []
+    for (_, parts), d in zip(covered, doc_of.tolist()):
         offset = int(layout.offsets[d])
         pieces.extend(_piece(docs[d], s - offset, e - offset) for s, e in parts)
     alone = iter(_label_alone(ner, pieces))
@@ -83,7 +83,7 @@ def _piece(doc: Doc, start: int, end: int) -> Doc:
     return Doc(doc.vocab, words=[token.text for token in tokens], spaces=[bool(token.whitespace_) for token in tokens])
 
 
-def _label_alone(ner, pieces: List[Doc]) -> List[Optional[int]]:
+def _label_alone(ner, pieces: list[Doc]) -> list[Optional[int]]:
     """The label each piece takes when tagged on its own, if it comes out as one entity, else None."""
     if not pieces:
         return []
@@ -104,7 +104,7 @@ def _entities_at(scheme, tags: numpy.ndarray, continuing: numpy.ndarray, starts:
     return numpy.stack([starts, ends, (tags[starts] - 1) // len(scheme.moves)], axis=1).astype(numpy.int64)
 
 
-def _known_names(ner, layout: Layout, matches: Optional[List[numpy.ndarray]]) -> numpy.ndarray:
+def _known_names(ner, layout: Layout, matches: Optional[list[numpy.ndarray]]) -> numpy.ndarray:
     """Where each known name (a training entity, or a term of one of the tagger's labels) starts and ends,
     int64 rows (start, end) in batch positions: the memory's matches, then the term lists'."""
     found = [numpy.zeros((0, 4), dtype=numpy.int64)] if layout.memory_matches is None else [layout.memory_matches]
@@ -117,17 +117,17 @@ def _known_names(ner, layout: Layout, matches: Optional[List[numpy.ndarray]]) ->
     return found[0][:, :2] if len(found) == 1 else numpy.concatenate(found)[:, :2]
 
 
-def _parts(start: int, end: int, known: Dict[int, List[int]]) -> Optional[List[Tuple[int, int]]]:
+def _parts(start: int, end: int, known: dict[int, list[int]]) -> Optional[list[tuple[int, int]]]:
     """The fewest known names, two or more, that make up [start, end); None if there are none such,
     or if [start, end) is itself a known name."""
-    ends_at: Dict[int, List[int]] = defaultdict(list)
+    ends_at: dict[int, list[int]] = defaultdict(list)
     if end in known.get(start, ()):
         return None  # known as a whole
     for s in range(start, end):
         for e in known.get(s, ()):
             if e <= end:
                 ends_at[e].append(s)
-    fewest: Dict[int, Tuple[int, int]] = {start: (0, -1)}  # position -> (names so far, where the last one starts)
+    fewest: dict[int, tuple[int, int]] = {start: (0, -1)}  # position -> (names so far, where the last one starts)
     for i in range(start + 1, end + 1):
         options = [(fewest[s][0] + 1, s) for s in ends_at[i] if s in fewest]
         if options:

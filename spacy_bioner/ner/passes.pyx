@@ -26,7 +26,8 @@ from ..core.perceptron import DROPPED
 from .document import ABBREVIATION_FEATURES, DOCUMENT_FEATURES, HISTORY_FEATURES, mention_slots
 
 
-def decode_plain(layout, WordScores word_scores, FeatureExtractor joint, bint document, list match_sources, short_form_heads,
+def decode_plain(layout, WordScores word_scores, FeatureExtractor joint, bint document, list match_sources,
+                 short_form_heads,
                  lexicon, uint64_t n_buckets, weights, float entity_bias, const uint8_t[:, ::1] allowed, decoding,
                  bint history):
     """The scores the last pass read, the first pass's tags and the final ones (before the entity
@@ -86,7 +87,8 @@ def decode_plain(layout, WordScores word_scores, FeatureExtractor joint, bint do
     for d in range(offsets.shape[0] - 1):
         start, end = offsets[d], offsets[d + 1]
         if document and end > start:
-            fill_document_features(rows[start:end], table, mentions[start:end], slot_table, sentence[start:end], n_buckets,
+            fill_document_features(rows[start:end], table, mentions[start:end], slot_table, sentence[start:end],
+                                   n_buckets,
                                    feature_view[start:end, n_joint : column])
     cdef const Py_ssize_t[:, ::1] code_view
     cdef const uint32_t[:, ::1] id_view
@@ -124,7 +126,8 @@ def decode_plain(layout, WordScores word_scores, FeatureExtractor joint, bint do
     for d in range(offsets.shape[0] - 1):
         start, end = offsets[d], offsets[d + 1]
         if end > start:
-            fill_history_features(rows[start:end], table, mentions[start:end], slot_table, type_view[start:end], n_types,
+            fill_history_features(rows[start:end], table, mentions[start:end], slot_table, type_view[start:end],
+                                  n_types,
                                   n_buckets, history_view[start:end, :n_history])
     if short_form_heads is not None:
         fill_abbreviation_history(heads, type_view, n_buckets, history_view[:, n_history:])

@@ -6,7 +6,7 @@ each token its final tag, which `bioner explain` reports.
 """
 
 import functools
-from typing import Callable, Dict, List, NamedTuple, Tuple
+from typing import Callable, NamedTuple
 
 import numpy
 from spacy.tokens import Doc
@@ -17,35 +17,32 @@ from .name_lists import split_name_lists
 from .surnames import label_surnames
 
 # (ner, docs, layout, tags, allowed, each doc's gazetteer matches) -> new tags
-Retag = Callable[[object, List[Doc], Layout, numpy.ndarray, numpy.ndarray, List[numpy.ndarray]], numpy.ndarray]
+Retag = Callable[[object, list[Doc], Layout, numpy.ndarray, numpy.ndarray, list[numpy.ndarray]], numpy.ndarray]
 
 
 class Rule(NamedTuple):
     """A post-processor and how it names the tokens it retagged."""
 
     retag: Retag
-    name_of: Callable[[Layout, numpy.ndarray], List[str]]  # (layout, changed token positions) -> a rule name per token
+    name_of: Callable[[Layout, numpy.ndarray], list[str]]  # (layout, changed token positions) -> a rule name per token
 
 
 def _short_forms(
-    ner, docs: List[Doc], layout: Layout, tags: numpy.ndarray, allowed: numpy.ndarray, matches
+    ner, docs: list[Doc], layout: Layout, tags: numpy.ndarray, allowed: numpy.ndarray, matches
 ) -> numpy.ndarray:
     """short_form_labels and acronym_labels: an untagged short form takes its long form's type."""
-    if layout.short_form_heads is None:
+    if layout.short_form_heads is None or layout.short_form_starts is None:
         return tags
     return label_short_forms(tags, layout.short_form_heads, layout.short_form_starts, ner.scheme, allowed)
 
 
-def _short_form_names(layout: Layout, changed: numpy.ndarray) -> List[str]:
-    defined = layout.abbreviation_heads is not None
-    return [
-        "short_form_labels" if defined and layout.abbreviation_heads[i] >= 0 else "acronym_labels"
-        for i in changed.tolist()
-    ]
+def _short_form_names(layout: Layout, changed: numpy.ndarray) -> list[str]:
+    heads = layout.abbreviation_heads
+    return ["short_form_labels" if heads is not None and heads[i] >= 0 else "acronym_labels" for i in changed.tolist()]
 
 
 def _surnames(
-    ner, docs: List[Doc], layout: Layout, tags: numpy.ndarray, allowed: numpy.ndarray, matches
+    ner, docs: list[Doc], layout: Layout, tags: numpy.ndarray, allowed: numpy.ndarray, matches
 ) -> numpy.ndarray:
     """person_labels: a lone surname takes the label of the full name it ends."""
     person_ids = _indices_of(tuple(ner.settings.rules.person_labels), tuple(ner.labels))
@@ -53,7 +50,7 @@ def _surnames(
 
 
 @functools.lru_cache(maxsize=16)
-def _indices_of(wanted: Tuple[str, ...], labels: Tuple[str, ...]) -> Tuple[int, ...]:
+def _indices_of(wanted: tuple[str, ...], labels: tuple[str, ...]) -> tuple[int, ...]:
     """The indices of the wanted labels among the component's labels: kept per label set, not made per call."""
     return tuple(i for i, label in enumerate(labels) if label in wanted)
 
@@ -66,10 +63,10 @@ RULES = [
 
 
 def apply_rules(
-    ner, docs: List[Doc], layout: Layout, tags: numpy.ndarray, allowed: numpy.ndarray, matches: List[numpy.ndarray]
-) -> Tuple[numpy.ndarray, Dict[int, str]]:
+    ner, docs: list[Doc], layout: Layout, tags: numpy.ndarray, allowed: numpy.ndarray, matches: list[numpy.ndarray]
+) -> tuple[numpy.ndarray, dict[int, str]]:
     """The tags after every rule, and the rule that last retagged each token it changed (batch positions)."""
-    retagged: Dict[int, str] = {}
+    retagged: dict[int, str] = {}
     # Name lists and surnames need an entity of two tokens or more, short forms a mention of one:
     # most sentences have neither, and are not handed to each rule in turn.
     if not ner.scheme.continuing()[tags].any() and (

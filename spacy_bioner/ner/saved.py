@@ -2,7 +2,8 @@
 fixed, and weights of the shapes that config gives. A damaged or foreign file is named with
 its problem (serialize.ModelFileError), never loaded as it is."""
 
-from typing import Dict, List, Sequence, Tuple
+from collections.abc import Sequence
+from typing import Any
 
 import numpy
 
@@ -17,7 +18,7 @@ from .settings import TRAINED_KEYS, Settings, from_version_0_1
 FORMAT_VERSION = 3
 
 
-def component_cfg(settings: Settings, labels: Sequence[str] = (), **learned) -> Dict[str, object]:
+def component_cfg(settings: Settings, labels: Sequence[str] = (), **learned: Any) -> dict[str, Any]:
     """A component's `cfg`: what spaCy's ner has there (labels, incorrect_spans_key), and what it learned
     beside. "labels_from_presets": labels first met on preset entities when tagging (as spaCy's ner, bioner
     adds them), which no training has taught: their entities are kept, never predicted."""
@@ -29,8 +30,9 @@ def component_cfg(settings: Settings, labels: Sequence[str] = (), **learned) -> 
     }
 
 
-def read_cfg(cfg, where: str) -> Tuple[Settings, List[str], Dict[str, int]]:
-    """A saved component's settings, labels and what else it learned (the longest entity, labels met on presets), checked;
+def read_cfg(cfg, where: str) -> tuple[Settings, list[str], dict[str, int]]:
+    """A saved component's settings, labels and what else it learned (the longest entity, labels met on presets),
+    checked;
     a model saved by 0.1 is read in this version's form."""
     if not isinstance(cfg, dict):
         raise serialize.ModelFileError(f"Bad config in {where}: expected a JSON object, got {type(cfg).__name__}.")
@@ -54,7 +56,7 @@ def read_cfg(cfg, where: str) -> Tuple[Settings, List[str], Dict[str, int]]:
         raise serialize.ModelFileError(
             f"Bad config in {where}: 'longest_entity' must be a positive integer, got {longest!r}."
         )
-    learned = {} if longest is None else {"longest_entity": longest}
+    learned: dict[str, Any] = {} if longest is None else {"longest_entity": longest}
     from_presets = cfg.get("labels_from_presets", [])
     if not isinstance(from_presets, list) or not set(from_presets) <= set(labels):
         raise serialize.ModelFileError(

@@ -12,14 +12,14 @@ field descriptions here are the configuration reference (docs/configuration.md
 is generated from them by scripts/render_docs.py).
 """
 
-from typing import ClassVar, Dict, List, Literal, Optional, Union
+from typing import Any, ClassVar, Literal, Optional, Union
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, field_validator
 from spacy.util import registry
 
-from ..core.schemes import SCHEMES
+from ..core.schemes import SchemeName
 from ..core.templates import ALL_FAMILIES, DEFAULT_FAMILIES, HISTORY_FAMILY
-from ..gazetteer.matcher import FILTERS
+from ..gazetteer.matcher import MatchFilter
 
 # Docs are tagged together in groups of about this many tokens: per-doc overhead is
 # paid once per group, and a group's arrays stay a few megabytes whatever the batch size.
@@ -28,14 +28,15 @@ TOKENS_PER_PASS = 2**15
 # marginals cost grows with it, and longer entities are rare in every corpus here.
 MAX_ALTERNATIVE_LENGTH = 10
 
-GAZETTEER_MODES = ("features", "fallback", "ents")
-LINE_BREAKS = ("blank_or_indented", "every", "none")
-TRANSITIONS = ("auto", "pairwise", "factored")
+GazetteerMode = Literal["features", "fallback", "ents"]
+LineBreaks = Literal["blank_or_indented", "every", "none"]
+TransitionsKind = Literal["auto", "pairwise", "factored"]
 # transitions = "auto" factors them above this many labels: pairwise decoding costs labels squared per token.
 FACTORED_ABOVE = 50
 # What a model's files keep of its settings (Settings.trained_cfg)
 TRAINED_KEYS = ("scheme", "transitions", "n_buckets", "features", "trainer", "case_sensitive")
-# Beyond this the float32 scores it is added to would lose the weights' precision, and every token is an entity long before.
+# Beyond this the float32 scores it is added to would lose the weights' precision, and every token is an entity long
+# before.
 MAX_ENTITY_BIAS = 1000.0
 
 
@@ -45,7 +46,7 @@ class Block(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
     registered_name: ClassVar[str]
 
-    def to_config(self) -> Dict[str, object]:
+    def to_config(self) -> dict[str, Any]:
         return {"@misc": self.registered_name, **self.model_dump()}
 
 
@@ -58,7 +59,8 @@ class PerceptronTrainer(Block):
         100.0,
         ge=0,
         description=(
-            "Training continues on a sentence until the gold tags win by this much per token; 0 is the plain perceptron."
+            "Training continues on a sentence until the gold tags win by this much per token; 0 is the plain "
+            "perceptron."
         ),
     )
     word_dropout: float = Field(
@@ -104,7 +106,8 @@ class Confidence(Block):
     probabilities: StrictBool = Field(
         False,
         description=(
-            'Give each entity its probability (forward-backward over the constrained trellis) in `doc.spans["bioner"]`, '
+            "Give each entity its probability (forward-backward over the constrained trellis) in "
+            '`doc.spans["bioner"]`, '
             'as `attrs["scores"]`. Slows tagging by about a third.'
         ),
     )
@@ -140,7 +143,7 @@ class Rules(Block):
     and, after decoding, retagging on evidence elsewhere in the doc."""
 
     registered_name: ClassVar[str] = "bioner.rules.v1"
-    line_breaks: Literal[LINE_BREAKS] = Field(
+    line_breaks: LineBreaks = Field(
         "blank_or_indented",
         description=(
             '"blank_or_indented": a blank line, or a line break followed by indentation or a tab, ends any entity '
@@ -165,7 +168,8 @@ class Rules(Block):
     split_name_lists: StrictBool = Field(
         True,
         description=(
-            "A multi-word entity made wholly of known names (the training data's entities, kept by the `memory` family, "
+            "A multi-word entity made wholly of known names (the training data's entities, kept by the `memory` "
+            "family, "
             'and the term lists\' terms) that each take one same other label when tagged alone ("London London" or '
             '"Paris Berlin Madrid" as one ORG: LOC names) is split into those names.'
         ),
@@ -178,17 +182,18 @@ class Rules(Block):
             'tagger cannot count, and would tag "London London London ..." as one entity however long.'
         ),
     )
-    person_labels: List[str] = Field(
+    person_labels: list[str] = Field(
         ["PER", "PERSON", "person"],
         description=(
-            'The labels that name people: the last word of a full name ("MaliVai Washington") takes the label where the '
+            'The labels that name people: the last word of a full name ("MaliVai Washington") takes the label where '
+            "the "
             'same doc uses it alone ("Washington won"). `[]` turns the rule off.'
         ),
     )
 
     @field_validator("person_labels")
     @classmethod
-    def _non_empty(cls, labels: List[str]) -> List[str]:
+    def _non_empty(cls, labels: list[str]) -> list[str]:
         if not all(labels):
             raise ValueError("labels are non-empty strings")
         return labels
@@ -198,7 +203,7 @@ class GazetteerSettings(Block):
     """How the term-list matches are used (the terms themselves load at initialize or with add_patterns)."""
 
     registered_name: ClassVar[str] = "bioner.gazetteer_settings.v1"
-    mode: Literal[GAZETTEER_MODES] = Field(
+    mode: GazetteerMode = Field(
         "features",
         description=(
             '"features": matches are tagger features; "fallback": also, matches the tagger left unlabelled become '
@@ -215,7 +220,7 @@ class GazetteerSettings(Block):
             "so the tagger never trusts them blindly."
         ),
     )
-    filter: Literal[FILTERS] = Field(
+    filter: MatchFilter = Field(
         "leftmost_longest", description=("Which of overlapping matches count: the leftmost longest, or the longest.")
     )
     spans_key: Optional[str] = Field(
@@ -232,8 +237,8 @@ class Settings(BaseModel):
     """All of a bioner component's settings, as its factory takes them."""
 
     model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
-    scheme: Literal[SCHEMES] = Field("BILOU", description='Tag scheme, "BILOU" or "BIO" (IOB2).')
-    transitions: Literal[TRANSITIONS] = Field(
+    scheme: SchemeName = Field("BILOU", description='Tag scheme, "BILOU" or "BIO" (IOB2).')
+    transitions: TransitionsKind = Field(
         "auto",
         description=(
             '"pairwise": a weight for each (tag, next tag); decoding costs tags squared per token. '
@@ -253,7 +258,7 @@ class Settings(BaseModel):
             "beyond, as with hundreds of labels, the perceptron keeps each row's tags sparse (the CRF and HMM refuse)."
         ),
     )
-    features: List[str] = Field(
+    features: list[str] = Field(
         list(DEFAULT_FAMILIES),
         min_length=1,
         description=("Feature families (at least one): see Feature families below."),
@@ -261,7 +266,8 @@ class Settings(BaseModel):
     seed: StrictInt = Field(
         0,
         description=(
-            "Seeds the word and match dropout and the k-means of the `vectors` family: same seed and data, same weights."
+            "Seeds the word and match dropout and the k-means of the `vectors` family: same seed and data, same "
+            "weights."
         ),
     )
     incorrect_spans_key: Optional[str] = Field(
@@ -280,7 +286,7 @@ class Settings(BaseModel):
 
     @field_validator("features")
     @classmethod
-    def _known_families(cls, features: List[str]) -> List[str]:
+    def _known_families(cls, features: list[str]) -> list[str]:
         unknown = [family for family in features if family not in ALL_FAMILIES]
         if unknown:
             raise ValueError(f"unknown feature families {unknown}: use some of {list(ALL_FAMILIES)}")
@@ -318,14 +324,14 @@ class Settings(BaseModel):
             return self.transitions
         return "factored" if self.trainer.name == "perceptron" and n_labels > FACTORED_ABOVE else "pairwise"
 
-    def to_cfg(self) -> Dict[str, object]:
+    def to_cfg(self) -> dict[str, Any]:
         """The settings as saved with a model: blocks as the config writes them."""
         cfg = self.model_dump(include={"scheme", "transitions", "n_buckets", "features", "seed", "incorrect_spans_key"})
         for block in ("trainer", "confidence", "rules", "gazetteer"):
             cfg[block] = getattr(self, block).to_config()
         return cfg
 
-    def trained_cfg(self) -> Dict[str, object]:
+    def trained_cfg(self) -> dict[str, Any]:
         """The settings that shape the trained weights and term tables, as a model's files hold them:
         they cannot change after training."""
         return {
@@ -338,7 +344,7 @@ class Settings(BaseModel):
         }
 
     @classmethod
-    def from_trained_cfg(cls, cfg: Dict[str, object]) -> "Settings":
+    def from_trained_cfg(cls, cfg: dict[str, Any]) -> "Settings":
         """Settings with these trained ones (`trained_cfg`) and the defaults for the rest."""
         kinds = {kind.registered_name: kind for kind in TRAINERS.values()}
         if cfg["trainer"] not in kinds:
@@ -353,10 +359,10 @@ class Settings(BaseModel):
         )
 
     @classmethod
-    def from_cfg(cls, cfg: Dict[str, object]) -> "Settings":
+    def from_cfg(cls, cfg: dict[str, Any]) -> "Settings":
         """The inverse of `to_cfg`."""
         fields = dict(cfg)
-        blocks = {"confidence": Confidence, "rules": Rules, "gazetteer": GazetteerSettings}
+        blocks: dict[str, Any] = {"confidence": Confidence, "rules": Rules, "gazetteer": GazetteerSettings}
         for block, kind in blocks.items():
             fields[block] = kind(**_without_name(fields[block], kind.registered_name))
         trainer = dict(fields["trainer"])
@@ -367,13 +373,13 @@ class Settings(BaseModel):
         return cls(**fields)
 
 
-def _without_name(block: Dict[str, object], name: str) -> Dict[str, object]:
+def _without_name(block: dict[str, Any], name: str) -> dict[str, Any]:
     if not isinstance(block, dict) or block.get("@misc", name) != name:
         raise ValueError(f"expected a {name} block, got {block!r}")
     return {key: value for key, value in block.items() if key != "@misc"}
 
 
-def from_version_0_1(cfg: Dict[str, object]) -> Dict[str, object]:
+def from_version_0_1(cfg: dict[str, Any]) -> dict[str, Any]:
     """A model cfg saved by spacy-bioner 0.1 (flat keys), in this version's form.
 
     Keys that 0.1's older models lack take the values that kept their output:

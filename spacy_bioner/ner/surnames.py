@@ -10,14 +10,14 @@ capitalized ("King said", not "King Hussein" or "Washington Post"). This is
 the one-sense-per-document reading of names (Mikheev, Moens & Grover 1999).
 """
 
-from typing import List, Sequence
+from collections.abc import Sequence
 
 import numpy
 from spacy.tokens import Doc
 
 
 def label_surnames(
-    docs: List[Doc],
+    docs: list[Doc],
     tags: numpy.ndarray,
     offsets: numpy.ndarray,
     words: numpy.ndarray,
@@ -60,7 +60,7 @@ def label_surnames(
         return tags
     # The label of each (doc, word) that ends a full name: the first such name's.
     tag_labels = numpy.append(-1, numpy.arange(len(scheme.tags) - 1) // len(scheme.moves))  # scheme.label_of, O's -1
-    name_labels = {}
+    name_labels: dict[tuple[int, int], int] = {}
     for i, d in zip(full_name_ends.tolist(), _doc_numbers(offsets, full_name_ends).tolist()):
         name_labels.setdefault((d, int(words[i])), int(tag_labels[tags[i]]))
     one_word_tags = scheme.one_word_tags()
@@ -86,7 +86,8 @@ def _doc_numbers(offsets: numpy.ndarray, positions: numpy.ndarray) -> numpy.ndar
 
 
 def _is_name(text: str) -> bool:
-    """A capitalized word of letters (apostrophes and hyphens allowed), not in capitals: "Jordan", "O'Neill", not "I" or "II"."""
+    """A capitalized word of letters (apostrophes and hyphens allowed), not in capitals: "Jordan", "O'Neill", not "I" or
+    "II"."""
     return text[:1].isupper() and any(c.islower() for c in text) and text.replace("'", "").replace("-", "").isalpha()
 
 

@@ -2,8 +2,6 @@
 configured trainer (perceptron, CRF or HMM counts), all behind `train_example`.
 """
 
-from typing import Dict, List, Tuple
-
 import numpy
 from spacy.attrs import IS_SPACE
 from spacy.errors import Errors
@@ -15,7 +13,8 @@ from .batch import lay_out, presets_of, trellis_of
 from .bounds import longest_entity
 from .decoder import best_tags
 from .dropout import match_dropout, word_dropout
-from .featurizer import features as features_of, history
+from .featurizer import features as features_of
+from .featurizer import history
 from .gold import gold_tags, sentence_runs
 from .memory import fold
 
@@ -96,7 +95,7 @@ def train_example(ner, example: Example) -> float:
     return ner.model.steps(features, allowed, gold, known, runs, trainer.margin, ner.legal, ner.predecessors)
 
 
-def _negative_spans(ner, example: Example) -> List[Tuple[int, int, int]]:
+def _negative_spans(ner, example: Example) -> list[tuple[int, int, int]]:
     """The spans of the reference's `incorrect_spans_key` group, known not to be entities of their label,
     as (start, end, label) over the predicted tokens; one that is also a gold entity is an error (E868)."""
     key = ner.settings.incorrect_spans_key
@@ -133,7 +132,7 @@ def _one_sequence(tags: numpy.ndarray) -> numpy.ndarray:
     return numpy.array([0, len(tags)], dtype=numpy.int64)
 
 
-def update(ner, examples, losses: Dict[str, float]) -> Dict[str, float]:
+def update(ner, examples, losses: dict[str, float]) -> dict[str, float]:
     """Train on each example in turn; the loss adds up under the component's name."""
     losses.setdefault(ner.name, 0.0)
     for example in examples:

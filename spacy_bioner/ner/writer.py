@@ -2,7 +2,6 @@
 matches add KB ids and (in "fallback" mode) entities, and scored spans go to `doc.spans`."""
 
 import itertools
-from typing import List
 
 import numpy
 from spacy.tokens import Doc, Span, SpanGroup
@@ -12,7 +11,7 @@ from .batch import BEGIN, INSIDE, OUTSIDE, laid_end_to_end
 from .entities import write_entities
 
 
-def write(ner, docs: List[Doc], predictions: list) -> None:
+def write(ner, docs: list[Doc], predictions: list) -> None:
     """Write entities to `doc.ents` (presets kept as they were) and all matches to `doc.spans`.
 
     Entities go in as token arrays (ENT_IOB, ENT_TYPE, ENT_KB_ID) made from
@@ -79,7 +78,7 @@ def entity_values(ner, tags: numpy.ndarray) -> numpy.ndarray:
     return cached[1][tags]
 
 
-def link(ner, values: numpy.ndarray, matches: List[numpy.ndarray], offsets: List[int]) -> None:
+def link(ner, values: numpy.ndarray, matches: list[numpy.ndarray], offsets: list[int]) -> None:
     """Give each entity that is exactly a match of its label the KB id of the first such match.
 
     values: the batch's entity values, docs laid end to end at offsets; matches: each doc's match rows.

@@ -1,6 +1,7 @@
 """Parses to token heads and labels: lifted arcs lowered, whitespace tokens attached, written with Doc.from_array."""
 
-from typing import Iterable, List, Tuple
+from collections.abc import Iterable
+from typing import Any
 
 import numpy
 from spacy.attrs import DEP, HEAD
@@ -28,11 +29,13 @@ def write_parses(parser, docs: Iterable[Doc], parses: list) -> None:
                     _lower(parser, parse.words[first:last], absolute, parse.labels[first:last], deps)
         if len(parse.words) < len(doc):
             _attach_whitespace(parser, parse.units, parse.words, absolute, deps)
-        doc.from_array([HEAD, DEP], numpy.column_stack([(absolute - tokens).view(numpy.uint64), deps]))
+        # spaCy's stub asks for thinc's Ints2d, which a numpy array is at run time
+        columns: Any = numpy.column_stack([(absolute - tokens).view(numpy.uint64), deps])
+        doc.from_array([HEAD, DEP], columns)
 
 
 def _attach_whitespace(
-    parser, units: List[Tuple[int, int]], words: numpy.ndarray, absolute: numpy.ndarray, deps: numpy.ndarray
+    parser, units: list[tuple[int, int]], words: numpy.ndarray, absolute: numpy.ndarray, deps: numpy.ndarray
 ) -> None:
     """Hang each whitespace token from the word before it in its unit, else the
     word after it; in a unit of whitespace alone the first token is the root."""
@@ -56,7 +59,7 @@ def _attach_whitespace(
     )
 
 
-def _label_table(parser) -> Tuple[numpy.ndarray, numpy.ndarray]:
+def _label_table(parser) -> tuple[numpy.ndarray, numpy.ndarray]:
     """Each label's string id, and whether it is a lifted one."""
     if getattr(parser, "_labels_hashed", None) != parser.labels:
         parser._label_hashes = numpy.array(

@@ -25,7 +25,8 @@ from .greedy import check_parse_arrays, gold_dependents
 from .move_scores cimport MAX_TEMPLATES, checked_templates, class_scores, direction_salt, has_move, hashed_rows
 from .state_features cimport StateFeatures
 from .transitions cimport (
-    LEFT_ARC, N_MOVES, RIGHT_ARC, State, apply, attach_roots, copy_state, fallback, is_legal, is_terminal, new_state, oracle,
+    LEFT_ARC, N_MOVES, RIGHT_ARC, State, apply, attach_roots, copy_state, fallback, is_legal, is_terminal, new_state,
+    oracle,
 )
 
 # The move of a finished sequence that is carried over, and the oracle's once its sequence has finished.
@@ -79,7 +80,8 @@ cdef Beam* _new_beam(Pool mem, int n, int width) except NULL:
     return beam
 
 
-cdef Weights _weights(const float[:, ::1] move_weights, const float[:, ::1] label_weights, int n_templates, float* label_scores):
+cdef Weights _weights(const float[:, ::1] move_weights, const float[:, ::1] label_weights, int n_templates,
+                      float* label_scores):
     cdef Weights weights
     weights.moves = &move_weights[0, 0]
     weights.labels = &label_weights[0, 0]
@@ -190,7 +192,8 @@ def parse_batch(
     cdef int32_t[::1] heads_view = heads, labels_view = labels
     cdef int n_templates = checked_templates(features), n_labels = label_weights.shape[1]
     cdef Pool label_pool = Pool()
-    cdef Weights weights = _weights(move_weights, label_weights, n_templates, <float*>label_pool.alloc(n_labels, sizeof(float)))
+    cdef Weights weights = _weights(move_weights, label_weights, n_templates, <float*>label_pool.alloc(n_labels,
+                                                                                                       sizeof(float)))
     cdef Pool mem
     cdef Beam* beam
     cdef Py_ssize_t u, start
@@ -229,10 +232,12 @@ def train_sentence(
     cdef Pool mem = Pool()
     cdef Beam* beam = _new_beam(mem, n, width)
     cdef State* gold_state = new_state(mem, n)
-    cdef Weights weights = _weights(move_model.emission, label_model.emission, n_templates, <float*>mem.alloc(label_model.n_tags, sizeof(float)))
+    cdef Weights weights = _weights(move_model.emission, label_model.emission, n_templates,
+                                    <float*>mem.alloc(label_model.n_tags, sizeof(float)))
     cdef uint64_t rows[MAX_TEMPLATES]
     cdef float move_scores[N_MOVES]
-    # Per step: the oracle's move, label and configuration hashes; each kept candidate's parent slot, move and label; each slot's hashes.
+    # Per step: the oracle's move, label and configuration hashes; each kept candidate's parent slot, move and
+    # label; each slot's hashes.
     cdef vector[int32_t] gold_moves, gold_step_labels, parents, moves, labels
     cdef vector[uint64_t] gold_hashes, slot_hashes
     cdef double gold_score = 0.0, violation, worst = 0.0
@@ -282,7 +287,8 @@ def train_sentence(
     return n_moves, wrong[0], wrong[1]
 
 
-cdef void _add(AveragedPerceptron model, const uint64_t* hashes, int n_templates, uint64_t salt, int column, float delta):
+cdef void _add(AveragedPerceptron model, const uint64_t* hashes, int n_templates, uint64_t salt, int column,
+               float delta):
     """delta on column of the rows of these hashes, and on the averaging totals."""
     cdef float[:, ::1] weights = model.emission
     cdef double[:, ::1] totals = model._emission_totals
@@ -294,8 +300,10 @@ cdef void _add(AveragedPerceptron model, const uint64_t* hashes, int n_templates
         totals[rows[j], column] += delta * model.step
 
 
-cdef tuple _max_violation_update(AveragedPerceptron move_model, AveragedPerceptron label_model, int last, int width, int n_templates,
-                                 vector[int32_t]& gold_moves, vector[int32_t]& gold_labels, vector[uint64_t]& gold_hashes,
+cdef tuple _max_violation_update(AveragedPerceptron move_model, AveragedPerceptron label_model, int last, int width,
+                                 int n_templates,
+                                 vector[int32_t]& gold_moves, vector[int32_t]& gold_labels,
+                                 vector[uint64_t]& gold_hashes,
                                  vector[int32_t]& parents, vector[int32_t]& moves, vector[int32_t]& labels,
                                  vector[uint64_t]& slot_hashes):
     """Add the oracle's moves and labels and subtract the best sequence's up to

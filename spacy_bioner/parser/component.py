@@ -5,7 +5,8 @@ Whitespace tokens are not parsed: each hangs from a neighbouring word."""
 
 import warnings
 from collections import Counter
-from typing import Annotated, Callable, Dict, Iterable, List, Literal, NamedTuple, Optional, Sequence, Tuple
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Annotated, Any, Callable, Literal, NamedTuple, Optional
 
 import numpy
 from pydantic import Field, model_validator
@@ -15,12 +16,13 @@ from spacy.strings import get_string_id
 from spacy.tokens import Doc
 from spacy.training import Example, validate_examples
 from spacy.vocab import Vocab
+from thinc.api import Optimizer
 
 from ..core import serialize
 from ..core.features import words_of
 from ..core.perceptron import AveragedPerceptron
 from ..core.perceptron_pipe import PerceptronPipe, checked_examples
-from . import beam, greedy
+from . import beam, greedy  # type: ignore[attr-defined]  # compiled modules, no stubs
 from .arcs import write_parses
 from .projectivity import lift
 from .scoring import score_parse
@@ -119,7 +121,7 @@ def make_bioner_parser(
 class Parse(NamedTuple):
     """What `predict` hands to `set_annotations` for one doc."""
 
-    units: List[Tuple[int, int]]  # (start, end) token range of each unit (sentence, or the whole doc)
+    units: list[tuple[int, int]]  # (start, end) token range of each unit (sentence, or the whole doc)
     words: numpy.ndarray  # int64 the doc's tokens but whitespace, in order
     heads: numpy.ndarray  # int64 the head token of each word (itself for a root)
     labels: numpy.ndarray  # int32 the label id of each word's arc
@@ -153,7 +155,8 @@ class BioParser(PerceptronPipe):
             raise ValueError(f"Unknown transition_system {transition_system!r}: use one of {sorted(SYSTEMS)}.")
         if pseudo_projective and transition_system not in PROJECTIVE_SYSTEMS:
             raise ValueError(
-                f"pseudo_projective is for the projective systems {PROJECTIVE_SYSTEMS}; {transition_system!r} builds non-projective trees itself."
+                f"pseudo_projective is for the projective systems {PROJECTIVE_SYSTEMS}; {transition_system!r} builds "
+                "non-projective trees itself."
             )
         for key, value in (("n_buckets", n_buckets), ("label_buckets", label_buckets)):
             if not isinstance(value, int) or not 1 <= value < 2**32:
@@ -218,7 +221,7 @@ class BioParser(PerceptronPipe):
         self._build()
         for label in labels or []:
             self.add_label(label)
-        root_labels = Counter()
+        root_labels: Counter[str] = Counter()
         n_examples = 0
         for example in examples:
             n_examples += 1
@@ -228,7 +231,8 @@ class BioParser(PerceptronPipe):
                     self.add_label(label)
         if not self.labels:
             raise ValueError(
-                "BioParser.initialize found no parsed examples: pass labels=[...] or examples whose reference docs have heads and deps."
+                "BioParser.initialize found no parsed examples: pass labels=[...] or examples whose reference docs "
+                "have heads and deps."
             )
         self.cfg["root_label"] = root_labels.most_common(1)[0][0] if root_labels else self.labels[0]
         self._first_pass = n_examples
@@ -236,17 +240,18 @@ class BioParser(PerceptronPipe):
     # Tokens -> (word, tag, suffix) per node -> parses
 
     @staticmethod
-    def _units(doc: Doc) -> List[Tuple[int, int]]:
+    def _units(doc: Doc) -> list[tuple[int, int]]:
         if len(doc) and doc.has_annotation("SENT_START"):
             return [(sent.start, sent.end) for sent in doc.sents]
         return [(0, len(doc))] if len(doc) else []
 
     @staticmethod
     def _nodes(doc_values: numpy.ndarray, words: numpy.ndarray, unit_firsts: numpy.ndarray) -> numpy.ndarray:
-        """NODE_ATTRIBUTES of each node: per unit a root row, then its words (unit_firsts: where each unit begins in words)."""
+        """NODE_ATTRIBUTES of each node: per unit a root row, then its words (unit_firsts: where each unit begins in
+        words)."""
         return numpy.insert(doc_values[words], unit_firsts, ROOT_WORD, axis=0)
 
-    def predict(self, docs: Iterable[Doc]) -> List[Parse]:
+    def predict(self, docs: Iterable[Doc]) -> list[Parse]:
         """The parse of each doc (averaged weights)."""
         docs = list(docs)
         if not self.labels:
@@ -255,7 +260,8 @@ class BioParser(PerceptronPipe):
         if not self._warned_untagged and any(len(doc) and not doc.has_annotation("TAG") for doc in docs):
             warnings.warn(
                 f"{self.name}: docs without part-of-speech tags (token.tag_): the parser reads them; "
-                "put bioner_tagger or spaCy's tagger before it."
+                "put bioner_tagger or spaCy's tagger before it.",
+                stacklevel=2,
             )
             self._warned_untagged = True
         # The docs laid end to end: their words, and the units with words, each a root slot then its words.
@@ -275,7 +281,8 @@ class BioParser(PerceptronPipe):
             and sizes.max() > self.cfg["max_length"]
         ):
             raise ValueError(
-                f"{self.name}: a sentence (or a doc without sentence boundaries) of {sizes.max():,} tokens is longer than "
+                f"{self.name}: a sentence (or a doc without sentence boundaries) of {sizes.max():,} tokens is longer "
+                "than "
                 f"max_length = {self.cfg['max_length']:,}; {self.cfg['transition_system']} takes time quadratic in it. "
                 "Add a sentencizer or senter before the parser, or raise max_length."
             )
@@ -315,7 +322,7 @@ class BioParser(PerceptronPipe):
             for doc_units, start, a, b in zip(units, doc_starts.tolist(), doc_firsts, doc_firsts[1:])
         ]
 
-    def set_annotations(self, docs: Iterable[Doc], parses: List[Parse]) -> None:
+    def set_annotations(self, docs: Iterable[Doc], parses: list[Parse]) -> None:
         """Write heads and labels; spaCy sets the sentence starts from the heads."""
         write_parses(self, docs, parses)
 
@@ -343,8 +350,13 @@ class BioParser(PerceptronPipe):
                     yield GoldUnit(unit_words, heads, labels)
 
     def update(
-        self, examples: Iterable[Example], *, drop: float = 0.0, sgd=None, losses: Optional[Dict[str, float]] = None
-    ) -> Dict[str, float]:
+        self,
+        examples: Iterable[Example],
+        *,
+        drop: float = 0.0,
+        sgd: Optional[Optimizer] = None,
+        losses: Optional[dict[str, float]] = None,
+    ) -> dict[str, float]:
         """Perceptron steps along each example's transitions; the loss counts wrong moves and labels.
 
         Units with a word whose gold head is missing, outside the unit or whitespace are skipped.
@@ -366,7 +378,9 @@ class BioParser(PerceptronPipe):
             for unit in self._gold_units(example):
                 for label in unit.labels[1:]:
                     self.add_label(label)
-                nodes = numpy.ascontiguousarray(self._nodes(values, unit.words, [0]), dtype=numpy.uint64)
+                nodes = numpy.ascontiguousarray(
+                    self._nodes(values, unit.words, numpy.zeros(1, dtype=numpy.int64)), dtype=numpy.uint64
+                )
                 gold_heads = numpy.array(unit.heads, dtype=numpy.int32)
                 gold_labels = numpy.array(
                     [-1] + [self._label_ids[label] for label in unit.labels[1:]], dtype=numpy.int32
@@ -399,10 +413,10 @@ class BioParser(PerceptronPipe):
 
     # Serialization (see PerceptronPipe): these weights, checked on loading.
 
-    def _arrays(self) -> Dict[str, numpy.ndarray]:
+    def _arrays(self) -> dict[str, numpy.ndarray]:
         return {"moves": self.move_model.averages()[0], "labels": self.label_model.averages()[0]}
 
-    def _load(self, cfg, arrays, where: str, cfg_where: str) -> "BioParser":
+    def _load(self, cfg: Any, arrays: dict[str, numpy.ndarray], where: str, cfg_where: str) -> "BioParser":
         if isinstance(cfg, dict):
             cfg = {"beam_width": 1, **cfg}  # parsers saved before the setting existed are greedy
         _check_cfg(cfg, cfg_where)
@@ -418,25 +432,31 @@ class BioParser(PerceptronPipe):
         )
         return self
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple:
         return (_unpickle_parser, (self.vocab, self.name, self.scorer, self.to_bytes()))
 
 
-def _unpickle_parser(vocab, name, scorer, data):
+def _unpickle_parser(vocab: Vocab, name: str, scorer: Optional[Callable], data: bytes) -> "BioParser":
     # Used by nlp.pipe(n_process=...) to ship the component to worker processes.
     return BioParser(vocab, name, scorer=scorer).from_bytes(data)
 
 
 class GoldUnit(NamedTuple):
     words: numpy.ndarray  # the unit's tokens but whitespace
-    heads: List[int]  # per node 0..n, -1 for the root slot
-    labels: List[str]
+    heads: list[int]  # per node 0..n, -1 for the root slot
+    labels: list[str]
+
+
+if TYPE_CHECKING:
+    SystemName = str
+else:  # the systems are the compiled transitions module's: a Literal built at run time, which pydantic checks
+    SystemName = Literal[tuple(SYSTEMS)]
 
 
 class SavedParser(serialize.SavedFields):
     """What a parser's cfg file holds."""
 
-    transition_system: Literal[tuple(SYSTEMS)]
+    transition_system: SystemName
     pseudo_projective: bool
     n_buckets: int = Field(ge=1)
     label_buckets: int = Field(ge=1)
@@ -444,7 +464,7 @@ class SavedParser(serialize.SavedFields):
     beam_width: int = Field(ge=1)
     seed: int
     max_length: int = Field(ge=1)
-    labels: List[Annotated[str, Field(min_length=1)]] = Field(min_length=1)
+    labels: list[Annotated[str, Field(min_length=1)]] = Field(min_length=1)
     root_label: str
     features_version: int
 
@@ -455,9 +475,10 @@ class SavedParser(serialize.SavedFields):
         return self
 
 
-def _check_cfg(cfg, where: str) -> None:
+def _check_cfg(cfg: Any, where: str) -> None:
     if isinstance(cfg, dict) and cfg.get("features_version", PARSER_FEATURES_VERSION) != PARSER_FEATURES_VERSION:
         raise serialize.ModelFileError(
-            f"Parser in {where} was trained with features version {cfg['features_version']}; this spacy-bioner uses {PARSER_FEATURES_VERSION}: retrain it."
+            f"Parser in {where} was trained with features version {cfg['features_version']}; this spacy-bioner uses "
+            f"{PARSER_FEATURES_VERSION}: retrain it."
         )
     serialize.validated(SavedParser, cfg, where)

@@ -42,7 +42,8 @@ def check_parse_arrays(const uint64_t[:, ::1] nodes, const int64_t[::1] offsets,
     if nodes.shape[1] != 3:
         raise ValueError("nodes need 3 columns: word, tag, suffix")
     if move_weights.shape[1] != N_MOVES or label_weights.shape[1] < 1 or not 0 <= root_label < label_weights.shape[1]:
-        raise ValueError("move weights need one column per move, label weights one per label, and root_label one of them")
+        raise ValueError("move weights need one column per move, label weights one per label, "
+                         "and root_label one of them")
     if offsets.shape[0] < 1 or offsets[0] != 0 or (offsets.shape[0] > 1 and offsets[offsets.shape[0] - 1] != N):
         raise ValueError(f"offsets must rise from 0 to {N}")
     if offsets.shape[0] > 1 and numpy.any(numpy.diff(offsets) < 1):
@@ -138,7 +139,8 @@ cdef void _arc_eager_costs(const State* s, const int32_t* gold_heads, int* costs
             costs[RIGHT_ARC] += 1  # j's head further on
     for k in range(s.stack_len):
         node = s.stack[k]
-        if costs[RIGHT_ARC] >= 0 and ((node != i and gold_heads[j] == node) or (gold_heads[node] == j and s.heads[node] == -1)):
+        if costs[RIGHT_ARC] >= 0 and ((node != i and gold_heads[j] == node)
+                                      or (gold_heads[node] == j and s.heads[node] == -1)):
             costs[RIGHT_ARC] += 1  # j's head below i, or its dependents on the stack
         if gold_heads[j] == node or (gold_heads[node] == j and s.heads[node] == -1):
             costs[SHIFT] += 1  # every arc between j and the stack

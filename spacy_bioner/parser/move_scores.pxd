@@ -15,7 +15,8 @@ cdef inline bint has_move(int system, int move) noexcept nogil:
     return system == COVINGTON or system == COVINGTON_PROJECTIVE
 
 
-cdef inline void hashed_rows(const uint64_t* hashes, int n, uint64_t salt, uint64_t n_buckets, uint64_t* rows) noexcept nogil:
+cdef inline void hashed_rows(const uint64_t* hashes, int n, uint64_t salt, uint64_t n_buckets,
+                             uint64_t* rows) noexcept nogil:
     """The table rows of a configuration's feature hashes; a salt gives the label model's rows for one arc direction."""
     cdef int j
     for j in range(n):
@@ -41,7 +42,8 @@ cdef inline void _prefetch_row(const float* row, int n_classes) noexcept nogil:
     _prefetch(row + n_classes - 1)
 
 
-cdef inline int class_scores(const float* weights, const uint64_t* rows, int n_rows, int n_classes, float* scores) noexcept nogil:
+cdef inline int class_scores(const float* weights, const uint64_t* rows, int n_rows, int n_classes,
+                             float* scores) noexcept nogil:
     """Each class's score in scores; RETURNS the best class."""
     cdef int j, c, best = 0
     cdef const float* row

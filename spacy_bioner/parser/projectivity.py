@@ -12,7 +12,8 @@ head is in 0..n; labels[0] is unused.
 """
 
 from collections import deque
-from typing import List, Optional, Sequence, Tuple
+from collections.abc import Sequence
+from typing import Optional
 
 SEPARATOR = "||"
 
@@ -32,7 +33,7 @@ def is_projective_arc(heads: Sequence[int], dependent: int) -> bool:
     return all(_is_descendant(heads, k, head) for k in range(low + 1, high))
 
 
-def non_projective_arcs(heads: Sequence[int]) -> List[int]:
+def non_projective_arcs(heads: Sequence[int]) -> list[int]:
     """The dependents whose arcs are not projective."""
     return [d for d in range(1, len(heads)) if not is_projective_arc(heads, d)]
 
@@ -41,7 +42,7 @@ def is_projective(heads: Sequence[int]) -> bool:
     return not non_projective_arcs(heads)
 
 
-def lift(heads: Sequence[int], labels: Sequence[str]) -> Tuple[List[int], List[str]]:
+def lift(heads: Sequence[int], labels: Sequence[str]) -> tuple[list[int], list[str]]:
     """The projective tree and augmented labels; the input is left as it is."""
     heads, labels = list(heads), list(labels)
     real_head_label = {}
@@ -60,17 +61,17 @@ def lift(heads: Sequence[int], labels: Sequence[str]) -> Tuple[List[int], List[s
     return heads, labels
 
 
-def split_label(label: str) -> Tuple[str, Optional[str]]:
+def split_label(label: str) -> tuple[str, Optional[str]]:
     """("dep", "headlabel") of an augmented label, ("dep", None) of a plain one."""
     dep, separator, head_label = label.partition(SEPARATOR)
     return dep, (head_label if separator else None)
 
 
-def lower(heads: Sequence[int], labels: Sequence[str]) -> Tuple[List[int], List[str]]:
+def lower(heads: Sequence[int], labels: Sequence[str]) -> tuple[list[int], list[str]]:
     """Move each arc with an augmented label down to a descendant of its head
     with the recorded label; every label comes out plain."""
     heads, labels = list(heads), list(labels)
-    children = [[] for _ in heads]
+    children: list[list[int]] = [[] for _ in heads]
     for d in range(1, len(heads)):
         children[heads[d]].append(d)
     for dependent in _top_down(children):
@@ -87,7 +88,7 @@ def lower(heads: Sequence[int], labels: Sequence[str]) -> Tuple[List[int], List[
     return heads, labels
 
 
-def _top_down(children: List[List[int]]) -> List[int]:
+def _top_down(children: list[list[int]]) -> list[int]:
     order, queue = [], deque([0])
     while queue:
         node = queue.popleft()

@@ -1,6 +1,7 @@
 """The parser's scores: spaCy's, plus UAS, LAS and label accuracy over every token."""
 
-from typing import Callable, Dict, Iterable
+from collections.abc import Iterable
+from typing import Any, Callable
 
 from spacy.pipeline.dep_parser import parser_score
 from spacy.training import Example
@@ -12,7 +13,7 @@ def make_parser_scorer() -> Callable:
     return score_parse
 
 
-def score_parse(examples: Iterable[Example], **kwargs) -> Dict[str, object]:
+def score_parse(examples: Iterable[Example], **kwargs) -> dict[str, Any]:
     """spaCy's parser scores (UAS, LAS and per label without punctuation, sentence P/R/F),
     plus over every token, punctuation included (as the CoNLL 2018 shared task
     scores): dep_uas_all, dep_las_all and dep_label_acc."""

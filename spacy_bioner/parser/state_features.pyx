@@ -129,16 +129,42 @@ cdef class StateFeatures:
         for k in range(14):
             word[k] = nodes[positions[k] * N_COLUMNS + WORD] if positions[k] >= 0 else _NONE
             tag[k] = nodes[positions[k] * N_COLUMNS + TAG] if positions[k] >= 0 else _NONE
-        atoms[0] = word[0]; atoms[1] = tag[0]; atoms[2] = word[1]; atoms[3] = tag[1]; atoms[4] = tag[2]
-        atoms[5] = word[3]; atoms[6] = tag[3]; atoms[7] = word[4]; atoms[8] = tag[4]; atoms[9] = word[5]; atoms[10] = tag[5]
-        atoms[11] = word[6]; atoms[12] = tag[6]; atoms[13] = _label(s, s0)
-        atoms[14] = word[7]; atoms[15] = tag[7]; atoms[16] = _label(s, s0h)
-        atoms[17] = word[8]; atoms[18] = tag[8]; atoms[19] = _label(s, s0lc1)
-        atoms[20] = word[9]; atoms[21] = tag[9]; atoms[22] = _label(s, s0rc1)
-        atoms[23] = word[10]; atoms[24] = tag[10]; atoms[25] = _label(s, n0lc1)
-        atoms[26] = word[11]; atoms[27] = tag[11]; atoms[28] = _label(s, s0lc2)
-        atoms[29] = word[12]; atoms[30] = tag[12]; atoms[31] = _label(s, s0rc2)
-        atoms[32] = word[13]; atoms[33] = tag[13]; atoms[34] = _label(s, n0lc2)
+        # Each position's word, tag and (for the arcs) label, in the templates' order
+        atoms[0] = word[0]
+        atoms[1] = tag[0]
+        atoms[2] = word[1]
+        atoms[3] = tag[1]
+        atoms[4] = tag[2]
+        atoms[5] = word[3]
+        atoms[6] = tag[3]
+        atoms[7] = word[4]
+        atoms[8] = tag[4]
+        atoms[9] = word[5]
+        atoms[10] = tag[5]
+        atoms[11] = word[6]
+        atoms[12] = tag[6]
+        atoms[13] = _label(s, s0)
+        atoms[14] = word[7]
+        atoms[15] = tag[7]
+        atoms[16] = _label(s, s0h)
+        atoms[17] = word[8]
+        atoms[18] = tag[8]
+        atoms[19] = _label(s, s0lc1)
+        atoms[20] = word[9]
+        atoms[21] = tag[9]
+        atoms[22] = _label(s, s0rc1)
+        atoms[23] = word[10]
+        atoms[24] = tag[10]
+        atoms[25] = _label(s, n0lc1)
+        atoms[26] = word[11]
+        atoms[27] = tag[11]
+        atoms[28] = _label(s, s0lc2)
+        atoms[29] = word[12]
+        atoms[30] = tag[12]
+        atoms[31] = _label(s, s0rc2)
+        atoms[32] = word[13]
+        atoms[33] = tag[13]
+        atoms[34] = _label(s, n0lc2)
         atoms[35] = _bucket(n0 - s0 if n0 > s0 else s0 - n0) if s0 >= 0 and n0 >= 0 else _NONE
         atoms[36] = _bucket(s.n_left[s0]) if s0 >= 0 else _NONE
         atoms[37] = _bucket(s.n_right[s0]) if s0 >= 0 else _NONE

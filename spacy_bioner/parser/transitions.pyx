@@ -323,15 +323,16 @@ cdef class Configuration:
         """Apply a move ("SHIFT", "LEFT-ARC", ...) with the label of the arc it adds."""
         cdef int move_id = _move_id(move)
         if MOVE_NAMES[move_id] not in SYSTEM_MOVES[self.system] or not is_legal(self.state, self.system_id, move_id):
-            raise ValueError(f"{MOVE_NAMES[move_id]} is not legal here in {self.system} (stack {self.stack}, buffer {self.buffer})")
+            raise ValueError(f"{MOVE_NAMES[move_id]} is not legal here in {self.system} "
+                             f"(stack {self.stack}, buffer {self.buffer})")
         apply(self.state, self.system_id, move_id, label)
 
     def oracle(self, gold_heads, gold_labels):
         """(move, label) the static oracle takes towards the gold tree (lists over nodes 0..n, head -1 for the root)."""
         cdef int label = -1
         heads, labels, dependents = _gold_arrays(gold_heads, gold_labels, self.state.n)
-        cdef int32_t[::1] h = heads, l = labels, d = dependents
-        move = oracle(self.state, self.system_id, &h[0], &l[0], &d[0], &label)
+        cdef int32_t[::1] h = heads, lab = labels, d = dependents
+        move = oracle(self.state, self.system_id, &h[0], &lab[0], &d[0], &label)
         return MOVE_NAMES[move], label
 
     def attach_roots(self, int label=0):
@@ -352,7 +353,8 @@ def _gold_arrays(gold_heads, gold_labels, int n):
     labels = numpy.asarray(gold_labels, dtype=numpy.int32)
     if heads.shape != (n + 1,) or labels.shape != (n + 1,):
         raise ValueError(f"gold heads and labels must have n + 1 = {n + 1} entries (node 0 first)")
-    dependents = numpy.bincount(heads[1:], minlength=n + 1).astype(numpy.int32) if n else numpy.zeros(1, dtype=numpy.int32)
+    dependents = numpy.bincount(heads[1:], minlength=n + 1).astype(numpy.int32) if n else numpy.zeros(1,
+                                                                                                      dtype=numpy.int32)
     return heads, labels, dependents
 
 

@@ -9,7 +9,8 @@ newlines change no word's features, and get spaCy's whitespace tag.
 
 import functools
 import threading
-from typing import Annotated, Callable, Dict, Iterable, List, Literal, Optional, Sequence
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Annotated, Any, Callable, Literal, Optional, get_args
 
 import numpy
 from pydantic import Field
@@ -21,6 +22,7 @@ from spacy.tokens import Doc
 from spacy.training import Example, validate_examples
 from spacy.util import registry
 from spacy.vocab import Vocab
+from thinc.api import Optimizer
 
 from ..core import serialize
 from ..core.decode import viterbi
@@ -38,10 +40,11 @@ from ..core.templates import (
 )
 from ..core.word_clusters import shipped_clusters
 
-ATTRIBUTES = ("tag", "pos")
+Attribute = Literal["tag", "pos"]
+ATTRIBUTES = get_args(Attribute)
 # Vector clusters are fitted by the bioner component only.
 TAGGER_FAMILIES = [family for family in FAMILIES if family != VECTORS_FAMILY]
-DEFAULT_TAGGER_CONFIG = {
+DEFAULT_TAGGER_CONFIG: dict[str, Any] = {
     "attr": "tag",
     "n_buckets": 2**20,
     "features": ["word", "window", "shape", "affixes", "flags", "conjunctions"],
@@ -56,7 +59,7 @@ def make_tagger_scorer() -> Callable:
     return score_tags
 
 
-def score_tags(examples: Iterable[Example], **kwargs) -> Dict[str, object]:
+def score_tags(examples: Iterable[Example], **kwargs: Any) -> dict[str, Any]:
     """Accuracy of both token.tag_ ("tag_acc") and token.pos_ ("pos_acc"), where tagged."""
     examples = list(examples)
     scores = {}
@@ -73,7 +76,7 @@ def score_tags(examples: Iterable[Example], **kwargs) -> Dict[str, object]:
     default_score_weights={"tag_acc": 1.0, "pos_acc": None},
 )
 def make_bioner_tagger(
-    nlp: Language, name: str, attr: str, n_buckets: int, features: List[str], margin: float, scorer: Optional[Callable]
+    nlp: Language, name: str, attr: str, n_buckets: int, features: list[str], margin: float, scorer: Optional[Callable]
 ) -> "BioTagger":
     """Create a bioner_tagger component.
 
@@ -172,14 +175,17 @@ class BioTagger(PerceptronPipe):
                     found.append(value)
         if not found:
             raise ValueError(
-                f"BioTagger.initialize found no {self.cfg['attr']} values in the examples: pass labels=[...] or tagged examples."
+                f"BioTagger.initialize found no {self.cfg['attr']} values in the examples: pass labels=[...] or "
+                "tagged examples."
             )
         self.cfg["labels"] = []
         self._build()
         for label in found:
             self.add_label(label)
 
-    def _scores(self, docs: List[Doc], averaged: bool):
+    def _scores(
+        self, docs: list[Doc], averaged: bool
+    ) -> tuple[numpy.ndarray, numpy.ndarray, numpy.ndarray, numpy.ndarray]:
         """Features and scores of the docs' words (tokens but whitespace) laid end to end,
         where each doc's words begin, and each word's position among the tokens."""
         offsets, sentence, _, spaces = batch_layout(docs)
@@ -197,7 +203,7 @@ class BioTagger(PerceptronPipe):
             allowed = numpy.ones(scores.shape, dtype=numpy.uint8)
         return viterbi(scores, self.model.transitions(averaged=averaged), allowed, self._free, offsets)
 
-    def predict(self, docs: Iterable[Doc]) -> List[numpy.ndarray]:
+    def predict(self, docs: Iterable[Doc]) -> list[numpy.ndarray]:
         """Tag ids of each doc's tokens (averaged weights); -1 for whitespace."""
         docs = list(docs)
         if not self.labels:
@@ -215,7 +221,7 @@ class BioTagger(PerceptronPipe):
         bounds = offsets.tolist()
         return [tags[bounds[i] : bounds[i + 1]] for i in range(len(docs))]
 
-    def set_annotations(self, docs: Iterable[Doc], tag_ids: List[numpy.ndarray]) -> None:
+    def set_annotations(self, docs: Iterable[Doc], tag_ids: list[numpy.ndarray]) -> None:
         attr = self.cfg["attr"]
         names = [*self.labels, WHITESPACE_TAGS[attr]]  # last, so the id -1 picks it
         if attr == "pos":
@@ -226,8 +232,13 @@ class BioTagger(PerceptronPipe):
             doc.from_array([POS if attr == "pos" else TAG], values[ids].reshape(-1, 1))
 
     def update(
-        self, examples: Iterable[Example], *, drop: float = 0.0, sgd=None, losses: Optional[Dict[str, float]] = None
-    ) -> Dict[str, float]:
+        self,
+        examples: Iterable[Example],
+        *,
+        drop: float = 0.0,
+        sgd: Optional[Optimizer] = None,
+        losses: Optional[dict[str, float]] = None,
+    ) -> dict[str, float]:
         """One perceptron step per example; words without a gold tag take the best tag that agrees with the rest."""
         if losses is None:
             losses = {}
@@ -257,11 +268,11 @@ class BioTagger(PerceptronPipe):
 
     # Serialization (see PerceptronPipe): these weights, checked on loading.
 
-    def _arrays(self) -> Dict[str, numpy.ndarray]:
+    def _arrays(self) -> dict[str, numpy.ndarray]:
         emission, transition = self.model.averages()
         return {"emission": emission, "transition": transition}
 
-    def _load(self, cfg, arrays, where: str, cfg_where: str) -> "BioTagger":
+    def _load(self, cfg: Any, arrays: dict[str, numpy.ndarray], where: str, cfg_where: str) -> "BioTagger":
         if isinstance(cfg, dict):  # saved before the margin setting: it only matters in training
             cfg.setdefault("margin", 0.0)
         _check_cfg(cfg, cfg_where)
@@ -273,29 +284,36 @@ class BioTagger(PerceptronPipe):
         self.model.load_averages(arrays["emission"], arrays["transition"])
         return self
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple:
         return (_unpickle_tagger, (self.vocab, self.name, self.scorer, self.to_bytes()))
 
 
-def _unpickle_tagger(vocab, name, scorer, data):
+def _unpickle_tagger(vocab: Vocab, name: str, scorer: Optional[Callable], data: bytes) -> "BioTagger":
     # Used by nlp.pipe(n_process=...) to ship the component to worker processes.
     return BioTagger(vocab, name, scorer=scorer).from_bytes(data)
+
+
+if TYPE_CHECKING:
+    TaggerFamily = str
+else:  # the families are computed from the feature templates: a Literal built at run time, which pydantic checks
+    TaggerFamily = Literal[tuple(TAGGER_FAMILIES)]
 
 
 class SavedTagger(serialize.SavedFields):
     """What a tagger's cfg file holds."""
 
-    attr: Literal[ATTRIBUTES]
+    attr: Attribute
     n_buckets: int = Field(ge=1)
-    features: List[Literal[tuple(TAGGER_FAMILIES)]] = Field(min_length=1)
+    features: list[TaggerFamily] = Field(min_length=1)
     margin: float = Field(ge=0)
-    labels: List[Annotated[str, Field(min_length=1)]] = Field(min_length=1)
+    labels: list[Annotated[str, Field(min_length=1)]] = Field(min_length=1)
     templates_version: int
 
 
-def _check_cfg(cfg, where: str) -> None:
+def _check_cfg(cfg: Any, where: str) -> None:
     if isinstance(cfg, dict) and cfg.get("templates_version", TEMPLATES_VERSION) != TEMPLATES_VERSION:
         raise serialize.ModelFileError(
-            f"Tagger in {where} was trained with feature templates version {cfg['templates_version']}; this spacy-bioner uses {TEMPLATES_VERSION}: retrain it."
+            f"Tagger in {where} was trained with feature templates version {cfg['templates_version']}; this "
+            f"spacy-bioner uses {TEMPLATES_VERSION}: retrain it."
         )
     serialize.validated(SavedTagger, cfg, where)

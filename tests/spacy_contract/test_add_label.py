@@ -4,7 +4,6 @@ As in test_ner.py: assertions kept, spaCy internals marked not applicable, known
 """
 
 import pytest
-
 from spacy.language import Language
 from spacy.tokens import Doc
 from spacy.training import Example

@@ -12,7 +12,6 @@ from pathlib import Path
 
 import pytest
 from numpy.testing import assert_equal
-
 from spacy import util
 from spacy.attrs import ENT_IOB
 from spacy.lang.en import English
@@ -76,7 +75,7 @@ def test_issue2800():
     for entity_type in list(entity_types):
         ner.add_label(entity_type)
     optimizer = nlp.initialize()
-    for i in range(20):
+    for _i in range(20):
         losses = {}
         random.shuffle(train_data)
         for example in train_data:
@@ -147,7 +146,10 @@ def test_negative_sample_key_is_in_config(neg_key):
 
 
 @pytest.mark.skip(
-    reason=f"not applicable: {INTERNALS} (moves.is_valid on a blocked token; the blocked behaviour itself is test_block_ner)"
+    reason=(
+        f"not applicable: {INTERNALS} (moves.is_valid on a blocked token; the blocked behaviour itself is "
+        "test_block_ner)"
+    )
 )
 def test_accept_blocked_token():
     pass
@@ -166,7 +168,7 @@ def test_train_empty():
     ner = nlp.add_pipe("bioner", last=True)
     ner.add_label("PERSON")
     nlp.initialize()
-    for itn in range(2):
+    for _itn in range(2):
         losses = {}
         batches = util.minibatch(train_examples, size=8)
         for batch in batches:
@@ -185,7 +187,7 @@ def test_train_negative_deprecated():
     ner = nlp.add_pipe("bioner", last=True)
     ner.add_label("PERSON")
     nlp.initialize()
-    for itn in range(2):
+    for _itn in range(2):
         losses = {}
         batches = util.minibatch(train_examples, size=8)
         for batch in batches:
@@ -269,7 +271,7 @@ def test_overfitting_IO():
         for ent in annotations.get("entities"):
             ner.add_label(ent[2])
     optimizer = nlp.initialize()
-    for i in range(50):
+    for _i in range(50):
         losses = {}
         nlp.update(train_examples, sgd=optimizer, losses=losses)
     assert losses["bioner"] < 0.00001
@@ -356,7 +358,7 @@ def test_neg_annotation_without_beam_settings(neg_key):
         Span(example.reference, 1, 4, "PERSON"),
     ]
     optimizer = nlp.initialize()
-    for i in range(2):
+    for _i in range(2):
         losses = {}
         nlp.update([example], sgd=optimizer, losses=losses)
 
@@ -378,7 +380,7 @@ def test_neg_annotation_conflict(neg_key):
     assert example.reference.spans[neg_key][0].text == "Shaka Khan"
     assert example.reference.spans[neg_key][0].label_ == "PERSON"
     optimizer = nlp.initialize()
-    for i in range(2):
+    for _i in range(2):
         losses = {}
         with pytest.raises(ValueError):
             nlp.update([example], sgd=optimizer, losses=losses)

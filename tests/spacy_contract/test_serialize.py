@@ -73,7 +73,8 @@ def test_issue4042_bug2():
 
 
 def test_issue4725_1():
-    """Ensure the pickling of the NER goes well (spaCy's update_with_oracle_cut_size is its parser's: a bioner setting instead)"""
+    """Ensure the pickling of the NER goes well (spaCy's update_with_oracle_cut_size is its parser's: a bioner setting
+    instead)"""
     vocab = Vocab(vectors_name="test_vocab_add_vector")
     nlp = English(vocab=vocab)
     config = {"confidence": {"alternatives": 111}}
@@ -159,10 +160,10 @@ def test_issue999():
     nlp = English()
     ner = nlp.add_pipe("bioner")
     for _, offsets in TRAIN_DATA:
-        for start, end, label in offsets:
+        for _, _, label in offsets:
             ner.add_label(label)
     nlp.initialize()
-    for itn in range(20):
+    for _itn in range(20):
         random.shuffle(TRAIN_DATA)
         for raw_text, entity_offsets in TRAIN_DATA:
             example = Example.from_dict(nlp.make_doc(raw_text), {"entities": entity_offsets})
