@@ -116,6 +116,7 @@ LAYOUT = [
     "line_breaks, breaking",
     [
         ("blank_or_indented", ("\n\n", "\n ", "\n\t")),
+        ("short_lines", ("\n",)),  # these texts' lines are all short: lists and forms
         ("every", ("\n",)),
     ],
 )
@@ -133,8 +134,19 @@ def test_without_the_rule_line_breaks_are_transparent():
     assert any("\n" in ent.text for doc in nlp.pipe(LAYOUT) for ent in doc.ents)
 
 
+def test_short_lines_join_a_name_across_wrapped_prose_and_split_a_list():
+    nlp = train_nlp({"rules": {"line_breaks": "short_lines"}, "confidence": {"entity_bias": 1000.0}})
+    prose = (
+        "Nothing happened today , and then the long first line of this wrapped paragraph ends in Alice\n"
+        "Smith , who lives in Paris , with a second line that runs about as long as the first ."
+    )
+    assert any("\n" in ent.text for ent in nlp(prose).ents)
+    roster = nlp("Alice Smith\nCarol Jones\nBob")
+    assert roster.ents and not any("\n" in ent.text for ent in roster.ents)
+
+
 def test_a_single_line_break_or_a_run_of_spaces_may_join_an_entity():
-    nlp = train_nlp({"confidence": {"entity_bias": 1000.0}})
+    nlp = train_nlp({"rules": {"line_breaks": "blank_or_indented"}, "confidence": {"entity_bias": 1000.0}})
     texts = ["Maria  Garcia  Lopez  Diaz", "New\nYork\nCity\nHall"]
     assert any(
         ent.end - ent.start > 1 for doc in nlp.pipe(texts) for ent in doc.ents if " " in ent.text or "\n" in ent.text

@@ -16,6 +16,7 @@ from spacy_bioner.core.templates import (
     compile_templates,
     word_attributes,
 )
+from spacy_bioner.core.word_case import shipped_word_case
 
 
 def reference_scores(weights, features):
@@ -88,6 +89,7 @@ def test_loaded_weights_are_their_own_average_until_trained_further():
 )
 def test_word_attributes_are_the_templates_attributes_hashed(text):
     values = [attr(text) for _, attr in WORD_ATTRIBUTES] + ["none"] * len(CLUSTER_ATTRIBUTES)
+    values += shipped_word_case().values(text)
     assert attribute_values(text) == values
     assert word_attributes(text) == [get_string_id(f"{name}={value}") for name, value in zip(ATTRIBUTE_NAMES, values)]
 

@@ -12,6 +12,8 @@ from typing import Callable, Optional
 from spacy.lang.lex_attrs import word_shape
 from spacy.strings import get_string_id, hash_string  # type: ignore[attr-defined]  # strings.pyi omits hash_string
 
+from .word_case import shipped_word_case
+
 
 def _short_shape(text: str) -> str:
     return _squeezed(word_shape(text))
@@ -64,7 +66,9 @@ WORD_ATTRIBUTES: list[tuple[str, Callable[[str], str]]] = [
 ]
 # The word's vector clusters, coarse to fine (vector_clusters.py); "none" without clusters or a vector.
 CLUSTER_ATTRIBUTES = ["cluster_coarse", "cluster_mid", "cluster_fine"]
-ATTRIBUTE_NAMES = [name for name, _ in WORD_ATTRIBUTES] + CLUSTER_ATTRIBUTES
+# How the word is usually written, whatever its case here (word_case.py): its usual case, frequency and name kind.
+WORD_CASE_ATTRIBUTES = ["usual_case", "frequency", "name_kind"]
+ATTRIBUTE_NAMES = [name for name, _ in WORD_ATTRIBUTES] + CLUSTER_ATTRIBUTES + WORD_CASE_ATTRIBUTES
 COLUMNS: dict[str, int] = {name: i for i, name in enumerate(ATTRIBUTE_NAMES)}
 N_ATTRIBUTES = len(ATTRIBUTE_NAMES)
 WordClusters = Callable[[str], Optional[Sequence[int]]]
@@ -77,8 +81,9 @@ def attribute_values(text: str, clusters: Optional[WordClusters] = None) -> list
     """
     ids = clusters(text) if clusters is not None else None
     clustered = ["none"] * len(CLUSTER_ATTRIBUTES) if ids is None else [str(i) for i in ids]
+    cased = list(shipped_word_case().values(text))
     if not text.isascii():
-        return [attr(text) for _, attr in WORD_ATTRIBUTES] + clustered
+        return [attr(text) for _, attr in WORD_ATTRIBUTES] + clustered + cased
     # The same values, WORD_ATTRIBUTES's, made faster (every new word pays for them): ASCII lowercases
     # a character at a time, so the affixes are slices of the lowercase form; the shape is made once.
     lower, shape = text.lower(), word_shape(text)
@@ -92,7 +97,9 @@ def attribute_values(text: str, clusters: Optional[WordClusters] = None) -> list
         _case(text),
         _characters(text),
         _length(text),
-    ] + clustered
+        *clustered,
+        *cased,
+    ]
 
 
 _PREFIXES = [f"{name}=" for name in ATTRIBUTE_NAMES]
@@ -158,6 +165,25 @@ FAMILIES: dict[str, dict[str, tuple[tuple[str, int], ...]]] = {
         "cluster_mid[0]": (("cluster_mid", 0),),
         "cluster_coarse[0]": (("cluster_coarse", 0),),
     },
+    # How the word is usually cased and how common it is, alone and against its case here: evidence that
+    # survives lower-case chat, title-case headlines and the capital that opens a sentence.
+    "casing": {
+        "usual_case[0]": (("usual_case", 0),),
+        "usual_case[0]+case[0]": (("usual_case", 0), ("case", 0)),
+        "usual_case[0]+case[-1]": (("usual_case", 0), ("case", -1)),
+        "usual_case[-1]": (("usual_case", -1),),
+        "usual_case[+1]": (("usual_case", 1),),
+        "frequency[0]": (("frequency", 0),),
+        "frequency[0]+usual_case[0]": (("frequency", 0), ("usual_case", 0)),
+    },
+    # Whether the word is a common first name or surname (US SSA and Census lists), here and beside it.
+    "names": {
+        "name_kind[-1]": (("name_kind", -1),),
+        "name_kind[0]": (("name_kind", 0),),
+        "name_kind[+1]": (("name_kind", 1),),
+        "name_kind[0]+name_kind[+1]": (("name_kind", 0), ("name_kind", 1)),
+        "name_kind[0]+usual_case[0]": (("name_kind", 0), ("usual_case", 0)),
+    },
 }
 # Features from the whole doc rather than a window, and from a first decoding
 # pass over it (see ner/document.pyx).
@@ -204,6 +230,15 @@ FAMILY_DESCRIPTIONS = {
     MEMORY_FAMILY: (
         "Matches of the training data's entities in the text, per label; jackknifed in training so the tagger "
         "learns how far to trust them."
+    ),
+    "casing": (
+        "How the word is usually cased in English text and how common it is (a table shipped with the package, "
+        "from spaCy's word probabilities), alone and against its case here and the previous word's: evidence "
+        "that lower-case, title-case and upper-case text and the first word of a sentence keep."
+    ),
+    "names": (
+        "Whether the word, and each neighbour, is a common first name or surname (US Social Security and Census "
+        "lists, shipped with the package)."
     ),
 }
 

@@ -21,6 +21,7 @@ from ..gazetteer.token_codes import match_codes
 from .abbreviations import Words, definitions, may_define, mentions, undefined_acronyms
 from .dropout import match_dropout
 from .entities import entity_annotated
+from .letters import LetterMarks, letter_marks
 from .settings import TOKENS_PER_PASS
 
 INSIDE, OUTSIDE, BEGIN = 1, 2, 3  # spaCy's ENT_IOB codes; B without a type is a blocked token
@@ -48,6 +49,8 @@ class Layout(NamedTuple):
     # the entity memory's matches, rows of (start, end, label, 0) in batch positions; None without the family
     memory_matches: Optional[numpy.ndarray] = None
     spaced: bool = False  # whether any token is whitespace (is_space.any(), asked once)
+    # salutations, sign-offs and field labels ([rules] letters); None: none such
+    letters: Optional[LetterMarks] = None
 
 
 class Trellis(NamedTuple):
@@ -106,6 +109,7 @@ def lay_out(ner, docs: list[Doc], folds: Optional[list[int]] = None) -> Layout:
         memory = match_codes(memory_matches, len(rows), len(ner.labels))
     spaced = bool(is_space.any())
     line_ends = _line_ends(docs, offsets, is_space, rules.line_breaks) if spaced else None
+    letters = letter_marks(docs, offsets, is_space) if rules.letters else None
     return Layout(
         offsets,
         rows,
@@ -121,6 +125,7 @@ def lay_out(ner, docs: list[Doc], folds: Optional[list[int]] = None) -> Layout:
         line_ends,
         memory_matches,
         spaced,
+        letters,
     )
 
 
@@ -202,20 +207,50 @@ def _line_ends(
     docs: list[Doc], offsets: numpy.ndarray, is_space: numpy.ndarray, line_breaks: str
 ) -> Optional[numpy.ndarray]:
     """The whitespace tokens that end any entity before them: with "blank_or_indented", a blank line
-    or a line break followed by indentation or a tab (fields, addresses, signatures); with "every",
+    or a line break followed by indentation or a tab (fields, addresses, signatures); with
+    "short_lines", those and a line break after a short line (lists, forms, headers); with "every",
     every line break; with "none", none. A single line break inside wrapped prose may join an entity."""
     if line_breaks == "none":
         return None
     ends = numpy.zeros(len(is_space), dtype=numpy.bool_)
     spaces = numpy.flatnonzero(is_space)
     doc_of = numpy.searchsorted(offsets, spaces, side="right") - 1
+    short = _short_line_ends(docs) if line_breaks == "short_lines" else {}
     for position, d in zip(spaces.tolist(), doc_of.tolist()):
-        text = docs[d][position - int(offsets[d])].text
+        token = docs[d][position - int(offsets[d])]
         if line_breaks == "every":
-            ends[position] = "\n" in text
+            ends[position] = "\n" in token.text
         else:
-            ends[position] = text.count("\n") >= 2 or "\n " in text or "\n\t" in text
+            ends[position] = (
+                token.text.count("\n") >= 2
+                or "\n " in token.text
+                or "\n\t" in token.text
+                or (d in short and "\n" in token.text and token.idx + token.text.index("\n") in short[d])
+            )
     return ends if ends.any() else None
+
+
+SHORT_LINE = 0.6  # of the doc's longest line: hard-wrapped prose fills its lines to near the width
+LIST_WIDTH = 40  # characters: a doc whose lines are all shorter is a list or a form, not wrapped prose
+
+
+def _short_line_ends(docs: list[Doc]) -> dict[int, set[int]]:
+    """Per doc with line breaks: the character offsets of the line breaks that end a short line."""
+    found = {}
+    for d, doc in enumerate(docs):
+        text = doc.text
+        if "\n" not in text:
+            continue
+        lines = text.split("\n")
+        longest = max(len(line.rstrip()) for line in lines)
+        breaks, at = set(), 0
+        for line in lines[:-1]:
+            at += len(line)
+            if line.strip() and (longest < LIST_WIDTH or len(line.rstrip()) < SHORT_LINE * longest):
+                breaks.add(at)
+            at += 1
+        found[d] = breaks
+    return found
 
 
 def over_words(layout: Layout, features: Callable[[Layout], numpy.ndarray], fill) -> numpy.ndarray:
@@ -324,6 +359,7 @@ def allowed_tags(ner, layout: Layout, presets: list[list[Span]]) -> numpy.ndarra
     if (
         len(layout.rows) <= KEPT_MASK_TOKENS
         and layout.line_ends is None
+        and layout.letters is None
         and not any(presets)
         and not ner.cfg["labels_from_presets"]
     ):
@@ -357,7 +393,24 @@ def presets_forced(ner, layout: Layout, presets: list[list[Span]]) -> tuple[nump
         _force_presets(ner, layout, presets, forced, ends)
     if layout.line_ends is not None:
         ends |= layout.line_ends
+    if layout.letters is not None:
+        _force_letters(ner, layout.letters, forced, ends)
     return forced, ends
+
+
+def _force_letters(ner, letters: LetterMarks, forced: numpy.ndarray, ends: numpy.ndarray) -> None:
+    """Salutations, sign-offs and field labels outside any entity, and the names they greet or sign
+    a person, where no preset decided otherwise."""
+    forced[letters.outside & (forced < 0)] = 0
+    ends |= letters.ends
+    person = next((ner.labels.index(label) for label in ner.settings.rules.person_labels if label in ner.labels), None)
+    if person is None:
+        return
+    for start, end in letters.persons:
+        if (forced[start:end] < 0).all():
+            forced[start:end] = ner.scheme.from_spans([(0, end - start, person)], end - start)
+            if end < len(ends):
+                ends[end] = True
 
 
 def _force_presets(ner, layout: Layout, presets: list[list[Span]], forced: numpy.ndarray, ends: numpy.ndarray) -> None:

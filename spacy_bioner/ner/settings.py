@@ -29,7 +29,7 @@ TOKENS_PER_PASS = 2**15
 MAX_ALTERNATIVE_LENGTH = 10
 
 GazetteerMode = Literal["features", "fallback", "ents"]
-LineBreaks = Literal["blank_or_indented", "every", "none"]
+LineBreaks = Literal["short_lines", "blank_or_indented", "every", "none"]
 TransitionsKind = Literal["auto", "pairwise", "factored"]
 # transitions = "auto" factors them above this many labels: pairwise decoding costs labels squared per token.
 FACTORED_ABOVE = 50
@@ -144,11 +144,21 @@ class Rules(Block):
 
     registered_name: ClassVar[str] = "bioner.rules.v1"
     line_breaks: LineBreaks = Field(
-        "blank_or_indented",
+        "short_lines",
         description=(
-            '"blank_or_indented": a blank line, or a line break followed by indentation or a tab, ends any entity '
-            '(fields, addresses, signatures, lists), while a single line break inside wrapped prose ("New\\nYork") may '
-            'join one; "every": every line break ends an entity; "none": line breaks are transparent.'
+            '"short_lines": a blank line, a line break followed by indentation or a tab, or a line break after a '
+            "short line (under 60% of the doc's longest, or any line in a doc whose lines are all under 40 "
+            "characters: lists, forms, headers) ends any entity, while a line break in hard-wrapped prose, whose "
+            'lines run near the width, may join one ("New\\nYork"); "blank_or_indented": the first two alone; '
+            '"every": every line break ends an entity; "none": line breaks are transparent.'
+        ),
+    )
+    letters: StrictBool = Field(
+        True,
+        description=(
+            'Letters, emails and forms: a salutation that opens a line ("Hi", "Dear") and a sign-off line ("Best,", '
+            '"Kind regards,") are no entity, the name they greet or sign is a person (with a `person_labels` label), '
+            'and a field label that opens a line ("City:") is no entity, nor part of one from the line above.'
         ),
     )
     short_form_labels: StrictBool = Field(
