@@ -24,6 +24,7 @@ from ..core.perceptron import AveragedPerceptron
 from ..core.perceptron_pipe import PerceptronPipe, checked_examples
 from . import beam, greedy  # type: ignore[attr-defined]  # compiled modules, no stubs
 from .arcs import write_parses
+from .noun_chunks import install_noun_chunks
 from .projectivity import lift
 from .scoring import score_parse
 from .state_features import StateFeatures
@@ -168,6 +169,7 @@ class BioParser(PerceptronPipe):
         if not isinstance(max_length, int) or max_length < 1:
             raise ValueError(f"max_length must be a positive integer, got {max_length!r}")
         self.vocab = vocab
+        install_noun_chunks(vocab)  # the docs the tokenizer makes from here on read UD labels
         self.name = name
         self.scorer = scorer
         self.cfg = {
@@ -323,8 +325,12 @@ class BioParser(PerceptronPipe):
         ]
 
     def set_annotations(self, docs: Iterable[Doc], parses: list[Parse]) -> None:
-        """Write heads and labels; spaCy sets the sentence starts from the heads."""
+        """Write heads and labels (spaCy sets the sentence starts from the heads), and read noun chunks
+        from these UD labels."""
+        docs = list(docs)
         write_parses(self, docs, parses)
+        for doc in docs:
+            install_noun_chunks(doc)
 
     # Training
 

@@ -1,8 +1,8 @@
 """The `bioner_tagger` component: part-of-speech tags from the NER's sequence core.
 
 Word attributes -> hashed templates -> averaged structured perceptron ->
-Viterbi (no constraints: any tag may follow any other) -> `token.tag_` or
-`token.pos_`. It gives a blank pipeline the tags the parser reads; spaCy's
+Viterbi (no constraints: any tag may follow any other) -> `token.tag_`,
+`token.pos_`, or both from one joint tag ("NN|NOUN"). It gives a blank pipeline the tags the parser reads; spaCy's
 own tagger can take its place. Whitespace tokens are left out, so raw text's
 newlines change no word's features, and get spaCy's whitespace tag.
 """
@@ -40,8 +40,10 @@ from ..core.templates import (
 )
 from ..core.word_clusters import shipped_clusters
 
-Attribute = Literal["tag", "pos"]
+Attribute = Literal["tag", "pos", "tag+pos"]
 ATTRIBUTES = get_args(Attribute)
+JOINT = "tag+pos"  # one tag per word, "XPOS|UPOS": token.tag_ and token.pos_ from one pass
+SEPARATOR = "|"
 # Vector clusters are fitted by the bioner component only.
 TAGGER_FAMILIES = [family for family in FAMILIES if family != VECTORS_FAMILY]
 DEFAULT_TAGGER_CONFIG: dict[str, Any] = {
@@ -52,6 +54,7 @@ DEFAULT_TAGGER_CONFIG: dict[str, Any] = {
     "scorer": {"@scorers": "bioner.tagger_scorer.v1"},
 }
 WHITESPACE_TAGS = {"tag": "_SP", "pos": "SPACE"}  # spaCy's own, for tokens of whitespace alone
+WHITESPACE_TAGS[JOINT] = WHITESPACE_TAGS["tag"] + SEPARATOR + WHITESPACE_TAGS["pos"]
 
 
 @registry.scorers("bioner.tagger_scorer.v1")
@@ -63,7 +66,7 @@ def score_tags(examples: Iterable[Example], **kwargs: Any) -> dict[str, Any]:
     """Accuracy of both token.tag_ ("tag_acc") and token.pos_ ("pos_acc"), where tagged."""
     examples = list(examples)
     scores = {}
-    for attr in ATTRIBUTES:
+    for attr in ("tag", "pos"):
         if any(example.predicted.has_annotation(attr.upper()) for example in examples):
             scores.update(Scorer.score_token_attr(examples, attr, **kwargs))
     return scores
@@ -80,7 +83,8 @@ def make_bioner_tagger(
 ) -> "BioTagger":
     """Create a bioner_tagger component.
 
-    attr (str): What it tags: "tag" (fine-grained, token.tag_) or "pos" (universal, token.pos_).
+    attr (str): What it tags: "tag" (fine-grained, token.tag_), "pos" (universal, token.pos_), or
+        "tag+pos", both from one joint tag per word.
     n_buckets (int): Rows of the hashed feature table.
     features (List[str]): Feature families (see spacy_bioner.core.templates.FAMILIES).
     margin (float): Per-token margin the gold tags must win by in training
@@ -144,9 +148,14 @@ class BioTagger(PerceptronPipe):
     def add_label(self, label: str) -> int:
         if not isinstance(label, str) or not label:
             raise ValueError(f"Invalid tag {label!r}: tags are non-empty strings.")
-        if self.cfg["attr"] == "pos" and label not in UNIVERSAL_POS:
+        attr = self.cfg["attr"]
+        if attr == JOINT and label.count(SEPARATOR) != 1:
+            raise ValueError(f'{label!r} is not a joint tag "XPOS{SEPARATOR}UPOS" (attr = "{JOINT}").')
+        universal = label.split(SEPARATOR)[1] if attr == JOINT else label
+        if attr in ("pos", JOINT) and universal not in UNIVERSAL_POS:
             raise ValueError(
-                f'{label!r} is not a universal part of speech (attr = "pos"); use attr = "tag" for other tag sets.'
+                f'{universal!r} is not a universal part of speech (attr = "{attr}"); use attr = "tag" for other tag '
+                "sets."
             )
         if label in self.cfg["labels"]:
             return 0
@@ -170,7 +179,7 @@ class BioTagger(PerceptronPipe):
             for token in example.reference:
                 if token.is_space:
                     continue
-                value = getattr(token, f"{self.cfg['attr']}_")
+                value = self._value_of(token.tag_, token.pos_)
                 if value and value not in found:
                     found.append(value)
         if not found:
@@ -182,6 +191,13 @@ class BioTagger(PerceptronPipe):
         self._build()
         for label in found:
             self.add_label(label)
+
+    def _value_of(self, tag: Optional[str], pos: Optional[str]) -> Optional[str]:
+        """The label of a word with these tags ("" or None if the tags it needs are missing)."""
+        attr = self.cfg["attr"]
+        if attr == JOINT:
+            return f"{tag}{SEPARATOR}{pos}" if tag and pos else None
+        return tag if attr == "tag" else pos
 
     def _scores(
         self, docs: list[Doc], averaged: bool
@@ -224,12 +240,19 @@ class BioTagger(PerceptronPipe):
     def set_annotations(self, docs: Iterable[Doc], tag_ids: list[numpy.ndarray]) -> None:
         attr = self.cfg["attr"]
         names = [*self.labels, WHITESPACE_TAGS[attr]]  # last, so the id -1 picks it
-        if attr == "pos":
-            values = numpy.array([UNIVERSAL_POS[name] for name in names], dtype=numpy.uint64)
+        if attr == JOINT:
+            pairs = [name.split(SEPARATOR) for name in names]
+            columns = [TAG, POS]
+            values = numpy.array(
+                [[self.vocab.strings.add(tag), UNIVERSAL_POS[pos]] for tag, pos in pairs], dtype=numpy.uint64
+            )
+        elif attr == "pos":
+            columns, values = [POS], numpy.array([[UNIVERSAL_POS[name]] for name in names], dtype=numpy.uint64)
         else:
-            values = numpy.array([self.vocab.strings.add(name) for name in names], dtype=numpy.uint64)
+            columns = [TAG]
+            values = numpy.array([[self.vocab.strings.add(name)] for name in names], dtype=numpy.uint64)
         for doc, ids in zip(docs, tag_ids):
-            doc.from_array([POS if attr == "pos" else TAG], values[ids].reshape(-1, 1))
+            doc.from_array(columns, values[ids])
 
     def update(
         self,
@@ -249,7 +272,8 @@ class BioTagger(PerceptronPipe):
             doc = example.predicted
             if len(doc) == 0:
                 continue
-            gold_values = example.get_aligned(self.cfg["attr"].upper(), as_string=True)
+            tags, pos = (example.get_aligned(attr, as_string=True) for attr in ("TAG", "POS"))
+            gold_values = [self._value_of(tag, p) for tag, p in zip(tags, pos)]
             known = numpy.array([index.get(value, -1) if value else -1 for value in gold_values], dtype=numpy.int32)
             features, scores, offsets, words = self._scores([doc], averaged=False)
             known = known[words]
