@@ -136,3 +136,78 @@ def test_ud_noun_chunks_on_gold_trees(tree):
 def test_noun_chunks_need_a_parse():
     with pytest.raises(ValueError, match="E029"):
         list(ud_noun_chunks(spacy.blank("en")("No parse here")))
+
+
+def _raw_examples(nlp):
+    """The trees two at a time as raw multi-sentence docs: predicted docs from the tokenizer, no sentences."""
+    examples = []
+    for first, second in zip(TREES, TREES[1:] + TREES[:1]):
+        words = first[0].split() + second[0].split()
+        n = len(first[0].split())
+        reference = Doc(
+            nlp.vocab,
+            words=words,
+            heads=first[1] + [h + n for h in second[1]],
+            deps=first[2] + second[2],
+            tags=first[3] + second[3],
+            pos=first[4] + second[4],
+            sent_starts=[i in (0, n) for i in range(len(words))],
+        )
+        examples.append(Example(nlp.make_doc(reference.text), reference))
+    return examples
+
+
+@pytest.fixture(scope="module")
+def raw_nlp():
+    nlp = spacy.blank("en")
+    nlp.add_pipe("bioner_tagger", config={"attr": "tag+pos", "n_buckets": 2**16})
+    nlp.add_pipe("bioner_senter", config={"n_buckets": 2**14})
+    nlp.add_pipe("bioner_parser", config={"n_buckets": 2**16, "label_buckets": 2**14})
+    examples = _raw_examples(nlp)
+    nlp.initialize(lambda: examples)
+    for _ in range(40):
+        nlp.update(examples)
+    return nlp
+
+
+def test_raw_text_gets_sentences_tags_and_a_tree_per_sentence(raw_nlp):
+    doc = raw_nlp("The cat sat on the mat . She ate the pizza with a fork .")
+    assert [sent.text for sent in doc.sents] == ["The cat sat on the mat .", "She ate the pizza with a fork ."]
+    assert [t.dep_ for t in doc][:7] == TREES[1][2]
+    assert [t.pos_ for t in doc][7:] == TREES[0][4]
+    assert [c.text for c in doc.noun_chunks] == ["The cat", "the mat", "She", "the pizza", "a fork"]
+    scores = raw_nlp.evaluate(_raw_examples(raw_nlp))
+    assert scores["sents_f"] == pytest.approx(1.0) and scores["dep_las"] == pytest.approx(1.0)
+
+
+def test_the_senter_round_trips_and_travels_to_processes(raw_nlp, tmp_path):
+    raw_nlp.to_disk(tmp_path / "pipeline")
+    loaded = spacy.load(tmp_path / "pipeline")
+    texts = ["I bought a new phone yesterday . Dogs and cats bark ."] * 3
+    expected = [[s.text for s in doc.sents] for doc in raw_nlp.pipe(texts)]
+    assert expected[0] == ["I bought a new phone yesterday .", "Dogs and cats bark ."]
+    assert [[s.text for s in doc.sents] for doc in loaded.pipe(texts, n_process=2, batch_size=1)] == expected
+
+
+def test_the_senter_tags_sentence_starts_only():
+    senter = spacy.blank("en").add_pipe("bioner_senter")
+    assert senter.labels == ("S", "I")
+    with pytest.raises(ValueError, match="'S' and 'I' only"):
+        senter.add_label("NN")
+
+
+def test_sentences_set_before_the_senter_are_kept(raw_nlp):
+    words = "The cat sat on the mat . She ate the pizza with a fork .".split()
+    doc = Doc(raw_nlp.vocab, words=words, sent_starts=[i == 0 for i in range(len(words))])
+    assert len(list(raw_nlp(doc).sents)) == 1
+
+
+def test_the_raw_text_config_builds_its_three_components():
+    from conftest import ROOT
+    from spacy.util import load_config, load_model_from_config
+
+    config = load_config(ROOT / "configs" / "parser_raw.cfg")
+    nlp = load_model_from_config(config, auto_fill=True, validate=True)
+    assert nlp.pipe_names == ["bioner_tagger", "bioner_senter", "bioner_parser"]
+    assert config["corpora"]["train"]["gold_preproc"] is False
+    assert nlp.get_pipe("bioner_tagger").cfg["attr"] == "tag+pos"

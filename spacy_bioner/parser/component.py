@@ -336,10 +336,16 @@ class BioParser(PerceptronPipe):
 
     def _gold_units(self, example: Example) -> Iterable["GoldUnit"]:
         """The words of each unit of the predicted doc whose gold tree over them lies
-        within it (no word's head outside it or whitespace), lifted when pseudo-projective."""
+        within it (no word's head outside it or whitespace), lifted when pseudo-projective.
+        A predicted doc without sentences (raw text) is cut at the reference's sentence starts:
+        when tagging, a sentence splitter before the parser gives it sentences to parse."""
         doc = example.predicted
         gold_heads, gold_deps = example.get_aligned_parse(projectivize=False)
-        words, firsts = words_of(doc.to_array(IS_SPACE), [start for start, _ in self._units(doc)])
+        if len(doc) and not doc.has_annotation("SENT_START") and example.reference.has_annotation("SENT_START"):
+            starts = [i for i, start in enumerate(example.get_aligned_sent_starts()) if start or i == 0]
+        else:
+            starts = [start for start, _ in self._units(doc)]
+        words, firsts = words_of(doc.to_array(IS_SPACE), starts)
         for unit_words in numpy.split(words, firsts[1:]):
             node_of = {token: k for k, token in enumerate(unit_words.tolist(), 1)}
             heads, labels = [-1], [""]

@@ -199,12 +199,21 @@ class BioTagger(PerceptronPipe):
             return f"{tag}{SEPARATOR}{pos}" if tag and pos else None
         return tag if attr == "tag" else pos
 
+    def _layout(self, docs: list[Doc]) -> tuple[numpy.ndarray, numpy.ndarray, numpy.ndarray, numpy.ndarray]:
+        """The docs laid end to end (features.batch_layout): windows stop at sentence boundaries."""
+        return batch_layout(docs)
+
+    def _gold_values(self, example: Example) -> list[Optional[str]]:
+        """The label of each predicted token from the example's reference (None where unknown)."""
+        tags, pos = (example.get_aligned(attr, as_string=True) for attr in ("TAG", "POS"))
+        return [self._value_of(tag, p) for tag, p in zip(tags, pos)]
+
     def _scores(
         self, docs: list[Doc], averaged: bool
     ) -> tuple[numpy.ndarray, numpy.ndarray, numpy.ndarray, numpy.ndarray]:
         """Features and scores of the docs' words (tokens but whitespace) laid end to end,
         where each doc's words begin, and each word's position among the tokens."""
-        offsets, sentence, _, spaces = batch_layout(docs)
+        offsets, sentence, _, spaces = self._layout(docs)
         rows = self.lexicon.batch_rows(docs)
         words, word_offsets = words_of(spaces, offsets)
         if len(words) < len(rows):
@@ -272,8 +281,7 @@ class BioTagger(PerceptronPipe):
             doc = example.predicted
             if len(doc) == 0:
                 continue
-            tags, pos = (example.get_aligned(attr, as_string=True) for attr in ("TAG", "POS"))
-            gold_values = [self._value_of(tag, p) for tag, p in zip(tags, pos)]
+            gold_values = self._gold_values(example)
             known = numpy.array([index.get(value, -1) if value else -1 for value in gold_values], dtype=numpy.int32)
             features, scores, offsets, words = self._scores([doc], averaged=False)
             known = known[words]
