@@ -15,6 +15,7 @@ from spacy_bioner.core.templates import (
     attribute_values,
     compile_templates,
     word_attributes,
+    word_case_of,
 )
 from spacy_bioner.core.word_case import shipped_word_case
 
@@ -89,9 +90,13 @@ def test_loaded_weights_are_their_own_average_until_trained_further():
 )
 def test_word_attributes_are_the_templates_attributes_hashed(text):
     values = [attr(text) for _, attr in WORD_ATTRIBUTES] + ["none"] * len(CLUSTER_ATTRIBUTES)
-    values += shipped_word_case().values(text)
-    assert attribute_values(text) == values
-    assert word_attributes(text) == [get_string_id(f"{name}={value}") for name, value in zip(ATTRIBUTE_NAMES, values)]
+    assert attribute_values(text) == values + ["none"] * 3  # the word case table unread: no family reads it
+    cased = values + list(shipped_word_case().values(text))
+    assert attribute_values(text, word_case=word_case_of(["casing"])) == cased
+    assert word_attributes(text, word_case=shipped_word_case().values) == [
+        get_string_id(f"{name}={value}") for name, value in zip(ATTRIBUTE_NAMES, cased)
+    ]
+    assert word_case_of(["word", "clusters"]) is None
 
 
 def test_resize_keeps_weights_and_moves_the_start_row():

@@ -72,16 +72,21 @@ ATTRIBUTE_NAMES = [name for name, _ in WORD_ATTRIBUTES] + CLUSTER_ATTRIBUTES + W
 COLUMNS: dict[str, int] = {name: i for i, name in enumerate(ATTRIBUTE_NAMES)}
 N_ATTRIBUTES = len(ATTRIBUTE_NAMES)
 WordClusters = Callable[[str], Optional[Sequence[int]]]
+WordCase = Callable[[str], tuple[str, str, str]]
+WORD_CASE_FAMILIES = ("casing", "names")  # the families that read WORD_CASE_ATTRIBUTES
 
 
-def attribute_values(text: str, clusters: Optional[WordClusters] = None) -> list[str]:
+def attribute_values(
+    text: str, clusters: Optional[WordClusters] = None, word_case: Optional[WordCase] = None
+) -> list[str]:
     """Every word attribute of one word form, in column order.
 
     clusters: the word's cluster id at each level of CLUSTER_ATTRIBUTES, or None.
+    word_case: the word's values of WORD_CASE_ATTRIBUTES (word_case.py), or None: "none", unread.
     """
     ids = clusters(text) if clusters is not None else None
     clustered = ["none"] * len(CLUSTER_ATTRIBUTES) if ids is None else [str(i) for i in ids]
-    cased = list(shipped_word_case().values(text))
+    cased = ["none"] * len(WORD_CASE_ATTRIBUTES) if word_case is None else list(word_case(text))
     if not text.isascii():
         return [attr(text) for _, attr in WORD_ATTRIBUTES] + clustered + cased
     # The same values, WORD_ATTRIBUTES's, made faster (every new word pays for them): ASCII lowercases
@@ -105,10 +110,18 @@ def attribute_values(text: str, clusters: Optional[WordClusters] = None) -> list
 _PREFIXES = [f"{name}=" for name in ATTRIBUTE_NAMES]
 
 
-def word_attributes(text: str, clusters: Optional[WordClusters] = None) -> list[int]:
+def word_attributes(
+    text: str, clusters: Optional[WordClusters] = None, word_case: Optional[WordCase] = None
+) -> list[int]:
     """The hashes of every word attribute of one word form (a row of the Lexicon's table): those of
     "name=value", as spaCy's StringStore hashes strings (no symbol has a "=")."""
-    return [hash_string(prefix + value) for prefix, value in zip(_PREFIXES, attribute_values(text, clusters))]
+    values = attribute_values(text, clusters, word_case)
+    return [hash_string(prefix + value) for prefix, value in zip(_PREFIXES, values)]
+
+
+def word_case_of(features: Sequence[str]) -> Optional[WordCase]:
+    """The word case table's lookup when a family reads it, else None: other pipelines skip the lookup."""
+    return shipped_word_case().values if any(family in features for family in WORD_CASE_FAMILIES) else None
 
 
 # Each family: template name -> ((attribute, offset), ...).

@@ -21,6 +21,7 @@ from ..core.templates import (
     MEMORY_FAMILY,
     attribute_values,
     template_parts,
+    word_case_of,
 )
 from .batch import trellis_of
 from .component import BioNER
@@ -33,7 +34,8 @@ def feature_names(ner: BioNER, doc: Doc) -> list[list[str]]:
     """A readable name for each feature column of each token, in `featurizer.features` order."""
     sentence = [token.sent.start if doc.has_annotation("SENT_START") else 0 for token in doc]
     clusters = word_clusters(ner.settings.features, ner.clusters, ner.vocab)
-    attributes = [attribute_values(token.text, clusters) for token in doc]
+    word_case = word_case_of(ner.settings.features)
+    attributes = [attribute_values(token.text, clusters, word_case) for token in doc]
     # A word's window reads past whitespace tokens, as its features do (batch.over_words).
     words = [token.i for token in doc if not token.is_space]
     word_index = {i: w for w, i in enumerate(words)}

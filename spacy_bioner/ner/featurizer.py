@@ -26,6 +26,7 @@ from ..core.templates import (
     compile_templates,
     identity_templates,
     word_attributes,
+    word_case_of,
 )
 from ..core.vector_clusters import VectorClusters
 from ..core.word_clusters import shipped_clusters
@@ -54,9 +55,7 @@ class Featurizer:
         # Prediction scores single-word templates from a per-word cache and hashes only the others.
         self.word_scores = WordScores(single_word_templates(templates), n_buckets)
         self.joint_extractor = FeatureExtractor([t for t in templates if len(t[1]) > 1], n_buckets)
-        attributes = (
-            word_attributes if word_clusters is None else functools.partial(word_attributes, clusters=word_clusters)
-        )
+        attributes = functools.partial(word_attributes, clusters=word_clusters, word_case=word_case_of(features))
         self.lexicon = Lexicon(attributes, N_ATTRIBUTES, mention_column=COLUMNS["lower"])
         self.initials = Initials()
         self.identity = numpy.array(identity_templates(features), dtype=numpy.intp)

@@ -53,8 +53,9 @@ def letter_marks(docs: list[Doc], offsets: numpy.ndarray, is_space: numpy.ndarra
     persons: list[tuple[int, int]] = []
     bounds = offsets.tolist()
     for doc, offset, end in zip(docs, bounds, bounds[1:]):
-        if len(doc) and (doc[0].lower_ in _FIRST_WORDS or is_space[offset:end].any()):
-            _mark_doc(doc, offset, outside, ends, persons)
+        spaces = numpy.flatnonzero(is_space[offset:end]).tolist()
+        if len(doc) and (doc[0].lower_ in _FIRST_WORDS or spaces):
+            _mark_doc(doc, _lines(doc, spaces), offset, outside, ends, persons)
     if not (outside.any() or persons):
         return None
     return LetterMarks(outside, ends, persons)
@@ -63,28 +64,40 @@ def letter_marks(docs: list[Doc], offsets: numpy.ndarray, is_space: numpy.ndarra
 _FIRST_WORDS = {phrase[0] for phrase in SALUTATIONS}
 
 
-def _lines(doc: Doc) -> list[tuple[int, int]]:
-    """(start, end) token positions of each line's words, and of the line breaks between them."""
-    lines, start = [], 0
-    for token in doc:
-        if "\n" in token.text:
-            lines.append((start, token.i))
-            start = token.i + 1
-    lines.append((start, len(doc)))
-    return [(start, end) for start, end in lines if any(not doc[i].is_space for i in range(start, end))]
+LOOK = 10  # the words read at a line's start: every rule needs fewer, so a long line costs no more
+
+
+def _lines(doc: Doc, spaces: list[int]) -> list[tuple[int, list[Token]]]:
+    """Each line with words: where it starts, and its first LOOK words. Only the whitespace tokens
+    (`spaces`, doc positions) are searched for line breaks, not every token."""
+    breaks = [i for i in spaces if "\n" in doc[i].text]
+    lines = []
+    for start, end in zip([0] + [i + 1 for i in breaks], breaks + [len(doc)]):
+        words: list[Token] = []
+        for i in range(start, end):
+            if not doc[i].is_space:
+                words.append(doc[i])
+                if len(words) == LOOK:
+                    break
+        if words:
+            lines.append((start, words))
+    return lines
 
 
 def _mark_doc(
-    doc: Doc, offset: int, outside: numpy.ndarray, ends: numpy.ndarray, persons: list[tuple[int, int]]
+    doc: Doc,
+    lines: list[tuple[int, list[Token]]],
+    offset: int,
+    outside: numpy.ndarray,
+    ends: numpy.ndarray,
+    persons: list[tuple[int, int]],
 ) -> None:
-    lines = _lines(doc)
-    for number, (start, end) in enumerate(lines):
-        words = [t for t in doc[start:end] if not t.is_space]
+    for number, (start, words) in enumerate(lines):
         lowers = tuple(t.lower_ for t in words)
         if _is_sign_off(lowers):
             outside[offset + words[0].i : offset + words[-1].i + 1] = True
             if number + 1 < len(lines):
-                name = [t for t in doc[lines[number + 1][0] : lines[number + 1][1]] if not t.is_space]
+                name = lines[number + 1][1]
                 if 1 <= len(name) <= MAX_NAME_WORDS and all(_is_name_word(t.text) for t in name) and _may_name(name):
                     persons.append((offset + name[0].i, offset + name[-1].i + 1))
             continue

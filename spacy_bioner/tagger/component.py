@@ -37,6 +37,7 @@ from ..core.templates import (
     VECTORS_FAMILY,
     compile_templates,
     word_attributes,
+    word_case_of,
 )
 from ..core.word_clusters import shipped_clusters
 
@@ -136,9 +137,11 @@ class BioTagger(PerceptronPipe):
         self.extractor = FeatureExtractor(compile_templates(self.cfg["features"]), self.cfg["n_buckets"])
         with_clusters = CLUSTERS_FAMILY in self.cfg["features"]
         self.lexicon = Lexicon(
-            functools.partial(word_attributes, clusters=shipped_clusters().word_ids)
-            if with_clusters
-            else word_attributes,
+            functools.partial(
+                word_attributes,
+                clusters=shipped_clusters().word_ids if with_clusters else None,
+                word_case=word_case_of(self.cfg["features"]),
+            ),
             N_ATTRIBUTES,
         )
         self.model = AveragedPerceptron(self.cfg["n_buckets"], max(len(self.labels), 1))
