@@ -539,8 +539,44 @@ def _casing(record: dict) -> list:
     return lines
 
 
+def _raw_parsing(record: dict) -> list:
+    f = record["figures"]
+    gold, raw = f["models"]["gold_sentences_config"], f["models"]["raw_text_config"]
+    lines = [
+        "## Tagger and parser on raw text",
+        "",
+        f"UD English EWT dev ({f['dev']}), scored on gold tokens and sentences and on raw text (spaCy's",
+        "tokenizer, no sentences given): LAS and UAS without punctuation, XPOS (tag) and UPOS (pos) accuracy,",
+        "sentence P / R / F, and noun chunks against the chunks of the gold trees (same iterator, character",
+        "offsets). `configs/parser.cfg` trains on gold tokens and sentences; `configs/parser_raw.cfg` adds",
+        "`bioner_senter` and trains on whole raw docs.",
+        "",
+        "| measure | parser.cfg | parser_raw.cfg |",
+        "|---|---|---|",
+    ]
+    for setting in ("gold_sentences", "raw_text"):
+        for key, name in (("dep_las", "LAS"), ("dep_uas", "UAS"), ("tag_acc", "XPOS"), ("pos_acc", "UPOS")):
+            lines.append(
+                f"| {name}, {setting.replace('_', ' ')} | {gold[setting].get(key, 0):.2f} | "
+                f"{raw[setting].get(key, 0):.2f} |"
+            )
+    lines += [
+        f"| sentence F1 (P / R), raw text | {gold['raw_text'].get('sents_f', 0):.2f} | "
+        f"{raw['raw_text']['sents_f']:.2f} ({raw['raw_text']['sents_p']:.1f} / {raw['raw_text']['sents_r']:.1f}) |",
+        f"| noun chunks F1, raw text | {gold['noun_chunks']['f']:.2f} | {raw['noun_chunks']['f']:.2f} |",
+        f"| words/s, raw text | {f['words_per_s']['gold_sentences_config']:,} | "
+        f"{f['words_per_s']['raw_text_config']:,} |",
+        f"| training (s) | {gold['train_seconds']} | {raw['train_seconds']} |",
+        "",
+        f"Measured by {_provenance(record)}.",
+        "",
+    ]
+    return lines
+
+
 SECTIONS = {
     "speed": _speed,
+    "raw_parsing": _raw_parsing,
     "casing": _casing,
     "layout": _layout,
     "whitespace": _whitespace,

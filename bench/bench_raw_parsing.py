@@ -1,0 +1,93 @@
+"""The tagger and parser on raw text: sentences, tags, arcs and noun chunks, against gold sentences.
+
+Converts UD English EWT train and dev with `spacy convert -c conllu -n 10` (ten sentences a doc),
+trains configs/parser.cfg (gold tokens and sentences) and configs/parser_raw.cfg (bioner_senter,
+whole raw docs) with `spacy train`, each in turn, and scores each on dev two ways:
+- gold sentences: gold tokens, one sentence at a time (`Corpus(gold_preproc=True)`);
+- raw text: each doc's text through spaCy's tokenizer, no sentences (`Corpus(gold_preproc=False)`).
+Scores are spaCy's (LAS and UAS without punctuation, tag and pos accuracy, sentence P/R/F), and
+noun chunk P/R/F against the chunks the same iterator reads off the gold trees, matched by
+character offsets. Speed: tagger + senter + parser words per second over the raw dev docs, the
+two pipelines taking turns, medians of --repeats. Figures are printed as JSON too, and written to
+bench/results/raw_parsing.json.
+
+Usage: python bench/bench_raw_parsing.py [--data ../shared/data] [--repeats 3]
+"""
+
+import argparse
+import json
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+import spacy
+from common import ROOT, convert_treebank, train, write_results
+from spacy.tokens import DocBin
+from spacy.training import Corpus
+
+from spacy_bioner.parser.noun_chunks import ud_noun_chunks
+
+CONFIGS = {"gold_sentences_config": "parser.cfg", "raw_text_config": "parser_raw.cfg"}
+SCORES = ("dep_las", "dep_uas", "tag_acc", "pos_acc", "sents_p", "sents_r", "sents_f")
+
+
+def spacy_scores(nlp, dev: Path, gold_preproc: bool) -> dict:
+    scores = nlp.evaluate(list(Corpus(str(dev), gold_preproc=gold_preproc)(nlp)))
+    return {key: round(100 * scores[key], 2) for key in SCORES if scores.get(key) is not None}
+
+
+def noun_chunks(nlp, refs) -> dict:
+    """Chunks of the parse of raw text against the chunks of the gold trees, by character offsets."""
+    gold, found = set(), set()
+    for i, (ref, doc) in enumerate(zip(refs, nlp.pipe(ref.text for ref in refs))):
+        gold |= {(i, ref[start].idx, ref[end - 1].idx + len(ref[end - 1])) for start, end, _ in ud_noun_chunks(ref)}
+        found |= {(i, chunk.start_char, chunk.end_char) for chunk in doc.noun_chunks}
+    correct = len(gold & found)
+    p, r = correct / max(len(found), 1), correct / max(len(gold), 1)
+    return {"p": round(100 * p, 2), "r": round(100 * r, 2), "f": round(200 * p * r / max(p + r, 1e-9), 2)}
+
+
+def words_per_second(models: dict, refs, repeats: int) -> dict:
+    n_words = sum(len(ref) for ref in refs)
+    rates: dict = {name: [] for name in models}
+    for _ in range(repeats):
+        for name, nlp in models.items():
+            docs = [nlp.make_doc(ref.text) for ref in refs]
+            start = time.perf_counter()
+            for _ in nlp.pipe(docs, batch_size=1000):
+                pass
+            rates[name].append(n_words / (time.perf_counter() - start))
+    return {name: round(statistics.median(values)) for name, values in rates.items()}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data")
+    parser.add_argument("--repeats", type=int, default=3)
+    args = parser.parse_args()
+    work = Path(tempfile.mkdtemp(prefix="bench_raw_parsing_"))
+    treebank = args.data / "ud_english_ewt"
+    train_path = convert_treebank(treebank / "en_ewt-ud-train.conllu", work)
+    dev_path = convert_treebank(treebank / "en_ewt-ud-dev.conllu", work)
+    figures: dict = {"dev": "en_ewt-ud-dev, spacy convert -n 10", "models": {}}
+    models = {}
+    for name, config in CONFIGS.items():
+        seconds = train(train_path, dev_path, work / name, ["--training.eval_frequency", "500"], config=config)
+        nlp = models[name] = spacy.load(work / name / "model-best")
+        refs = list(DocBin().from_disk(dev_path).get_docs(nlp.vocab))
+        figures["models"][name] = {
+            "config": f"configs/{config}",
+            "train_seconds": round(seconds),
+            "gold_sentences": spacy_scores(nlp, dev_path, gold_preproc=True),
+            "raw_text": spacy_scores(nlp, dev_path, gold_preproc=False),
+            "noun_chunks": noun_chunks(nlp, refs),
+        }
+        print(name, json.dumps(figures["models"][name]), flush=True)
+    figures["words_per_s"] = words_per_second(models, refs, args.repeats)
+    print(json.dumps(figures, indent=1))
+    write_results("raw_parsing", figures)
+
+
+if __name__ == "__main__":
+    main()
