@@ -37,6 +37,7 @@ from common import ROOT, convert, f1, gold_token_examples, train, write_results
 from spacy.tokens import DocBin, Span
 from spacy.training import Example
 
+from spacy_bioner.evaluate import prf as evaluate_prf
 from spacy_bioner.ner.calibration import expected_calibration_error, fit_temperature
 from spacy_bioner.ner.case_variants import VARIANTS, case_variant
 
@@ -59,9 +60,9 @@ FAMILIES = [
 
 
 def prf(gold: set, predicted: set) -> dict:
-    correct = len(gold & predicted)
-    p, r = correct / max(len(predicted), 1), correct / max(len(gold), 1)
-    return {"p": round(100 * p, 2), "r": round(100 * r, 2), "f": round(200 * p * r / max(p + r, 1e-9), 2)}
+    """P/R/F1 in percent of predicted spans against gold spans (evaluate.prf's fractions, rounded)."""
+    scores = evaluate_prf(len(gold & predicted), len(predicted), len(gold))
+    return {key: round(100 * scores[key], 2) for key in ("p", "r", "f")}
 
 
 def entities(doc, labels=None) -> set:

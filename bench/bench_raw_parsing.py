@@ -22,6 +22,7 @@ import time
 from pathlib import Path
 
 import spacy
+from bench_casing import prf
 from common import ROOT, convert_treebank, train, write_results
 from spacy.tokens import DocBin
 from spacy.training import Corpus
@@ -43,9 +44,7 @@ def noun_chunks(nlp, refs) -> dict:
     for i, (ref, doc) in enumerate(zip(refs, nlp.pipe(ref.text for ref in refs))):
         gold |= {(i, ref[start].idx, ref[end - 1].idx + len(ref[end - 1])) for start, end, _ in ud_noun_chunks(ref)}
         found |= {(i, chunk.start_char, chunk.end_char) for chunk in doc.noun_chunks}
-    correct = len(gold & found)
-    p, r = correct / max(len(found), 1), correct / max(len(gold), 1)
-    return {"p": round(100 * p, 2), "r": round(100 * r, 2), "f": round(200 * p * r / max(p + r, 1e-9), 2)}
+    return prf(gold, found)
 
 
 def words_per_second(models: dict, refs, repeats: int) -> dict:
