@@ -1,35 +1,38 @@
 """The tagger and parser on raw text: sentences, tags, arcs and noun chunks, against gold sentences.
 
-Converts UD English EWT train and dev with `spacy convert -c conllu -n 10` (ten sentences a doc),
-trains configs/parser.cfg (gold tokens and sentences) and configs/parser_raw.cfg (bioner_senter,
-whole raw docs) with `spacy train`, each in turn, and scores each on dev two ways:
+Converts UD English EWT train and dev with `spacy convert -c conllu -n 10` (ten sentences a doc) and
+trains, with `spacy train`, configs/parser.cfg (tagger and parser, on gold tokens and sentences) and
+configs/senter.cfg (bioner_senter, on whole raw docs), then joins them with `spacy assemble`
+(configs/parser_pipeline.cfg): the project's parser workflow. Beside them, in the same run, spaCy's
+own tagger + parser (whose parser splits sentences) and senter, trained by `init config -o efficiency`
+for --peer-steps steps. Each pipeline is scored on dev two ways:
 - gold sentences: gold tokens, one sentence at a time (`Corpus(gold_preproc=True)`);
 - raw text: each doc's text through spaCy's tokenizer, no sentences (`Corpus(gold_preproc=False)`).
 Scores are spaCy's (LAS and UAS without punctuation, tag and pos accuracy, sentence P/R/F), and
 noun chunk P/R/F against the chunks the same iterator reads off the gold trees, matched by
-character offsets. Speed: tagger + senter + parser words per second over the raw dev docs, the
-two pipelines taking turns, medians of --repeats. Figures are printed as JSON too, and written to
-bench/results/raw_parsing.json.
+character offsets. Speed: words per second over the raw dev docs, the pipelines taking turns,
+medians of --repeats. Figures are printed as JSON too, and written to bench/results/raw_parsing.json.
 
-Usage: python bench/bench_raw_parsing.py [--data ../shared/data] [--repeats 3]
+Usage: python bench/bench_raw_parsing.py [--data ../shared/data] [--repeats 3] [--peer-steps 4000]
 """
 
 import argparse
 import json
 import statistics
+import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
 
 import spacy
 from bench_casing import prf
-from common import ROOT, convert_treebank, train, write_results
+from common import ROOT, convert_treebank, train, train_spacy_pipeline, write_results
 from spacy.tokens import DocBin
 from spacy.training import Corpus
 
 from spacy_bioner.parser.noun_chunks import ud_noun_chunks
 
-CONFIGS = {"gold_sentences_config": "parser.cfg", "raw_text_config": "parser_raw.cfg"}
 SCORES = ("dep_las", "dep_uas", "tag_acc", "pos_acc", "sents_p", "sents_r", "sents_f")
 
 
@@ -60,30 +63,53 @@ def words_per_second(models: dict, refs, repeats: int) -> dict:
     return {name: round(statistics.median(values)) for name, values in rates.items()}
 
 
+def assemble(parser: Path, senter: Path, out: Path) -> Path:
+    """The project's assemble-parser step: the tagger and parser with the senter, one pipeline."""
+    config = ROOT / "configs" / "parser_pipeline.cfg"
+    overrides = ["--paths.parser", str(parser), "--paths.senter", str(senter)]
+    subprocess.run([sys.executable, "-m", "spacy", "assemble", str(config), str(out), *overrides], check=True)
+    return out
+
+
+def scores(nlp, dev_path: Path) -> dict:
+    refs = list(DocBin().from_disk(dev_path).get_docs(nlp.vocab))
+    return {
+        "gold_sentences": spacy_scores(nlp, dev_path, gold_preproc=True),
+        "raw_text": spacy_scores(nlp, dev_path, gold_preproc=False),
+        "noun_chunks": noun_chunks(nlp, refs),
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data")
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--peer-steps", type=int, default=4000, help="training steps of spaCy's pipelines")
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="bench_raw_parsing_"))
     treebank = args.data / "ud_english_ewt"
     train_path = convert_treebank(treebank / "en_ewt-ud-train.conllu", work)
     dev_path = convert_treebank(treebank / "en_ewt-ud-dev.conllu", work)
     figures: dict = {"dev": "en_ewt-ud-dev, spacy convert -n 10", "models": {}}
-    models = {}
-    for name, config in CONFIGS.items():
-        seconds = train(train_path, dev_path, work / name, ["--training.eval_frequency", "500"], config=config)
-        nlp = models[name] = spacy.load(work / name / "model-best")
-        refs = list(DocBin().from_disk(dev_path).get_docs(nlp.vocab))
-        figures["models"][name] = {
-            "config": f"configs/{config}",
-            "train_seconds": round(seconds),
-            "gold_sentences": spacy_scores(nlp, dev_path, gold_preproc=True),
-            "raw_text": spacy_scores(nlp, dev_path, gold_preproc=False),
-            "noun_chunks": noun_chunks(nlp, refs),
-        }
+    seconds = {}
+    for name in ("parser", "senter"):
+        seconds[name] = train(train_path, dev_path, work / name, ["--training.eval_frequency", "500"], f"{name}.cfg")
+    pipelines = {
+        "tagger_parser": work / "parser" / "model-best",
+        "tagger_senter_parser": assemble(
+            work / "parser" / "model-best", work / "senter" / "model-best", work / "joined"
+        ),
+        "spacy_tagger_parser": train_spacy_pipeline(train_path, dev_path, work, args.peer_steps, "tagger,parser"),
+        "spacy_senter": train_spacy_pipeline(train_path, dev_path, work, args.peer_steps, "senter"),
+    }
+    figures["train_seconds"] = {name: round(value) for name, value in seconds.items()}
+    models = {name: spacy.load(path) for name, path in pipelines.items()}
+    for name, nlp in models.items():
+        figures["models"][name] = {"pipeline": nlp.pipe_names, **scores(nlp, dev_path)}
         print(name, json.dumps(figures["models"][name]), flush=True)
-    figures["words_per_s"] = words_per_second(models, refs, args.repeats)
+    refs = list(DocBin().from_disk(dev_path).get_docs(models["tagger_parser"].vocab))
+    speed_peers = ("tagger_parser", "tagger_senter_parser", "spacy_tagger_parser")
+    figures["words_per_s"] = words_per_second({name: models[name] for name in speed_peers}, refs, args.repeats)
     print(json.dumps(figures, indent=1))
     write_results("raw_parsing", figures)
 

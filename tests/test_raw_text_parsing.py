@@ -202,12 +202,31 @@ def test_sentences_set_before_the_senter_are_kept(raw_nlp):
     assert len(list(raw_nlp(doc).sents)) == 1
 
 
-def test_the_raw_text_config_builds_its_three_components():
+def test_the_senter_config_trains_on_whole_docs_and_the_assembly_sources_three_components():
     from conftest import ROOT
     from spacy.util import load_config, load_model_from_config
 
-    config = load_config(ROOT / "configs" / "parser_raw.cfg")
+    config = load_config(ROOT / "configs" / "senter.cfg")
     nlp = load_model_from_config(config, auto_fill=True, validate=True)
-    assert nlp.pipe_names == ["bioner_tagger", "bioner_senter", "bioner_parser"]
+    assert nlp.pipe_names == ["bioner_senter"]
     assert config["corpora"]["train"]["gold_preproc"] is False
-    assert nlp.get_pipe("bioner_tagger").cfg["attr"] == "tag+pos"
+    assembly = load_config(ROOT / "configs" / "parser_pipeline.cfg")
+    assert assembly["nlp"]["pipeline"] == ["bioner_tagger", "bioner_senter", "bioner_parser"]
+    assert {name: part["source"] for name, part in assembly["components"].items()} == {
+        "bioner_tagger": "${paths.parser}",
+        "bioner_senter": "${paths.senter}",
+        "bioner_parser": "${paths.parser}",
+    }
+
+
+def test_the_parser_keeps_the_sentences_it_is_given():
+    nlp = spacy.blank("en")
+    nlp.add_pipe("bioner_parser", config={"n_buckets": 2**12, "label_buckets": 2**10})
+    nlp.initialize(lambda: _raw_examples(nlp))  # untrained: most words end without a head
+    words = "The cat sat on the mat . She ate the pizza with a fork .".split()
+    doc = nlp(Doc(nlp.vocab, words=words, sent_starts=[i in (0, 7) for i in range(len(words))]))
+    assert [sent.text for sent in doc.sents] == ["The cat sat on the mat .", "She ate the pizza with a fork ."]
+    assert [sum(t.head == t for t in sent) for sent in doc.sents] == [1, 1]
+    assert {t.dep_ for t in doc if t.head != t and t.head.head == t.head} <= set(
+        nlp.get_pipe("bioner_parser").labels
+    ) | {"dep"}

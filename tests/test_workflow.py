@@ -146,8 +146,11 @@ def test_project_parser_workflow_on_embedded_treebank(tmp_path, beam_width):
     run("spacy", "project", "run", "parser", str(project), "--vars.beam_width", beam_width, cwd=project)
     scores = srsly.read_json(project / "metrics" / "parser_scores.json")
     assert scores["tag_acc"] > 0.95 and scores["dep_las_all"] > 0.8 and scores["dep_label_acc"] > 0.8
-    nlp = spacy.load(project / "training" / "parser" / "model-best")
-    doc = nlp("The green river approved the report .")
-    assert nlp.pipe_names == ["bioner_tagger", "bioner_parser"]
+    raw_scores = srsly.read_json(project / "metrics" / "parser_raw_scores.json")
+    assert raw_scores["sents_f"] > 0.9 and raw_scores["dep_las"] > 0.7
+    nlp = spacy.load(project / "training" / "parser_pipeline")
+    doc = nlp("The green river approved the report. Oslo visited every garden.")
+    assert nlp.pipe_names == ["bioner_tagger", "bioner_senter", "bioner_parser"]
     assert nlp.get_pipe("bioner_parser").cfg["beam_width"] == int(beam_width)
-    assert [t.dep_ for t in doc][-1] == "punct" and doc[3].head.i == 3
+    assert [sent.text for sent in doc.sents] == ["The green river approved the report.", "Oslo visited every garden."]
+    assert doc[6].dep_ == "punct" and doc[3].head.i == 3 and doc[8].head.i == 8

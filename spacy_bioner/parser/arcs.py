@@ -10,6 +10,7 @@ from spacy.tokens import Doc
 from .projectivity import SEPARATOR, lower
 
 WHITESPACE_LABEL = "dep"  # of a whitespace token's arc: UD's unspecified dependency
+EXTRA_ROOT_LABEL = "dep"  # of a word left without a head in a sentence that has its root already
 
 
 def write_parses(parser, docs: Iterable[Doc], parses: list) -> None:
@@ -18,6 +19,7 @@ def write_parses(parser, docs: Iterable[Doc], parses: list) -> None:
     for doc, parse in zip(docs, parses):
         if not parse.units:
             continue
+        keep_sentences = doc.has_annotation("SENT_START")
         tokens = numpy.arange(len(doc), dtype=numpy.int64)
         absolute, deps = tokens.copy(), numpy.zeros(len(doc), dtype=numpy.uint64)
         absolute[parse.words] = parse.heads
@@ -27,11 +29,29 @@ def write_parses(parser, docs: Iterable[Doc], parses: list) -> None:
                 first, last = numpy.searchsorted(parse.words, [start, end])
                 if augmented[parse.labels[first:last]].any():
                     _lower(parser, parse.words[first:last], absolute, parse.labels[first:last], deps)
+        if keep_sentences:
+            _one_root_per_unit(parser, parse.units, parse.words, absolute, deps)
         if len(parse.words) < len(doc):
             _attach_whitespace(parser, parse.units, parse.words, absolute, deps)
         # spaCy's stub asks for thinc's Ints2d, which a numpy array is at run time
         columns: Any = numpy.column_stack([(absolute - tokens).view(numpy.uint64), deps])
         doc.from_array([HEAD, DEP], columns)
+
+
+def _one_root_per_unit(
+    parser, units: list[tuple[int, int]], words: numpy.ndarray, absolute: numpy.ndarray, deps: numpy.ndarray
+) -> None:
+    """Keep the sentences given to the parser: spaCy starts a sentence at every root, so the words a
+    sentence's parse left without a head hang from its root of most dependents (UD has one root)."""
+    for start, end in units:
+        unit_words = words[(words >= start) & (words < end)]
+        roots = unit_words[absolute[unit_words] == unit_words]
+        if len(roots) > 1:
+            n_dependents = numpy.bincount(absolute[unit_words] - start, minlength=end - start)[roots - start]
+            main = roots[numpy.argmax(n_dependents)]
+            extra = roots[roots != main]
+            absolute[extra] = main
+            deps[extra] = parser.vocab.strings.add(EXTRA_ROOT_LABEL)
 
 
 def _attach_whitespace(
