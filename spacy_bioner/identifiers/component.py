@@ -137,13 +137,13 @@ class Identifiers:
                 return found
             hit = self._validated(text, match)
             if hit is None:
-                position = match.start() + 1  # an identifier of another kind may start within the candidate
+                position = match.end()  # a near miss is one string: no identifier is looked for within it
                 continue
             found.append(hit)
             position = hit[2]
 
     def _validated(self, text: str, match: re.Match) -> Optional[tuple[str, int, int, str]]:
-        """The first kind, from the one that matched on, whose candidate here its validator accepts."""
+        """The first kind, from the one that matched on, whose candidate starting here its validator accepts."""
         first = match.lastindex - 1 if match.lastindex else 0
         for index in range(first, len(self._labels)):
             candidate = match if index == first else self._alone[index].match(text, match.start())

@@ -139,16 +139,18 @@ def validate_iso_datetime(text: str) -> Optional[str]:
 
 
 def phone_validator(region: Optional[str]) -> Validate:
-    """Valid numbers of the phonenumbers library, in E.164; region: for numbers without a country code."""
+    """Valid numbers of the phonenumbers library, in E.164; region: for numbers without a country code.
+    The digits must be grouped as the number's country groups them ("415.555.2671", not "352.34.49.255")."""
 
     def validate_phone(text: str) -> Optional[str]:
-        try:
-            number = phonenumbers.parse(text, region)
+        try:  # parsing is cheap and refuses most candidates; the grouping check reads the valid ones only
+            if not phonenumbers.is_valid_number(phonenumbers.parse(text, region)):
+                return None
+            matches = phonenumbers.PhoneNumberMatcher(text, region, leniency=phonenumbers.Leniency.STRICT_GROUPING)
+            whole = next((m for m in matches if m.start == 0 and m.end == len(text)), None)
         except phonenumbers.NumberParseException:
             return None
-        if not phonenumbers.is_valid_number(number):
-            return None
-        return phonenumbers.format_number(number, phonenumbers.PhoneNumberFormat.E164)
+        return None if whole is None else phonenumbers.format_number(whole.number, phonenumbers.PhoneNumberFormat.E164)
 
     return validate_phone
 

@@ -8,6 +8,7 @@ an expression it cannot read whole gets `Value(None, reason)`.
 import calendar
 import re
 from datetime import date, datetime, timedelta
+from decimal import Decimal
 from typing import Any, Callable, NamedTuple, Optional
 
 from dateparser.date import DateDataParser
@@ -17,7 +18,7 @@ from stdnum import iban
 from stdnum.exceptions import ValidationError
 
 from ..identifiers.kinds import phone_validator, validate_card, validate_ip, validate_iso_datetime, validate_url
-from .numbers import as_number, leading_number, read_number, read_ordinal, words_to_digits
+from .numbers import as_number, count_numbers, leading_number, read_number, read_ordinal, words_to_digits
 from .units import read_unit
 
 
@@ -32,6 +33,16 @@ _UNITS = {"day": 1, "week": 7, "month": 30, "year": 365}
 _INTERVAL = re.compile(r"(?:the )?(?:last|past|previous|next|coming) (\d+) (day|week|month|year)s?")
 _DECADE = re.compile(r"(?:the )?(?:(early|mid|late)[- ])?(\d{3})0'?s")
 _YEAR = re.compile(r"(?:in )?(\d{4})")
+# "about $40", "over 5 km": a bound or an estimate, not a value
+_HEDGE = re.compile(
+    r"(?i)\b(?:about|around|approximately|roughly|nearly|almost|over|under|more than|less than|up to|"
+    r"at least|at most|some|circa|ca\.|several|few)\b"
+)
+_CENTS = re.compile(r"\s+and\s+(\d{1,2})\s+cents?\b", re.IGNORECASE)
+_SCALE_WORD = re.compile(r"(?i)\d\s*-?\s*(?:hundred|thousand|k|million|mln|m|mn|billion|bn|b|trillion|tn)s?\b")
+_OFFSET = re.compile(r"\b(?:ago|from now|later|hence)\b|^in \d")  # "two weeks from now": a day, not a week
+_QUARTER = re.compile(r"(?:the )?(?:q([1-4])|(1st|2nd|3rd|4th|first|second|third|fourth) quarter)(?: of)? (\d{4})")
+_QUARTERS = {"1st": 1, "2nd": 2, "3rd": 3, "4th": 4, "first": 1, "second": 2, "third": 3, "fourth": 4}
 _HAS_TIME = re.compile(r"\d:\d|\b(?:a\.?m\.?|p\.?m\.?|noon|midnight|o'clock|morning|evening|afternoon|night)\b")
 _PARSERS: dict[str, DateDataParser] = {}
 
@@ -65,6 +76,11 @@ def normalize_date(text: str, reference: date) -> Value:
         start = int(decade.group(2)) * 10
         part = {"early": (0, 3), "mid": (3, 6), "late": (6, 9), None: (0, 9)}[decade.group(1)]
         return _interval(date(start + part[0], 1, 1), date(start + part[1], 12, 31))
+    quarter = _QUARTER.fullmatch(phrase)
+    if quarter is not None:
+        number = int(quarter.group(1)) if quarter.group(1) else _QUARTERS[quarter.group(2)]
+        year_value, first = int(quarter.group(3)), 3 * number - 2
+        return _interval(date(year_value, first, 1), date(year_value, first + 2, _last_day(year_value, first + 2)))
     year = _YEAR.fullmatch(phrase)
     if year is not None:
         return Value({"type": "date", "iso": year.group(1)})
@@ -77,6 +93,8 @@ def normalize_date(text: str, reference: date) -> Value:
         return Value(None, "unreadable date")
     if period in ("time", "part_of_day") and not _HAS_TIME.search(phrase):
         return Value(None, "read as a time of day without one in the text")
+    if _OFFSET.search(phrase) and period in ("day", "week", "month", "year"):
+        return Value({"type": "date", "iso": moment.date().isoformat()})
     if period == "year":
         return Value({"type": "date", "iso": f"{moment.year:04d}"})
     if period == "month":
@@ -119,20 +137,32 @@ CURRENCIES = {
 
 
 def normalize_money(text: str, reference: date) -> Value:
-    """{"amount", "currency"}: "$1.2 million" -> 1200000 USD, "EUR 300", "300 euros", "¥5bn"."""
+    """{"amount", "currency"}: "$1.2 million" -> 1200000 USD, "EUR 300", "300 euros", "¥5bn", "€3,50"."""
     price = Price.fromstring(text)
-    currency_text = (price.currency or "").strip().lower()
-    currency = CURRENCIES.get(currency_text)
+    currency = CURRENCIES.get((price.currency or "").strip().lower())
     if currency is None:
         words = re.findall(r"[a-z]+\$|[a-z]+\.?|[$€£¥₹₩₽₺]", text.lower())
         currency = next((CURRENCIES[w] for w in words if w in CURRENCIES), None)
     if currency is None:
         return Value(None, "no currency")
-    number_text = re.sub(r"(?i)[a-z]*\$|[€£¥₹₩₽₺]|\b(?:us|usd|eur|gbp|jpy|chf|cad|aud)\b", " ", text).strip()
+    if _HEDGE.search(text):
+        return Value(None, "approximate or bounded amount")
+    cents = _CENTS.search(text)
+    main = text[: cents.start()] if cents else text
+    if count_numbers(main) > 1:
+        return Value(None, "more than one number (a range?)")
+    number_text = re.sub(r"(?i)[a-z]*\$|[€£¥₹₩₽₺]|\b(?:us|usd|eur|gbp|jpy|chf|cad|aud|inr|rs)\b\.?", " ", main).strip()
     found = leading_number(number_text)
-    if found is None:
+    # price-parser reads separators by locale ("€3,50", "1.000.000"); scale and number words are read here
+    if found is not None and (price.amount is None or _SCALE_WORD.search(number_text)):
+        amount = found[0]
+    elif price.amount is not None:
+        amount = price.amount
+    else:
         return Value(None, "no amount")
-    return Value({"type": "money", "amount": as_number(found[0]), "currency": currency})
+    if cents:
+        amount += Decimal(cents.group(1)) / 100
+    return Value({"type": "money", "amount": as_number(amount), "currency": currency})
 
 
 def normalize_percent(text: str, reference: date) -> Value:
@@ -148,6 +178,8 @@ def normalize_percent(text: str, reference: date) -> Value:
 
 def normalize_quantity(text: str, reference: date) -> Value:
     """{"number", "unit"}: "5 km" -> 5 kilometer; the unit as pint names it."""
+    if _HEDGE.search(text):
+        return Value(None, "approximate or bounded quantity")
     found = leading_number(text.strip())
     if found is None:
         return Value(None, "no number")
