@@ -26,6 +26,7 @@ import time
 from pathlib import Path
 
 import spacy
+import srsly
 from bench_casing import prf
 from common import ROOT, convert_treebank, train, train_spacy_pipeline, write_results
 from spacy.tokens import DocBin
@@ -76,7 +77,7 @@ def scores(nlp, dev_path: Path) -> dict:
     return {
         "gold_sentences": spacy_scores(nlp, dev_path, gold_preproc=True),
         "raw_text": spacy_scores(nlp, dev_path, gold_preproc=False),
-        "noun_chunks": noun_chunks(nlp, refs),
+        "noun_chunks": noun_chunks(nlp, refs) if nlp.has_pipe("parser") or nlp.has_pipe("bioner_parser") else {},
     }
 
 
@@ -85,22 +86,32 @@ def main() -> None:
     parser.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--peer-steps", type=int, default=4000, help="training steps of spaCy's pipelines")
+    parser.add_argument("--work", type=Path, help="an earlier run's directory: its trained pipelines are scored again")
     args = parser.parse_args()
-    work = Path(tempfile.mkdtemp(prefix="bench_raw_parsing_"))
+    work = args.work or Path(tempfile.mkdtemp(prefix="bench_raw_parsing_"))
     treebank = args.data / "ud_english_ewt"
     train_path = convert_treebank(treebank / "en_ewt-ud-train.conllu", work)
     dev_path = convert_treebank(treebank / "en_ewt-ud-dev.conllu", work)
     figures: dict = {"dev": "en_ewt-ud-dev, spacy convert -n 10", "models": {}}
-    seconds = {}
+    earlier = work / "train_seconds.json"
+    seconds = srsly.read_json(earlier) if earlier.exists() else {}
     for name in ("parser", "senter"):
-        seconds[name] = train(train_path, dev_path, work / name, ["--training.eval_frequency", "500"], f"{name}.cfg")
+        if name not in seconds:
+            seconds[name] = train(
+                train_path, dev_path, work / name, ["--training.eval_frequency", "500"], f"{name}.cfg"
+            )
+    srsly.write_json(work / "train_seconds.json", seconds)
     pipelines = {
         "tagger_parser": work / "parser" / "model-best",
         "tagger_senter_parser": assemble(
             work / "parser" / "model-best", work / "senter" / "model-best", work / "joined"
         ),
-        "spacy_tagger_parser": train_spacy_pipeline(train_path, dev_path, work, args.peer_steps, "tagger,parser"),
-        "spacy_senter": train_spacy_pipeline(train_path, dev_path, work, args.peer_steps, "senter"),
+        **{
+            f"spacy_{components.replace(',', '_')}": work / f"spacy_{components.replace(',', '_')}" / "model-last"
+            if args.work
+            else train_spacy_pipeline(train_path, dev_path, work, args.peer_steps, components)
+            for components in ("tagger,parser", "senter")
+        },
     }
     figures["train_seconds"] = {name: round(value) for name, value in seconds.items()}
     models = {name: spacy.load(path) for name, path in pipelines.items()}
