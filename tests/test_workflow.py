@@ -82,6 +82,12 @@ def test_project_all_runs_on_embedded_sample(tmp_path):
     assert report["calibration"]["temperature"] > 0 and len(report["recall_knob"]) == 3
     assert [point["threshold"] for point in report["candidates"]] == [0.1, 0.02, 0.005]
     assert (project / "metrics" / "report" / "index.html").exists()
+    pipeline = spacy.load(project / "training" / "pipeline")  # identifiers -> bioner -> values
+    doc = pipeline("Shares of Norvex Bank rose in Oslo , anna@example.com wrote on 2024-05-07 .")
+    found = {(e.text, e.label_): e._.value for e in doc.ents}
+    assert ("Norvex Bank", "ORG") in found and ("Oslo", "LOC") in found
+    assert found[("anna@example.com", "EMAIL")] == {"type": "email", "canonical": "anna@example.com"}
+    assert found[("2024-05-07", "DATE_TIME")] == {"type": "date", "iso": "2024-05-07"}
     # Documents were kept whole: -DOCSTART- never became a token.
     nlp = spacy.blank("en")
     docs = list(DocBin().from_disk(project / "corpus" / "train.spacy").get_docs(nlp.vocab))
@@ -119,9 +125,8 @@ def test_project_package_installs_and_loads_by_name(tmp_path):
     )
     loaded = subprocess.run([str(python), "-c", code], capture_output=True, text=True, cwd=tmp_path)
     assert loaded.returncode == 0, loaded.stderr[-3000:]
-    assert (
-        "['bioner', 'sentencizer']" in loaded.stdout and "LOC" in loaded.stdout and loaded.stdout.strip().endswith(" 2")
-    )
+    names = "['bioner_identifiers', 'bioner', 'bioner_values', 'sentencizer']"
+    assert names in loaded.stdout and "LOC" in loaded.stdout and loaded.stdout.strip().endswith(" 2")
 
 
 def test_convert_reads_bilou_text_and_passes_spacy_files_through(tmp_path):

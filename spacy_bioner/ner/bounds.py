@@ -4,7 +4,8 @@ A first-order tagger cannot count: nothing stops I-ORG from following I-ORG thre
 thousand times ("London London London ..."). The bound is `[rules] max_entity_length`,
 or else the longest entity training saw. Each entity longer than that is decoded again
 with its length in the state, (tag, words so far), which is exact under the bound and
-costs the bound times a plain Viterbi step: it runs on those spans alone.
+costs the bound times a plain Viterbi step: it runs on those spans alone. Entities set
+before bioner (presets) keep their length.
 """
 
 from typing import Optional
@@ -32,7 +33,14 @@ def within_bound(
     # than the bound in all, or no run that long, none is too long.
     if continuing.sum() < bound or _longest_run(continuing) < bound:
         return tags
-    too_long = [(start, end) for start, end, _ in ner.scheme.to_spans(tags) if end - start > bound]
+    # A span with a tag forced on it (a preset: an identifier, a rule's entity) keeps its length: the
+    # bound holds what the model makes up, not what was set before it.
+    forced = allowed.sum(axis=1) == 1
+    too_long = [
+        (start, end)
+        for start, end, _ in ner.scheme.to_spans(tags)
+        if end - start > bound and not forced[start:end].any()
+    ]
     if not too_long:
         return tags
     tags = tags.copy()
