@@ -141,9 +141,8 @@ def identifiers(repeats: int) -> dict:
         for name in systems:
             figures[name][workload] = rates[name]
     tokenizer = spacy.blank("en").tokenizer
-    start = time.perf_counter()
-    list(tokenizer.pipe(texts))
-    figures["spacy_tokenizer_texts_per_s"] = round(len(texts) / (time.perf_counter() - start))
+    tokenizing = {"tokenizer": (list, lambda inputs: list(tokenizer.pipe(inputs)))}
+    figures["spacy_tokenizer_texts_per_s"] = speeds(tokenizing, texts, repeats)["tokenizer"]
     for workload in ("texts_per_s", "prose_texts_per_s"):
         ours_rate = figures["bioner_identifiers"][workload]
         for peer in ("presidio", "entity_ruler"):
