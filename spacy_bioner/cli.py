@@ -20,6 +20,7 @@ from . import __version__
 from .annotate import WorkerDied, annotate
 from .bulk import ClusterFailed, annotate_shards
 from .cli_checks import fail, gold_docs, load_pipeline, numbers, writable
+from .distant.cli import distant_app
 from .evaluate import candidate_curve, corpus_stats, recall_curve, report
 from .gazetteer.matcher import COMPILED_SUFFIX, Gazetteer
 from .glove import save_glove_vectors
@@ -41,6 +42,7 @@ evaluate, explain, calibrate and run trained pipelines, and compile term lists."
 app = typer.Typer(name="bioner", help=HELP, no_args_is_help=True, rich_markup_mode=None)
 gazetteer_app = typer.Typer(help="Term lists for the gazetteer.", no_args_is_help=True, rich_markup_mode=None)
 app.add_typer(gazetteer_app, name="gazetteer")
+app.add_typer(distant_app, name="distant")
 
 
 def _version(value: bool) -> None:

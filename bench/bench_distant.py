@@ -1,0 +1,139 @@
+"""Training without annotation: each step of the distant workflow on three corpora, from dictionary matching
+alone to self-training, against the same model trained on the gold labels.
+
+For each corpus, the train split's gold labels are dropped (its tokens are kept), the text is labelled from
+public term lists in ../shared/data/gazetteers (`bioner distant label`), configs/bioner.cfg is trained on it
+with `spacy train` for --epochs epochs, and model-last is scored on the dev split (no gold label chooses a
+model). Steps, each adding one choice to the one before:
+- dictionary alone: the lists' matches on dev (leftmost longest), and the labeller's entities on dev;
+- lists, O elsewhere: trained on matches, every other token O (no ambiguity filter, no missing tokens);
+- + ambiguous entries: common words matched alone missing, lower-case matches of name lists dropped;
+- + unknown names missing: name-like unmatched tokens missing (the workflow's default labels, round 0);
+- + self-training: one `bioner distant relabel` round (--threshold) and training again (round 1);
+- gold: the same config trained on the gold labels (the ceiling).
+Label agreement with the dropped gold labels is reported beside each labelling. Timing: the workflow's
+steps on the corpus (label, train, relabel, train), on one core. Written to bench/results/distant_<corpus>.json.
+
+Usage: python bench/bench_distant.py CORPUS [--data ../shared/data] [--epochs 10] [--threshold 0.9]
+       (CORPUS: conll2003, bc5cdr or ncbi_disease)
+"""
+
+import argparse
+import json
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+
+import spacy
+from bench_casing import prf
+from common import ROOT, convert, train, write_results
+from spacy.tokens import DocBin
+from spacy.training import Corpus
+
+from spacy_bioner.distant.cli import read_texts
+from spacy_bioner.distant.labeller import DistantLabeller, DistantSettings
+from spacy_bioner.distant.self_training import relabel
+from spacy_bioner.gazetteer.matcher import filter_matches
+
+CORPORA = {
+    "conll2003": ("eng.train", "eng.testa", "1", ["geonames/countries.tsv", "geonames/continents.tsv",
+                  "geonames/us_states.tsv", "countries_mledoze/capitals.tsv", "countries_mledoze/countries.tsv",
+                  "countries_mledoze/demonyms_en.tsv", "companies_us", "openfootball_clubs", "world_universities",
+                  "geonames/cities15000_latin.tsv", "us_census_1990_names"]),
+    "bc5cdr": ("train.tsv", "devel.tsv", "abstracts", ["mesh_diseases", "disease_ontology",
+               "drugbank_open_vocabulary", "pubchem_chemicals"]),
+    "ncbi_disease": ("train.tsv", "devel.tsv", "abstracts", ["mesh_diseases", "disease_ontology"]),
+}  # fmt: skip
+STEPS = {
+    "lists_o_elsewhere": {"ambiguous_words": False, "unknown_names": False},
+    "ambiguous_entries": {"ambiguous_words": True, "unknown_names": False},
+    "unknown_names_missing": {"ambiguous_words": True, "unknown_names": True},
+}
+
+
+def spans(doc) -> set:
+    return {(ent.start, ent.end, ent.label_) for ent in doc.ents}
+
+
+def agreement(gold_docs: list, docs: list) -> dict:
+    gold = {(i, *span) for i, doc in enumerate(gold_docs) for span in spans(doc)}
+    found = {(i, *span) for i, doc in enumerate(docs) for span in spans(doc)}
+    return prf(gold, found)
+
+
+def dev_scores(model: Path, dev: Path) -> dict:
+    nlp = spacy.load(model)
+    scores = nlp.evaluate(list(Corpus(str(dev))(nlp)))
+    return {key: round(100 * scores[key], 2) for key in ("ents_p", "ents_r", "ents_f")}
+
+
+def trained(name: str, docs: list, dev: Path, work: Path, epochs: int) -> tuple[dict, float]:
+    path = work / f"{name}.spacy"
+    DocBin(docs=docs).to_disk(path)
+    extra = ["--training.max_epochs", str(epochs), "--training.patience", "0"]
+    seconds = train(path, dev, work / name, extra, config="bioner.cfg")
+    return dev_scores(work / name / "model-last", dev), seconds
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("corpus", choices=sorted(CORPORA))
+    parser.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data")
+    parser.add_argument("--epochs", type=int, default=10)
+    parser.add_argument("--threshold", type=float, default=0.9)
+    args = parser.parse_args()
+    train_file, dev_file, per_doc, lists = CORPORA[args.corpus]
+    work = Path(tempfile.mkdtemp(prefix=f"bench_distant_{args.corpus}_"))
+    train_path = convert(args.data / args.corpus / train_file, work, per_doc)
+    dev_path = convert(args.data / args.corpus / dev_file, work, per_doc)
+    terms = [args.data / "gazetteers" / name for name in lists]
+    nlp = spacy.blank("en")
+    gold_train = list(DocBin().from_disk(train_path).get_docs(nlp.vocab))
+    gold_dev = list(DocBin().from_disk(dev_path).get_docs(nlp.vocab))
+    figures: dict = {"corpus": args.corpus, "lists": lists, "epochs": args.epochs, "steps": {}}
+
+    labeller = DistantLabeller(nlp, terms)
+    dev_texts = list(read_texts(nlp, dev_path))
+    matched = []
+    for doc in dev_texts:
+        rows = filter_matches(labeller.gazetteer.match(doc))
+        matched.append({(start, end, labeller.gazetteer.labels[label]) for start, end, label, _ in rows})
+    gold = {(i, *span) for i, doc in enumerate(gold_dev) for span in spans(doc)}
+    figures["dictionary_matches_on_dev"] = prf(gold, {(i, *span) for i, found in enumerate(matched) for span in found})
+    figures["labeller_on_dev"] = agreement(gold_dev, [labeller(doc) for doc in read_texts(nlp, dev_path)])
+
+    for step, settings in STEPS.items():
+        start = time.perf_counter()
+        step_labeller = DistantLabeller(nlp, terms, DistantSettings(**settings))
+        docs = list(step_labeller.pipe(read_texts(nlp, train_path)))
+        label_seconds = time.perf_counter() - start
+        scores, seconds = trained(step, docs, dev_path, work, args.epochs)
+        figures["steps"][step] = {"dev": scores, "labels_vs_gold": agreement(gold_train, docs),
+                                  "counts": dict(step_labeller.settings.counts)}  # fmt: skip
+        print(step, json.dumps(figures["steps"][step]), flush=True)
+    # the workflow: round 0 is the last step above; self-training from its model
+    start = time.perf_counter()
+    model = spacy.load(work / "unknown_names_missing" / "model-last")
+    counts: Counter = Counter()
+    round_1 = list(relabel(model, docs, args.threshold, counts))
+    relabel_seconds = time.perf_counter() - start
+    scores, seconds_1 = trained("self_training", round_1, dev_path, work, args.epochs)
+    figures["steps"]["self_training"] = {"dev": scores, "labels_vs_gold": agreement(gold_train, round_1),
+                                         "counts": dict(counts), "threshold": args.threshold}  # fmt: skip
+    print("self_training", json.dumps(figures["steps"]["self_training"]), flush=True)
+    gold_scores, _ = trained("gold", gold_train, dev_path, work, args.epochs)
+    figures["gold"] = {"dev": gold_scores}
+    figures["workflow_seconds"] = {
+        "label": round(label_seconds),
+        "train": round(seconds),
+        "relabel": round(relabel_seconds),
+        "train_again": round(seconds_1),
+        "total": round(label_seconds + seconds + relabel_seconds + seconds_1),
+    }
+    print(json.dumps(figures, indent=1))
+    write_results(f"distant_{args.corpus}", figures)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,169 @@
+"""Distant labels: term lists matched in raw text become partial annotation to train bioner on.
+
+text -> tokens -> list matches -> (ambiguous entries, type clashes, case) -> entities, O and missing
+
+A token a list matches is part of an entity; a token no list matches is outside (O) only where it
+does not look like part of a name the lists lack: those tokens are missing, so training neither
+rewards nor punishes any tag there (bioner trains on partial annotation).
+"""
+
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Optional
+
+import numpy
+from spacy.language import Language
+from spacy.tokens import Doc, Span
+
+from ..core.word_case import shipped_word_case
+from ..gazetteer.matcher import Gazetteer, filter_matches
+from ..gazetteer.terms import TERM_SUFFIXES
+from ..values.units import read_unit
+
+# Frequency classes of the word case table that make a one-word entry ambiguous: for names (cased labels)
+# "Will", "May"; for terms, only the most common words ("lead"), as domain terms are often common words
+# ("pain", "cocaine").
+COMMON_FOR_NAMES = ("common", "frequent")
+COMMON_FOR_TERMS = ("common",)
+
+
+@dataclass
+class DistantSettings:
+    """How list matches become labels.
+
+    cased_labels: labels whose entries are names: a match of one in lower case ("will", "china") is no
+        entity. None: the labels most of whose entries are capitalized.
+    ambiguous_words: a one-word match that is a common English word is ambiguous: its tokens are
+        missing, neither entity nor O.
+    merge_adjacent: adjacent matches of one label are one entity (a first name and a surname).
+    unknown_names: unmatched tokens that look like names (capitalized away from a sentence start,
+        upper case, letters with digits) are missing, not O.
+    clash: a span two lists give two labels takes the label of the list given first ("priority"), or
+        is missing ("missing").
+    """
+
+    cased_labels: Optional[list[str]] = None
+    ambiguous_words: bool = True
+    merge_adjacent: bool = True
+    unknown_names: bool = True
+    clash: str = "priority"
+    counts: Counter = field(default_factory=Counter)  # what the labeller did, for its report
+
+
+class DistantLabeller:
+    """Labels docs from term lists (.tsv, .jsonl, .txt with a label, or directories of them)."""
+
+    def __init__(self, nlp: Language, term_paths: Iterable[Path], settings: Optional[DistantSettings] = None):
+        self.settings = settings or DistantSettings()
+        self.gazetteer = Gazetteer(nlp.tokenizer)
+        capitalized: Counter = Counter()
+        entries: Counter = Counter()
+        self.priority: dict[str, int] = {}  # label -> rank of the first list that has it
+        for path in term_paths:
+            self.gazetteer.load(path)
+            for term, label in _terms_of(Path(path)):
+                self.priority.setdefault(label, len(self.priority))
+                entries[label] += 1
+                capitalized[label] += term[:1].isupper()
+        if self.settings.cased_labels is None:
+            self.settings.cased_labels = [label for label in entries if capitalized[label] > 0.8 * entries[label]]
+        self.labels = sorted(entries)
+        self.word_case = shipped_word_case()
+
+    def __call__(self, doc: Doc) -> Doc:
+        """The doc with distant labels: entities, O, and missing tokens (doc.ents, set_ents' missing)."""
+        counts = self.settings.counts
+        entities, missing = [], numpy.zeros(len(doc), dtype=bool)
+        matches = self.gazetteer.match(doc)
+        kept = []
+        for start, end, label in self._clash_free(doc, matches, missing):
+            text = doc[start:end].text
+            if label in (self.settings.cased_labels or []) and not text[:1].isupper():
+                counts["lower_case_name"] += 1  # "will", "china": the list entry is a name, this is no name
+            elif end - start == 1 and start > 0 and doc[start - 1].like_num and read_unit(text) is not None:
+                counts["unit"] += 1  # "10 mg": a unit of measure after a number, whatever a list says
+            elif self.settings.ambiguous_words and end - start == 1 and self._common(doc[start], label):
+                counts["ambiguous"] += 1
+                missing[start:end] = True
+            else:
+                kept.append((start, end, label))
+        for start, end, label in _merged(kept) if self.settings.merge_adjacent else kept:
+            entities.append(Span(doc, start, end, label=label))
+            counts["entities"] += 1
+        taken = numpy.zeros(len(doc), dtype=bool)
+        for ent in entities:
+            taken[ent.start : ent.end] = True
+        if self.settings.unknown_names:
+            missing |= self._name_like(doc) & ~taken
+        missing &= ~taken
+        counts["missing_tokens"] += int(missing.sum())
+        doc.set_ents(entities, missing=[doc[i : i + 1] for i in numpy.flatnonzero(missing).tolist()], default="outside")
+        return doc
+
+    def pipe(self, docs: Iterable[Doc]) -> Iterable[Doc]:
+        for doc in docs:
+            yield self(doc)
+
+    def _common(self, token, label: str) -> bool:
+        """A common English word: as an entity it is as likely wrong as right."""
+        common = COMMON_FOR_NAMES if label in (self.settings.cased_labels or []) else COMMON_FOR_TERMS
+        return self.word_case.values(token.text)[1] in common
+
+    def _clash_free(self, doc: Doc, matches: numpy.ndarray, missing: numpy.ndarray) -> list[tuple[int, int, str]]:
+        """Non-overlapping (start, end, label) of the matches, leftmost longest, clashes of type resolved."""
+        names = self.gazetteer.labels
+        labels_of: dict[tuple[int, int], set] = {}
+        for start, end, label, _ in matches.tolist():
+            labels_of.setdefault((start, end), set()).add(names[label])
+        kept = []
+        for start, end, label, _ in filter_matches(matches):
+            labels = labels_of[(start, end)]
+            if len(labels) > 1:
+                self.settings.counts["type_clash"] += 1
+                if self.settings.clash == "missing":
+                    missing[start:end] = True
+                    continue
+                kept.append((start, end, min(labels, key=lambda name: self.priority.get(name, len(self.priority)))))
+                continue
+            kept.append((start, end, names[label]))
+        return kept
+
+    def _name_like(self, doc: Doc) -> numpy.ndarray:
+        """Tokens that may belong to a name no list has."""
+        looks = numpy.zeros(len(doc), dtype=bool)
+        for token in doc:
+            text = token.text
+            if not any(c.isalpha() for c in text):
+                continue
+            mixed = any(c.isdigit() for c in text) or text.isupper() and len(text) > 1
+            capital = text[:1].isupper() and not token.is_sent_start
+            if not capital and token.is_sent_start and text[:1].isupper():
+                capital = self.word_case.values(text)[0] not in ("lower", "mostly_lower")
+            looks[token.i] = mixed or capital
+        return looks
+
+
+def _merged(spans: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
+    merged: list[tuple[int, int, str]] = []
+    for start, end, label in spans:
+        if merged and merged[-1][1] == start and merged[-1][2] == label:
+            merged[-1] = (merged[-1][0], end, label)
+        else:
+            merged.append((start, end, label))
+    return merged
+
+
+def _terms_of(path: Path) -> Iterable[tuple[str, str]]:
+    """(term, label) of a .tsv term file, or of each in a directory (others add no case statistics)."""
+    files = sorted(p for p in path.rglob("*.tsv")) if path.is_dir() else [path] if path.suffix == ".tsv" else []
+    for file in files:
+        with file.open(encoding="utf8") as lines:
+            for line in lines:
+                parts = line.rstrip("\n").split("\t")
+                if len(parts) >= 2:
+                    yield parts[0], parts[1]
+
+
+__all__ = ["DistantLabeller", "DistantSettings", "TERM_SUFFIXES"]

@@ -1,0 +1,119 @@
+"""Distant supervision: labels from term lists (entities, O, missing), ambiguity, self-training, and a
+name in no list found after training on distant labels alone."""
+
+import random
+from collections import Counter
+
+import pytest
+import spacy
+from spacy.attrs import ENT_IOB
+from spacy.tokens import DocBin
+from spacy.training import Example
+from typer.testing import CliRunner
+
+from spacy_bioner.cli import app
+from spacy_bioner.distant.labeller import DistantLabeller, DistantSettings
+from spacy_bioner.distant.self_training import relabel
+
+PEOPLE = ["Anna Berg", "Boris Novak", "Carla Rossi", "Emil Dubois", "Farah Khan", "Greta Lund", "Hugo Marsh"]
+PLACES = ["Oslo", "Paris", "Berlin", "Lisbon", "Vienna", "Dublin", "Prague"]
+TEMPLATES = ["{p} met {q} in {l} .", "In {l} , {p} thanked {q} .", "{p} flew to {l} with {q} .", "{p} left {l} ."]
+
+
+@pytest.fixture()
+def terms(tmp_path):
+    path = tmp_path / "terms.tsv"
+    rows = [f"{name}\tPER" for name in PEOPLE] + [f"{place}\tLOC" for place in PLACES] + ["Will\tPER", "China\tLOC"]
+    path.write_text("\n".join(rows) + "\n", encoding="utf8")
+    return path
+
+
+def texts(n: int, seed: int = 0) -> list[str]:
+    rng = random.Random(seed)
+    return [
+        rng.choice(TEMPLATES).format(p=rng.choice(PEOPLE), q=rng.choice(PEOPLE), l=rng.choice(PLACES)) for _ in range(n)
+    ]
+
+
+def labelled(nlp, terms, text, **settings):
+    return DistantLabeller(nlp, [terms], DistantSettings(**settings))(nlp.make_doc(text))
+
+
+def iob(doc) -> list[int]:
+    return doc.to_array(ENT_IOB).tolist()  # 0 missing, 1 inside, 2 outside, 3 begin
+
+
+def test_matches_become_entities_and_unmatched_name_like_tokens_missing(terms):
+    nlp = spacy.blank("en")
+    doc = labelled(nlp, terms, "Anna Berg met Ivo Petrov in Oslo yesterday .")
+    assert [(e.text, e.label_) for e in doc.ents] == [("Anna Berg", "PER"), ("Oslo", "LOC")]
+    # "Ivo Petrov" is in no list but looks like a name: missing, neither entity nor O; "yesterday" is O
+    assert iob(doc)[3:5] == [0, 0] and iob(doc)[7] == 2 and iob(doc)[2] == 2
+    plain = labelled(nlp, terms, "Anna Berg met Ivo Petrov in Oslo yesterday .", unknown_names=False)
+    assert iob(plain)[3:5] == [2, 2]
+
+
+def test_ambiguous_and_lower_case_entries_are_no_entities(terms):
+    nlp = spacy.blank("en")
+    doc = labelled(nlp, terms, "Anna Berg will visit china , and Will said so .")
+    assert [(e.text, e.label_) for e in doc.ents] == [("Anna Berg", "PER")]
+    # "Will" is a common English word: its token is missing; lower-case "will" and "china" are no names: O
+    assert iob(doc)[7] == 0 and iob(doc)[2] == 2 and iob(doc)[4] == 2
+
+
+def test_a_span_two_lists_label_differently(tmp_path):
+    nlp = spacy.blank("en")
+    first, second = tmp_path / "places.tsv", tmp_path / "people.tsv"
+    first.write_text("Jordan\tLOC\n", encoding="utf8")
+    second.write_text("Jordan\tPER\n", encoding="utf8")
+    doc = DistantLabeller(nlp, [first, second])(nlp.make_doc("They met in Jordan ."))
+    assert [(e.text, e.label_) for e in doc.ents] == [("Jordan", "LOC")]  # the list given first wins
+    doc = DistantLabeller(nlp, [first, second], DistantSettings(clash="missing"))(nlp.make_doc("They met in Jordan ."))
+    assert not doc.ents and iob(doc)[3] == 0
+
+
+def train_on(nlp, docs, epochs=12):
+    examples = [Example(nlp.make_doc(doc.text), doc) for doc in docs]
+    nlp.initialize(lambda: examples)
+    for _ in range(epochs):
+        nlp.update(examples)
+    return nlp
+
+
+def test_a_name_in_no_list_is_found_after_training_on_distant_labels(terms):
+    nlp = spacy.blank("en")
+    nlp.add_pipe("bioner", config={"n_buckets": 2**16})
+    labeller = DistantLabeller(nlp, [terms])
+    docs = [labeller(nlp.make_doc(text)) for text in texts(300)]
+    train_on(nlp, docs)
+    doc = nlp("Ivo Petrov met Anna Berg in Riga .")
+    assert ("Ivo Petrov", "PER") in [(e.text, e.label_) for e in doc.ents]
+
+
+def test_self_training_rounds_run_and_add_the_models_entities(terms):
+    nlp = spacy.blank("en")
+    nlp.add_pipe("bioner", config={"n_buckets": 2**16})
+    labeller = DistantLabeller(nlp, [terms])
+    docs = [labeller(nlp.make_doc(text)) for text in texts(300)]
+    unknown = labeller(nlp.make_doc("Ivo Petrov met Anna Berg in Oslo ."))
+    assert iob(unknown)[:2] == [0, 0]
+    for _ in range(2):  # two rounds: train, relabel
+        train_on(nlp, docs)
+        counts: Counter = Counter()
+        docs = list(relabel(nlp, docs + [unknown], threshold=0.5, counts=counts))
+        unknown = docs.pop()
+    assert ("Ivo Petrov", "PER") in [(e.text, e.label_) for e in unknown.ents]
+
+
+def test_the_command_labels_a_folder_of_text_files(terms, tmp_path):
+    folder = tmp_path / "texts"
+    folder.mkdir()
+    for i, text in enumerate(texts(5)):
+        (folder / f"{i}.txt").write_text(text, encoding="utf8")
+    output = tmp_path / "distant.spacy"
+    result = CliRunner().invoke(app, ["distant", "label", str(folder), str(terms), "--output", str(output)])
+    assert result.exit_code == 0, result.output
+    docs = list(DocBin().from_disk(output).get_docs(spacy.blank("en").vocab))
+    assert len(docs) == 5 and all(doc.ents for doc in docs)
+    bad = CliRunner().invoke(app, ["distant", "label", str(terms), str(terms), "--output", str(output)])
+    assert bad.exit_code == 1 and "a directory of .txt files" in " ".join(bad.output.split())
