@@ -159,3 +159,14 @@ def test_project_parser_workflow_on_embedded_treebank(tmp_path, beam_width):
     assert nlp.get_pipe("bioner_parser").cfg["beam_width"] == int(beam_width)
     assert [sent.text for sent in doc.sents] == ["The green river approved the report.", "Oslo visited every garden."]
     assert doc[6].dep_ == "punct" and doc[3].head.i == 3 and doc[8].head.i == 8
+
+
+def test_project_distant_workflow_trains_without_annotation(tmp_path):
+    project = copy_project(tmp_path)
+    run("spacy", "project", "run", "distant", str(project), "--vars.max_epochs", "3", cwd=project)
+    labelled = list(DocBin().from_disk(project / "corpus" / "distant_0.spacy").get_docs(spacy.blank("en").vocab))
+    assert any(doc.ents for doc in labelled) and all(not ent.label_ == "PER" for doc in labelled for ent in doc.ents)
+    for round_ in (0, 1):
+        assert "ents_f" in srsly.read_json(project / "metrics" / f"distant_{round_}_scores.json")
+        model = spacy.load(project / "training" / f"distant_{round_}" / "model-last")
+        assert set(model.get_pipe("bioner").labels) == {"ORG", "LOC"}  # the labels of the lists, nothing else
