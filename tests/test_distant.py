@@ -45,11 +45,11 @@ def iob(doc) -> list[int]:
 
 def test_matches_become_entities_and_unmatched_name_like_tokens_missing(terms):
     nlp = spacy.blank("en")
-    doc = labelled(nlp, terms, "Anna Berg met Ivo Petrov in Oslo yesterday .")
+    doc = labelled(nlp, terms, "Anna Berg met Ivo Petrov in Oslo yesterday .", unknown_names=True)
     assert [(e.text, e.label_) for e in doc.ents] == [("Anna Berg", "PER"), ("Oslo", "LOC")]
     # "Ivo Petrov" is in no list but looks like a name: missing, neither entity nor O; "yesterday" is O
     assert iob(doc)[3:5] == [0, 0] and iob(doc)[7] == 2 and iob(doc)[2] == 2
-    plain = labelled(nlp, terms, "Anna Berg met Ivo Petrov in Oslo yesterday .", unknown_names=False)
+    plain = labelled(nlp, terms, "Anna Berg met Ivo Petrov in Oslo yesterday .")  # the default: O
     assert iob(plain)[3:5] == [2, 2]
 
 
@@ -93,7 +93,7 @@ def test_a_name_in_no_list_is_found_after_training_on_distant_labels(terms):
 def test_self_training_rounds_run_and_add_the_models_entities(terms):
     nlp = spacy.blank("en")
     nlp.add_pipe("bioner", config={"n_buckets": 2**16})
-    labeller = DistantLabeller(nlp, [terms])
+    labeller = DistantLabeller(nlp, [terms], DistantSettings(unknown_names=True))
     docs = [labeller(nlp.make_doc(text)) for text in texts(300)]
     unknown = labeller(nlp.make_doc("Ivo Petrov met Anna Berg in Oslo ."))
     assert iob(unknown)[:2] == [0, 0]

@@ -59,7 +59,7 @@ def label_cli(
     lang: str = typer.Option("en", help="Language of the tokenizer"),
     clash: str = typer.Option("priority", help="A span two lists label differently: 'priority' or 'missing'"),
     ambiguous: bool = typer.Option(True, help="Common words matched alone are missing, not entities"),
-    unknown_names: bool = typer.Option(True, help="Name-like tokens no list matched are missing, not O"),
+    unknown_names: bool = typer.Option(False, help="Name-like tokens no list matched are missing, not O"),
 ) -> None:
     """Label raw text from term lists: matches become entities, name-like unmatched tokens missing, the rest O."""
     if clash not in ("priority", "missing"):
