@@ -6,13 +6,13 @@ text -> one regex scan for every kind's candidates -> each candidate validated -
 """
 
 import re
-from collections.abc import Iterable
 from typing import Any, Optional
 
 from spacy.language import Language
 from spacy.tokens import Doc, Span
 from spacy.util import filter_spans
 
+from ..core.stateless import Stateless
 from .kinds import Identifier, builtin_kinds, make_identifier
 
 DEFAULT_LABELS = {
@@ -63,7 +63,7 @@ def make_identifiers(
     )
 
 
-class Identifiers:
+class Identifiers(Stateless):
     """Finds every kind's candidates in one scan of the text and keeps those their validators accept."""
 
     def __init__(
@@ -112,10 +112,6 @@ class Identifiers:
         doc.ents = sorted(kept + found, key=lambda span: span.start)
         return doc
 
-    def pipe(self, docs: Iterable[Doc], batch_size: int = 128) -> Iterable[Doc]:
-        for doc in docs:
-            yield self(doc)
-
     def find(self, doc: Doc) -> list[Span]:
         """The valid identifiers of the doc as spans over whole tokens, overlaps resolved (longest first)."""
         spans = []
@@ -153,15 +149,3 @@ class Identifiers:
             if canonical is not None:
                 return self._labels[index], candidate.start(), candidate.end(), canonical
         return None
-
-    def to_bytes(self, *, exclude: Iterable[str] = ()) -> bytes:
-        return b""  # everything is in the config
-
-    def from_bytes(self, data: bytes, *, exclude: Iterable[str] = ()) -> "Identifiers":
-        return self
-
-    def to_disk(self, path: Any, *, exclude: Iterable[str] = ()) -> None:
-        pass
-
-    def from_disk(self, path: Any, *, exclude: Iterable[str] = ()) -> "Identifiers":
-        return self

@@ -6,13 +6,13 @@ The values are kept in doc.user_data, as spaCy keeps span extensions, so they su
 DocBin(store_user_data=True).
 """
 
-from collections.abc import Iterable
 from datetime import date
 from typing import Any, Optional
 
 from spacy.language import Language
 from spacy.tokens import Doc, Span
 
+from ..core.stateless import Stateless
 from .normalizers import normalizers
 
 DEFAULT_VALUE_LABELS = {
@@ -59,7 +59,7 @@ def make_values(
     return Values(name, labels=labels, reference_date=reference_date, phone_region=phone_region)
 
 
-class Values:
+class Values(Stateless):
     """Gives each entity whose label has a normalizer its value, or the reason it has none."""
 
     def __init__(
@@ -94,27 +94,11 @@ class Values:
             ent._.value, ent._.value_reason = value, reason
         return doc
 
-    def pipe(self, docs: Iterable[Doc], batch_size: int = 128) -> Iterable[Doc]:
-        for doc in docs:
-            yield self(doc)
-
     def _reference(self, doc: Doc) -> date:
         given = doc.user_data.get(REFERENCE_DATE_KEY)
         if given is not None:
             return _iso_date(given, f'{self.name}: doc.user_data["{REFERENCE_DATE_KEY}"]')
         return self.reference_date or date.today()
-
-    def to_bytes(self, *, exclude: Iterable[str] = ()) -> bytes:
-        return b""  # everything is in the config
-
-    def from_bytes(self, data: bytes, *, exclude: Iterable[str] = ()) -> "Values":
-        return self
-
-    def to_disk(self, path: Any, *, exclude: Iterable[str] = ()) -> None:
-        pass
-
-    def from_disk(self, path: Any, *, exclude: Iterable[str] = ()) -> "Values":
-        return self
 
 
 def _iso_date(value: Any, where: str) -> date:

@@ -12,12 +12,17 @@ from decimal import Decimal
 from typing import Any, Callable, NamedTuple, Optional
 
 from dateparser.date import DateDataParser
-from email_validator import EmailNotValidError, validate_email
 from price_parser import Price
-from stdnum import iban
-from stdnum.exceptions import ValidationError
 
-from ..identifiers.kinds import phone_validator, validate_card, validate_ip, validate_iso_datetime, validate_url
+from ..identifiers.kinds import (
+    phone_validator,
+    validate_card,
+    validate_email_address,
+    validate_iban,
+    validate_ip,
+    validate_iso_datetime,
+    validate_url,
+)
 from .numbers import as_number, count_numbers, leading_number, read_number, read_ordinal, words_to_digits
 from .units import read_unit
 
@@ -211,21 +216,6 @@ def _canonical(kind: str, read: Callable[[str], Optional[str]]) -> Normalizer:
     return normalize
 
 
-def _iban(text: str) -> Optional[str]:
-    try:
-        return iban.validate(text)
-    except ValidationError:
-        return None
-
-
-def _email(text: str) -> Optional[str]:
-    try:
-        address = validate_email(text, check_deliverability=False)
-    except EmailNotValidError:
-        return None
-    return f"{address.local_part}@{address.domain.lower()}"
-
-
 def normalizers(phone_region: Optional[str]) -> dict[str, Normalizer]:
     """Every normalizer by name; phone_region: the region of phone numbers without a country code."""
     return {
@@ -236,8 +226,8 @@ def normalizers(phone_region: Optional[str]) -> dict[str, Normalizer]:
         "cardinal": normalize_cardinal,
         "ordinal": normalize_ordinal,
         "phone": _canonical("phone", phone_validator(phone_region)),
-        "iban": _canonical("iban", _iban),
-        "email": _canonical("email", _email),
+        "iban": _canonical("iban", validate_iban),
+        "email": _canonical("email", validate_email_address),
         "url": _canonical("url", validate_url),
         "ip": _canonical("ip", validate_ip),
         "card": _canonical("card", validate_card),
