@@ -2,9 +2,7 @@
 
 import re
 from functools import lru_cache
-from typing import Optional
-
-import pint
+from typing import Any, Optional
 
 # Written forms pint does not parse, as pint writes them.
 _SPELLED = {
@@ -22,7 +20,10 @@ _SPELLED = {
 
 
 @lru_cache(maxsize=1)
-def _registry() -> pint.UnitRegistry:
+def _registry() -> Any:
+    # imported on first use: pint takes a third of a second to import, and imports dask where it is installed
+    import pint
+
     return pint.UnitRegistry()
 
 
@@ -32,8 +33,10 @@ def read_unit(text: str) -> Optional[str]:
     if not phrase or len(phrase) > 40:
         return None
     phrase = _SPELLED.get(phrase, phrase)
+    from pint.errors import DefinitionSyntaxError, UndefinedUnitError
+
     try:
         unit = _registry().parse_units(phrase.replace(" ", "_") if "**" not in phrase and "/" not in phrase else phrase)
-    except (pint.errors.UndefinedUnitError, pint.errors.DefinitionSyntaxError, ValueError, AttributeError, TypeError):
+    except (UndefinedUnitError, DefinitionSyntaxError, ValueError, AttributeError, TypeError):
         return None
     return None if unit.dimensionless else str(unit)
