@@ -2,9 +2,9 @@
 
 text -> tokens -> list matches -> (ambiguous entries, type clashes, case) -> entities, O and missing
 
-A token a list matches is part of an entity; a token no list matches is outside (O) only where it
-does not look like part of a name the lists lack: those tokens are missing, so training neither
-rewards nor punishes any tag there (bioner trains on partial annotation).
+A token a list matches is part of an entity, unless the match is ambiguous; a token no list matches
+is outside (O). Ambiguous matches (and, as a setting, name-like tokens no list matched) are missing:
+training neither rewards nor punishes any tag there (bioner trains on partial annotation).
 """
 
 from collections import Counter
@@ -19,7 +19,7 @@ from spacy.tokens import Doc, Span
 
 from ..core.word_case import shipped_word_case
 from ..gazetteer.matcher import Gazetteer, filter_matches
-from ..gazetteer.terms import TERM_SUFFIXES
+from ..gazetteer.terms import TERM_SUFFIXES, read_terms
 from ..values.units import read_unit
 
 # Frequency classes of the word case table that make a one-word entry ambiguous: for names (cased labels)
@@ -157,14 +157,11 @@ def _merged(spans: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
 
 
 def _terms_of(path: Path) -> Iterable[tuple[str, str]]:
-    """(term, label) of a .tsv term file, or of each in a directory (others add no case statistics)."""
-    files = sorted(p for p in path.rglob("*.tsv")) if path.is_dir() else [path] if path.suffix == ".tsv" else []
+    """(term, label) of a term file, or of each in a directory, as the gazetteer reads them (plain-text
+    lists, which take their label from the caller, add no case statistics)."""
+    files = sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path]
     for file in files:
-        with file.open(encoding="utf8") as lines:
-            for line in lines:
-                parts = line.rstrip("\n").split("\t")
-                if len(parts) >= 2:
-                    yield parts[0], parts[1]
-
-
-__all__ = ["DistantLabeller", "DistantSettings", "TERM_SUFFIXES"]
+        kind = TERM_SUFFIXES.get(file.suffix)
+        if kind in ("tsv", "jsonl"):
+            for term, label, _ in read_terms(file, kind, None):
+                yield term, label
