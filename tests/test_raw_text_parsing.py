@@ -230,3 +230,15 @@ def test_the_parser_keeps_the_sentences_it_is_given():
     assert {t.dep_ for t in doc if t.head != t and t.head.head == t.head} <= set(
         nlp.get_pipe("bioner_parser").labels
     ) | {"dep"}
+
+
+def test_a_blank_line_starts_a_sentence(raw_nlp):
+    from spacy_bioner.tagger.senter import _after_blank_lines
+
+    text = "I bought a new phone yesterday\n\nDogs and cats bark ."
+    assert [sent.text.strip() for sent in raw_nlp(text).sents] == [
+        "I bought a new phone yesterday",
+        "Dogs and cats bark .",
+    ]
+    doc = raw_nlp.make_doc("one\n\ntwo\nthree \n \n four")  # a hard-wrapped line break is no paragraph
+    assert [doc[i].text for i in _after_blank_lines(doc)] == ["two", "four"]

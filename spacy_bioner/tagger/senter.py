@@ -29,6 +29,7 @@ DEFAULT_SENTER_CONFIG: dict[str, Any] = {
     # casing: a capital on a word usually written in lower case marks a sentence start (+0.9 F1 on EWT dev)
     "features": ["word", "window", "shape", "flags", "conjunctions", "casing"],
     "margin": 10.0,
+    "paragraph_breaks": True,
     "scorer": {"@scorers": "spacy.senter_scorer.v1"},
 }
 
@@ -40,16 +41,31 @@ DEFAULT_SENTER_CONFIG: dict[str, Any] = {
     default_score_weights={"sents_f": 1.0, "sents_p": 0.0, "sents_r": 0.0},
 )
 def make_bioner_senter(
-    nlp: Language, name: str, n_buckets: int, features: list[str], margin: float, scorer: Optional[Callable]
+    nlp: Language,
+    name: str,
+    n_buckets: int,
+    features: list[str],
+    margin: float,
+    paragraph_breaks: bool,
+    scorer: Optional[Callable],
 ) -> "BioSenter":
     """Create a bioner_senter component.
 
     n_buckets (int): Rows of the hashed feature table.
     features (List[str]): Feature families (see spacy_bioner.core.templates.FAMILIES).
     margin (float): Per-token margin the gold tags must win by in training; 0 is the plain perceptron.
+    paragraph_breaks (bool): A word after a blank line (whitespace with two line breaks) starts a sentence.
     scorer (Optional[Callable]): Scores the sentence starts (sents_p, sents_r, sents_f).
     """
-    return BioSenter(nlp.vocab, name, n_buckets=n_buckets, features=features, margin=margin, scorer=scorer)
+    return BioSenter(
+        nlp.vocab,
+        name,
+        n_buckets=n_buckets,
+        features=features,
+        margin=margin,
+        paragraph_breaks=paragraph_breaks,
+        scorer=scorer,
+    )
 
 
 class BioSenter(BioTagger):
@@ -63,10 +79,12 @@ class BioSenter(BioTagger):
         n_buckets: int = DEFAULT_SENTER_CONFIG["n_buckets"],
         features: Sequence[str] = DEFAULT_SENTER_CONFIG["features"],
         margin: float = DEFAULT_SENTER_CONFIG["margin"],
+        paragraph_breaks: bool = DEFAULT_SENTER_CONFIG["paragraph_breaks"],
         scorer: Optional[Callable] = senter_score,
     ):
         # attr is the tagger's; this subclass reads and writes sentence starts in its own methods
         super().__init__(vocab, name, attr="tag", n_buckets=n_buckets, features=features, margin=margin, scorer=scorer)
+        self.paragraph_breaks = paragraph_breaks
         for label in (STARTS, INSIDE):
             self.add_label(label)
 
@@ -96,7 +114,7 @@ class BioSenter(BioTagger):
         return [None if start is None else STARTS if start else INSIDE for start in example.get_aligned_sent_starts()]
 
     def __reduce__(self) -> tuple:
-        return (_unpickle_senter, (self.vocab, self.name, self.scorer, self.to_bytes()))
+        return (_unpickle_senter, (self.vocab, self.name, self.scorer, self.paragraph_breaks, self.to_bytes()))
 
     def set_annotations(self, docs: Iterable[Doc], tag_ids: list[numpy.ndarray]) -> None:
         # S, I, and whitespace (id -1); as uint64, the type Doc.from_array takes (-1 wraps, and is read back as -1)
@@ -105,9 +123,22 @@ class BioSenter(BioTagger):
             if len(doc) and not doc.has_annotation("SENT_START"):  # sentences set before it are kept
                 values = starts[ids].reshape(-1, 1)
                 values[0] = 1  # a doc's first token starts its first sentence
+                if self.paragraph_breaks:
+                    values[_after_blank_lines(doc)] = 1
                 doc.from_array([SENT_START], values)
 
 
-def _unpickle_senter(vocab: Vocab, name: str, scorer: Optional[Callable], data: bytes) -> BioSenter:
+def _after_blank_lines(doc: Doc) -> list[int]:
+    """The words that follow a whitespace token holding a blank line: a paragraph's first word."""
+    return [
+        token.i + 1
+        for token in doc[:-1]
+        if token.is_space and token.text.count("\n") >= 2 and not doc[token.i + 1].is_space
+    ]
+
+
+def _unpickle_senter(
+    vocab: Vocab, name: str, scorer: Optional[Callable], paragraph_breaks: bool, data: bytes
+) -> BioSenter:
     # Used by nlp.pipe(n_process=...) to ship the component to worker processes.
-    return BioSenter(vocab, name, scorer=scorer).from_bytes(data)
+    return BioSenter(vocab, name, paragraph_breaks=paragraph_breaks, scorer=scorer).from_bytes(data)
