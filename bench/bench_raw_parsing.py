@@ -7,7 +7,9 @@ configs/senter.cfg (bioner_senter, on whole raw docs), then joins them with `spa
 own tagger + parser (whose parser splits sentences) and senter, trained by `init config -o efficiency`
 for --peer-steps steps. Each pipeline is scored on dev two ways:
 - gold sentences: gold tokens, one sentence at a time (`Corpus(gold_preproc=True)`);
-- raw text: each doc's text through spaCy's tokenizer, no sentences (`Corpus(gold_preproc=False)`).
+- raw text: each doc's text through spaCy's tokenizer, no sentences (`Corpus(gold_preproc=False)`);
+- raw text with paragraph breaks: the dev treebank's documents with their paragraphs (`# newpar`) kept as
+  blank lines, sentences of a paragraph joined by a space, ten paragraphs a doc: sentence P/R/F only.
 Scores are spaCy's (LAS and UAS without punctuation, tag and pos accuracy, sentence P/R/F), and
 noun chunk P/R/F against the chunks the same iterator reads off the gold trees, matched by
 character offsets. Speed: words per second over the raw dev docs, the pipelines taking turns,
@@ -29,7 +31,7 @@ import spacy
 import srsly
 from bench_casing import prf
 from common import ROOT, convert_treebank, train, train_spacy_pipeline, write_results
-from spacy.tokens import DocBin
+from spacy.tokens import Doc, DocBin
 from spacy.training import Corpus
 
 from spacy_bioner.parser.noun_chunks import ud_noun_chunks
@@ -40,6 +42,51 @@ SCORES = ("dep_las", "dep_uas", "tag_acc", "pos_acc", "sents_p", "sents_r", "sen
 def spacy_scores(nlp, dev: Path, gold_preproc: bool) -> dict:
     scores = nlp.evaluate(list(Corpus(str(dev), gold_preproc=gold_preproc)(nlp)))
     return {key: round(100 * scores[key], 2) for key in SCORES if scores.get(key) is not None}
+
+
+def paragraph_docs(conllu: Path, out: Path, paragraphs_per_doc: int = 10) -> Path:
+    """The treebank's text as it was written: a blank line between paragraphs, a space between the
+    sentences of one; the docs carry the gold sentence starts only."""
+    nlp = spacy.blank("en")
+    docs = []
+    for document in _documents(conllu):
+        for first in range(0, len(document), paragraphs_per_doc):
+            words: list = []
+            spaces: list = []
+            starts: list = []
+            for paragraph in document[first : first + paragraphs_per_doc]:
+                if words:
+                    spaces[-1] = False
+                    words.append("\n\n")
+                    spaces.append(False)
+                    starts.append(False)
+                for sentence in paragraph:
+                    for i, (word, space_after) in enumerate(sentence):
+                        words.append(word)
+                        spaces.append(space_after)
+                        starts.append(i == 0)
+                    spaces[-1] = True
+            spaces[-1] = False
+            docs.append(Doc(nlp.vocab, words=words, spaces=spaces, sent_starts=starts))
+    DocBin(docs=docs).to_disk(out)
+    return out
+
+
+def _documents(conllu: Path) -> list:
+    """Documents as lists of paragraphs, of sentences, of (word, space after) pairs."""
+    documents: list = []
+    for line in conllu.read_text(encoding="utf8").splitlines():
+        if line.startswith("# newdoc") or not documents:
+            documents.append([[]])
+        if line.startswith("# newpar") and documents[-1][-1]:
+            documents[-1].append([])
+        if not line.startswith("#") and line.strip():
+            columns = line.split("\t")
+            if columns[0].isdigit():  # words, not multiword ranges or empty nodes
+                if columns[0] == "1":
+                    documents[-1][-1].append([])
+                documents[-1][-1][-1].append((columns[1], "SpaceAfter=No" not in columns[9]))
+    return [[paragraph for paragraph in document if paragraph] for document in documents if any(document)]
 
 
 def noun_chunks(nlp, refs) -> dict:
@@ -72,11 +119,12 @@ def assemble(parser: Path, senter: Path, out: Path) -> Path:
     return out
 
 
-def scores(nlp, dev_path: Path) -> dict:
+def scores(nlp, dev_path: Path, paragraphs_path: Path) -> dict:
     refs = list(DocBin().from_disk(dev_path).get_docs(nlp.vocab))
     return {
         "gold_sentences": spacy_scores(nlp, dev_path, gold_preproc=True),
         "raw_text": spacy_scores(nlp, dev_path, gold_preproc=False),
+        "raw_text_paragraphs": spacy_scores(nlp, paragraphs_path, gold_preproc=False),
         "noun_chunks": noun_chunks(nlp, refs) if nlp.has_pipe("parser") or nlp.has_pipe("bioner_parser") else {},
     }
 
@@ -92,6 +140,7 @@ def main() -> None:
     treebank = args.data / "ud_english_ewt"
     train_path = convert_treebank(treebank / "en_ewt-ud-train.conllu", work)
     dev_path = convert_treebank(treebank / "en_ewt-ud-dev.conllu", work)
+    paragraphs_path = paragraph_docs(treebank / "en_ewt-ud-dev.conllu", work / "dev_paragraphs.spacy")
     figures: dict = {"dev": "en_ewt-ud-dev, spacy convert -n 10", "models": {}}
     earlier = work / "train_seconds.json"
     seconds = srsly.read_json(earlier) if earlier.exists() else {}
@@ -116,7 +165,7 @@ def main() -> None:
     figures["train_seconds"] = {name: round(value) for name, value in seconds.items()}
     models = {name: spacy.load(path) for name, path in pipelines.items()}
     for name, nlp in models.items():
-        figures["models"][name] = {"pipeline": nlp.pipe_names, **scores(nlp, dev_path)}
+        figures["models"][name] = {"pipeline": nlp.pipe_names, **scores(nlp, dev_path, paragraphs_path)}
         print(name, json.dumps(figures["models"][name]), flush=True)
     refs = list(DocBin().from_disk(dev_path).get_docs(models["tagger_parser"].vocab))
     speed_peers = ("tagger_parser", "tagger_senter_parser", "spacy_tagger_parser")

@@ -553,7 +553,7 @@ def _raw_parsing(record: dict) -> list:
         return f"| {name} | " + " | ".join(figure(key, models[key]) for key, _ in columns) + " |"
 
     def score(setting: str, key: str):
-        return lambda _, m: f"{m[setting][key]:.2f}" if key in m[setting] else "—"
+        return lambda _, m: f"{m[setting][key]:.2f}" if key in m.get(setting, {}) else "—"
 
     lines = [
         "## Tagger and parser on raw text",
@@ -567,8 +567,9 @@ def _raw_parsing(record: dict) -> list:
         "(`init config -o efficiency`) are trained in the same run on the same docs; spaCy's parser learns",
         "sentence boundaries from them. The conversion joins a document's sentences with spaces, so a",
         "boundary that was a line break in the original (a review's title, an email's signature) shows only",
-        "in the words. spaCy's English noun chunk iterator reads ClearNLP labels, so it finds no chunks in",
-        "trees with UD labels (—).",
+        "in the words; the row with paragraph breaks keeps the treebank's paragraphs as blank lines",
+        "(`bioner_senter`'s `paragraph_breaks`). spaCy's English noun chunk iterator reads ClearNLP labels,",
+        "so it finds no chunks in trees with UD labels (—).",
         "",
         "| measure | " + " | ".join(title for _, title in columns) + " |",
         "|---|" + "---|" * len(columns),
@@ -578,6 +579,7 @@ def _raw_parsing(record: dict) -> list:
             lines.append(row(f"{name}, {setting.replace('_', ' ')}", score(setting, key)))
     lines += [
         row("sentence F1, raw text", score("raw_text", "sents_f")),
+        row("sentence F1, raw text with paragraph breaks", score("raw_text_paragraphs", "sents_f")),
         row("sentence P / R, raw text", lambda _, m: "{sents_p:.1f} / {sents_r:.1f}".format(**m["raw_text"])),
         row(
             "noun chunks F1, raw text",
