@@ -6,6 +6,8 @@ value ("a few days"), where any value given is wrong.
 
 from datetime import date, timedelta
 
+from dateutil.relativedelta import relativedelta
+
 SENTENCES = {
     "DATE": [
         "The audit is due {}.",
@@ -214,11 +216,9 @@ def a_date(rng, reference: date):
             )
         return f"last {WEEKDAYS[weekday]}", "DATE", {"type": "date", "iso": (reference - timedelta(behind)).isoformat()}
     if style == "interval":
-        n, unit, days = rng.choice(
-            [(2, "weeks", 14), (3, "days", 3), (10, "days", 10), (2, "years", 730), (6, "months", 180)]
-        )
+        n, unit = rng.choice([(2, "weeks"), (3, "days"), (10, "days"), (2, "years"), (6, "months")])
         text = f"over |the last {words(n)} {unit}" if rng.random() < 0.5 else f"in |the past {n} {unit}"
-        start = reference - timedelta(days=days)
+        start = reference - relativedelta(**{unit: n})  # calendar steps: six months before May 7 is November 7
         return text, "DATE", {"type": "interval", "start": start.isoformat(), "end": reference.isoformat()}
     if style == "decade":
         decade = rng.choice(range(1920, 2020, 10))

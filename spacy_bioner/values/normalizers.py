@@ -12,6 +12,7 @@ from decimal import Decimal
 from typing import Any, Callable, NamedTuple, Optional
 
 from dateparser.date import DateDataParser
+from dateutil.relativedelta import relativedelta
 from price_parser import Price
 
 from ..identifiers.kinds import (
@@ -34,7 +35,7 @@ class Value(NamedTuple):
 
 Normalizer = Callable[[str, date], Value]
 
-_UNITS = {"day": 1, "week": 7, "month": 30, "year": 365}
+_STEPS = {"day": "days", "week": "weeks", "month": "months", "year": "years"}  # calendar steps (relativedelta)
 _INTERVAL = re.compile(r"(?:the )?(?:last|past|previous|next|coming) (\d+) (day|week|month|year)s?")
 _DECADE = re.compile(r"(?:the )?(?:(early|mid|late)[- ])?(\d{3})0'?s")
 _YEAR = re.compile(r"(?:in )?(\d{4})")
@@ -72,10 +73,10 @@ def normalize_date(text: str, reference: date) -> Value:
         return Value({"type": "date", "iso": iso})
     interval = _INTERVAL.fullmatch(phrase)
     if interval is not None:
-        days = int(interval.group(1)) * _UNITS[interval.group(2)]
+        step = relativedelta(**{_STEPS[interval.group(2)]: int(interval.group(1))})
         if re.search(r"\b(?:next|coming)\b", phrase):
-            return _interval(reference + timedelta(days=1), reference + timedelta(days=days))
-        return _interval(reference - timedelta(days=days), reference)
+            return _interval(reference + timedelta(days=1), reference + step)
+        return _interval(reference - step, reference)
     decade = _DECADE.fullmatch(phrase)
     if decade is not None:
         start = int(decade.group(2)) * 10
@@ -84,8 +85,7 @@ def normalize_date(text: str, reference: date) -> Value:
     quarter = _QUARTER.fullmatch(phrase)
     if quarter is not None:
         number = int(quarter.group(1)) if quarter.group(1) else _QUARTERS[quarter.group(2)]
-        year_value, first = int(quarter.group(3)), 3 * number - 2
-        return _interval(date(year_value, first, 1), date(year_value, first + 2, _last_day(year_value, first + 2)))
+        return _quarter(int(quarter.group(3)), number)
     year = _YEAR.fullmatch(phrase)
     if year is not None:
         return Value({"type": "date", "iso": year.group(1)})
@@ -105,8 +105,7 @@ def normalize_date(text: str, reference: date) -> Value:
     if period == "month":
         return Value({"type": "date", "iso": f"{moment.year:04d}-{moment.month:02d}"})
     if period == "quarter":
-        first = 3 * ((moment.month - 1) // 3) + 1
-        return _interval(date(moment.year, first, 1), date(moment.year, first + 2, _last_day(moment.year, first + 2)))
+        return _quarter(moment.year, (moment.month - 1) // 3 + 1)
     if period == "week":
         start = moment.date() - timedelta(days=moment.weekday())
         return _interval(start, start + timedelta(days=6))
@@ -115,8 +114,10 @@ def normalize_date(text: str, reference: date) -> Value:
     return Value({"type": "date", "iso": moment.date().isoformat()})
 
 
-def _last_day(year: int, month: int) -> int:
-    return calendar.monthrange(year, month)[1]
+def _quarter(year: int, number: int) -> Value:
+    """Quarter 1-4 of a year as an interval."""
+    last = 3 * number
+    return _interval(date(year, last - 2, 1), date(year, last, calendar.monthrange(year, last)[1]))
 
 
 def _interval(start: date, end: date) -> Value:
