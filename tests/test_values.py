@@ -67,6 +67,8 @@ def test_each_kind_gets_its_value(nlp, text, label, value):
         ("5 foos", "QUANTITY"),
         ("several", "CARDINAL"),
         ("GB82 WEST 1234 5698 7654 33", "IBAN_CODE"),
+        ("12th", "DATE"),  # another NER's label: an ordinal alone names no date
+        ("5 am", "QUANTITY"),  # a time of day, not five attometers
     ],
 )
 def test_what_cannot_be_read_gets_no_value_and_a_reason(nlp, text, label):

@@ -49,6 +49,7 @@ _SCALE_WORD = re.compile(r"(?i)\d\s*-?\s*(?:hundred|thousand|k|million|mln|m|mn|
 _OFFSET = re.compile(r"\b(?:ago|from now|later|hence)\b|^in \d")  # "two weeks from now": a day, not a week
 _QUARTER = re.compile(r"(?:the )?(?:q([1-4])|(1st|2nd|3rd|4th|first|second|third|fourth) quarter)(?: of)? (\d{4})")
 _QUARTERS = {"1st": 1, "2nd": 2, "3rd": 3, "4th": 4, "first": 1, "second": 2, "third": 3, "fourth": 4}
+_TIME_OF_DAY = re.compile(r"(?i)[ap]\.?m\.?")
 _HAS_TIME = re.compile(r"\d:\d|\b(?:a\.?m\.?|p\.?m\.?|noon|midnight|o'clock|morning|evening|afternoon|night)\b")
 _PARSERS: dict[str, DateDataParser] = {}
 
@@ -68,6 +69,8 @@ def normalize_date(text: str, reference: date) -> Value:
     """ISO 8601: a day "2024-05-14", a month "2020-05", a year "2019", a time "2024-05-07T15:30", or an
     interval {"start", "end"} ("the last two weeks", "the 1990s", "Q3 2021")."""
     phrase = words_to_digits(text.strip()).strip(" .,")
+    if read_ordinal(phrase) is not None:
+        return Value(None, "an ordinal alone names no date")  # "the 12th": of which month?
     iso = validate_iso_datetime(phrase)
     if iso is not None:
         return Value({"type": "date", "iso": iso})
@@ -189,7 +192,10 @@ def normalize_quantity(text: str, reference: date) -> Value:
     found = leading_number(text.strip())
     if found is None:
         return Value(None, "no number")
-    unit = read_unit(words_to_digits(text.strip())[found[1] :])
+    unit_text = words_to_digits(text.strip())[found[1] :]
+    if _TIME_OF_DAY.fullmatch(unit_text.strip()):
+        return Value(None, "a time of day, not a quantity")  # pint reads "5 am" as attometers
+    unit = read_unit(unit_text)
     if unit is None:
         return Value(None, "unknown unit")
     return Value({"type": "quantity", "number": as_number(found[0]), "unit": unit})
