@@ -28,14 +28,12 @@ Usage: python bench/bench_identifiers.py [--repeats 5]   (needs the bench extra:
 import argparse
 import json
 import logging
-import statistics
-import time
 from datetime import datetime
 from pathlib import Path
 
 import spacy
 from bench_casing import prf
-from common import write_results
+from common import paired_rates, write_results
 
 from spacy_bioner.identifiers.component import DEFAULT_LABELS
 
@@ -137,29 +135,17 @@ def identifiers(repeats: int) -> dict:
         figures[name] = {**prf(gold, found), "by_kind": by_kind(gold, found)}
     prose = [line["text"] for line in read("values.jsonl")]
     for workload, workload_texts in (("texts_per_s", texts), ("prose_texts_per_s", prose)):
-        rates = speeds(systems, workload_texts, repeats)
+        rates = paired_rates(systems, workload_texts, repeats, len(workload_texts))
         for name in systems:
             figures[name][workload] = rates[name]
     tokenizer = spacy.blank("en").tokenizer
     tokenizing = {"tokenizer": (list, lambda inputs: list(tokenizer.pipe(inputs)))}
-    figures["spacy_tokenizer_texts_per_s"] = speeds(tokenizing, texts, repeats)["tokenizer"]
+    figures["spacy_tokenizer_texts_per_s"] = paired_rates(tokenizing, texts, repeats, len(texts))["tokenizer"]
     for workload in ("texts_per_s", "prose_texts_per_s"):
         ours_rate = figures["bioner_identifiers"][workload]
         for peer in ("presidio", "entity_ruler"):
             figures[f"{workload}_vs_{peer}"] = round(ours_rate / figures[peer][workload], 1)
     return figures
-
-
-def speeds(systems: dict, texts: list[str], repeats: int) -> dict:
-    """Texts per second of each system, median of the repeats, the systems taking turns."""
-    rates: dict = {name: [] for name in systems}
-    for _ in range(repeats):
-        for name, (prepare, run) in systems.items():
-            inputs = prepare(texts)
-            start = time.perf_counter()
-            run(inputs)
-            rates[name].append(len(texts) / (time.perf_counter() - start))
-    return {name: round(statistics.median(values)) for name, values in rates.items()}
 
 
 def by_kind(gold: set, found: set) -> dict:

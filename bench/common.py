@@ -293,6 +293,21 @@ def _from_root(script: str) -> str:
     return str(path.relative_to(ROOT)) if path.is_relative_to(ROOT) else script
 
 
+def paired_rates(systems: dict, inputs, repeats: int, units: int) -> dict:
+    """Units per second of each system, medians of the repeats, the systems taking turns in each repeat.
+
+    systems: name -> (prepare, run): prepare(inputs) makes what run takes, off the clock (fresh docs, say).
+    """
+    rates: dict = {name: [] for name in systems}
+    for _ in range(repeats):
+        for name, (prepare, run) in systems.items():
+            prepared = prepare(inputs)
+            start = time.perf_counter()
+            run(prepared)
+            rates[name].append(units / (time.perf_counter() - start))
+    return {name: round(statistics.median(values)) for name, values in rates.items()}
+
+
 def write_results(name: str, figures: dict) -> Path:
     """bench/results/<name>.json: the figures with the commit, date, machine and command that produced them."""
     record = {
