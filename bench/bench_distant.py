@@ -109,7 +109,7 @@ def main() -> None:
         docs = list(step_labeller.pipe(read_texts(nlp, train_path)))
         scores, seconds = trained(step, docs, dev_path, work, args.epochs)
         figures["steps"][step] = {"dev": scores, "labels_vs_gold": agreement(gold_train, docs),
-                                  "counts": dict(step_labeller.settings.counts), "train_seconds": seconds}  # fmt: skip
+                                  "counts": dict(step_labeller.counts), "train_seconds": seconds}  # fmt: skip
         print(step, json.dumps(figures["steps"][step]), flush=True)
     # the workflow: round 0 is the default labels (ambiguous_entries); self-training from its model
     round_0 = DistantLabeller(nlp, terms, DistantSettings(**STEPS["ambiguous_entries"]))

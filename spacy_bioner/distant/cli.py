@@ -73,7 +73,7 @@ def label_cli(
         msg.fail(str(error), exits=1)
     output.parent.mkdir(parents=True, exist_ok=True)
     DocBin(docs=docs).to_disk(output)
-    msg.good(f"{len(docs)} docs labelled to {output}: {dict(settings.counts)}")
+    msg.good(f"{len(docs)} docs labelled to {output}: {dict(labeller.counts)}")
 
 
 @distant_app.command("relabel")

@@ -9,7 +9,7 @@ training neither rewards nor punishes any tag there (bioner trains on partial an
 
 from collections import Counter
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
@@ -50,7 +50,6 @@ class DistantSettings:
     merge_adjacent: bool = True
     unknown_names: bool = False
     clash: str = "priority"
-    counts: Counter = field(default_factory=Counter)  # what the labeller did, for its report
 
 
 class DistantLabeller:
@@ -58,6 +57,7 @@ class DistantLabeller:
 
     def __init__(self, nlp: Language, term_paths: Iterable[Path], settings: Optional[DistantSettings] = None):
         self.settings = settings or DistantSettings()
+        self.counts: Counter = Counter()  # what the labeller did, for its report
         self.gazetteer = Gazetteer(nlp.tokenizer)
         capitalized: Counter = Counter()
         entries: Counter = Counter()
@@ -75,7 +75,7 @@ class DistantLabeller:
 
     def __call__(self, doc: Doc) -> Doc:
         """The doc with distant labels: entities, O, and missing tokens (doc.ents, set_ents' missing)."""
-        counts = self.settings.counts
+        counts = self.counts
         entities, missing = [], numpy.zeros(len(doc), dtype=bool)
         matches = self.gazetteer.match(doc)
         kept = []
@@ -93,14 +93,9 @@ class DistantLabeller:
         for start, end, label in _merged(kept) if self.settings.merge_adjacent else kept:
             entities.append(Span(doc, start, end, label=label))
             counts["entities"] += 1
-        taken = numpy.zeros(len(doc), dtype=bool)
-        for ent in entities:
-            taken[ent.start : ent.end] = True
         if self.settings.unknown_names:
-            missing |= self._name_like(doc) & ~taken
-        missing &= ~taken
-        counts["missing_tokens"] += int(missing.sum())
-        doc.set_ents(entities, missing=[doc[i : i + 1] for i in numpy.flatnonzero(missing).tolist()], default="outside")
+            missing |= self._name_like(doc)
+        counts["missing_tokens"] += set_labels(doc, entities, missing)
         return doc
 
     def pipe(self, docs: Iterable[Doc]) -> Iterable[Doc]:
@@ -122,7 +117,7 @@ class DistantLabeller:
         for start, end, label, _ in filter_matches(matches):
             labels = labels_of[(start, end)]
             if len(labels) > 1:
-                self.settings.counts["type_clash"] += 1
+                self.counts["type_clash"] += 1
                 if self.settings.clash == "missing":
                     missing[start:end] = True
                     continue
@@ -144,6 +139,17 @@ class DistantLabeller:
                 capital = self.word_case.values(text)[0] not in ("lower", "mostly_lower")
             looks[token.i] = mixed or capital
         return looks
+
+
+def set_labels(doc: Doc, entities: list[Span], missing: numpy.ndarray) -> int:
+    """Write the entities to doc.ents, the missing tokens outside them as missing, the rest O.
+    RETURNS (int): how many tokens are missing."""
+    missing = missing.copy()
+    for ent in entities:
+        missing[ent.start : ent.end] = False
+    spans = [doc[i : i + 1] for i in numpy.flatnonzero(missing).tolist()]
+    doc.set_ents(sorted(entities, key=lambda span: span.start), missing=spans, default="outside")
+    return len(spans)
 
 
 def _merged(spans: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:

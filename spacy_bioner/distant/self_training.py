@@ -13,6 +13,7 @@ from spacy.language import Language
 from spacy.tokens import Doc, Span
 
 from ..ner.component import BioNER
+from .labeller import set_labels
 
 _MISSING = 0  # ENT_IOB: 0 missing
 
@@ -50,12 +51,9 @@ def relabel(nlp: Language, docs: Iterable[Doc], threshold: float, counts: Counte
             if (ent._.bioner_confidence or 0.0) >= threshold:
                 entities.append(Span(labelled, ent.start, ent.end, label=ent.label_))
                 taken[ent.start : ent.end] = True
-                missing[ent.start : ent.end] = False
                 counts["added"] += 1
             else:
                 missing[ent.start : ent.end] = True
                 counts["unsure"] += 1
-        missing &= ~taken
-        spans = [labelled[i : i + 1] for i in numpy.flatnonzero(missing).tolist()]
-        labelled.set_ents(sorted(entities, key=lambda span: span.start), missing=spans, default="outside")
+        set_labels(labelled, entities, missing)
         yield labelled
