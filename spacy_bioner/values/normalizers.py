@@ -37,7 +37,8 @@ Normalizer = Callable[[str, date], Value]
 
 _STEPS = {"day": "days", "week": "weeks", "month": "months", "year": "years"}  # calendar steps (relativedelta)
 _INTERVAL = re.compile(r"(?:the )?(?:last|past|previous|next|coming) (\d+) (day|week|month|year)s?")
-_DECADE = re.compile(r"(?:the )?(?:(early|mid|late)[- ])?(\d{3})0'?s")
+# "the 1980s", "the late 90s", "the '60s": a decade without its century is the latest one begun by the reference
+_DECADE = re.compile(r"(?:the )?(?:(early|mid|late)[- ])?(\d{3}|'?\d)0'?s")
 _YEAR = re.compile(r"(?:in )?(\d{4})")
 # "about $40", "over 5 km": a bound or an estimate, not a value
 _HEDGE = re.compile(
@@ -82,7 +83,9 @@ def normalize_date(text: str, reference: date) -> Value:
         return _interval(reference - step, reference)
     decade = _DECADE.fullmatch(phrase)
     if decade is not None:
-        start = int(decade.group(2)) * 10
+        start = int(decade.group(2).lstrip("'")) * 10
+        if len(decade.group(2).lstrip("'")) == 1:
+            start += reference.year // 100 * 100 - (100 if start > reference.year % 100 else 0)
         part = {"early": (0, 3), "mid": (3, 6), "late": (6, 9), None: (0, 9)}[decade.group(1)]
         return _interval(date(start + part[0], 1, 1), date(start + part[1], 12, 31))
     quarter = _QUARTER.fullmatch(phrase)
@@ -130,11 +133,11 @@ def _interval(start: date, end: date) -> Value:
 # Symbols and names that price-parser leaves as written -> ISO 4217. "$" is the US dollar unless the text
 # names another ("A$", "C$", "HK$").
 CURRENCIES = {
-    "$": "USD", "us$": "USD", "usd": "USD", "dollar": "USD", "dollars": "USD",
+    "$": "USD", "us$": "USD", "usd": "USD", "dollar": "USD", "dollars": "USD", "buck": "USD", "bucks": "USD",
     "a$": "AUD", "au$": "AUD", "aud": "AUD", "c$": "CAD", "ca$": "CAD", "cad": "CAD",
     "hk$": "HKD", "hkd": "HKD", "nz$": "NZD", "nzd": "NZD", "s$": "SGD", "sgd": "SGD",
     "€": "EUR", "eur": "EUR", "euro": "EUR", "euros": "EUR",
-    "£": "GBP", "gbp": "GBP", "pound": "GBP", "pounds": "GBP", "sterling": "GBP",
+    "£": "GBP", "gbp": "GBP", "pound": "GBP", "pounds": "GBP", "sterling": "GBP", "quid": "GBP",
     "¥": "JPY", "jpy": "JPY", "yen": "JPY", "yuan": "CNY", "cny": "CNY", "rmb": "CNY", "renminbi": "CNY",
     "₹": "INR", "inr": "INR", "rupee": "INR", "rupees": "INR", "rs": "INR", "rs.": "INR",
     "chf": "CHF", "franc": "CHF", "francs": "CHF", "sek": "SEK", "nok": "NOK", "dkk": "DKK",

@@ -34,7 +34,7 @@ _SCALE_DIGITS = re.compile(r"\s+(1000|1000000|1000000000|1000000000000)\b")
 _STAND_INS = [
     (re.compile(r"\ban? dozen\b|\bdozen\b"), "12"),
     (re.compile(r"\bhalf an?\b"), "0.5"),
-    (re.compile(r"\ban? (?=(?:hundred|thousand|million|billion|trillion)\b)"), "1 "),
+    (re.compile(r"\ban? (?=(?:hundred|thousand|million|billion|trillion)\b)"), "one "),
 ]
 
 
