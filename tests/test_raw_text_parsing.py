@@ -133,6 +133,19 @@ def test_ud_noun_chunks_on_gold_trees(tree):
     assert chunks == expected[tree[0]]
 
 
+def test_a_chunk_keeps_the_rest_of_a_flat_name():
+    # UD heads "Darin Fisher" by "Darin" (Fisher is flat): the chunk must not end at its head
+    doc = gold_doc(
+        spacy.blank("en").vocab,
+        "Yesterday Darin Fisher joined Google Inc. .",
+        [3, 3, 1, 3, 3, 4, 3],
+        ["obl:tmod", "nsubj", "flat", "ROOT", "obj", "flat", "punct"],
+        ["NN", "NNP", "NNP", "VBD", "NNP", "NNP", "."],
+        ["NOUN", "PROPN", "PROPN", "VERB", "PROPN", "PROPN", "PUNCT"],
+    )
+    assert [doc[start:end].text for start, end, _ in ud_noun_chunks(doc)] == ["Darin Fisher", "Google Inc."]
+
+
 def test_noun_chunks_need_a_parse():
     with pytest.raises(ValueError, match="E029"):
         list(ud_noun_chunks(spacy.blank("en")("No parse here")))

@@ -3,7 +3,8 @@
 spaCy's English iterator reads ClearNLP labels (`dobj`, `pobj`, `nsubjpass`) and so finds
 few chunks in a UD parse. This one takes the same view of a base noun phrase: a noun,
 proper noun or pronoun in a nominal role (subject, object, oblique, nominal modifier,
-apposition, root), from its leftmost dependent to itself, and a noun conjoined to one.
+apposition, root), from its leftmost dependent to itself and the rest of its name, and a noun
+conjoined to one.
 Possessives and compounds stay inside the chunk of their head ("my sister", "the phone
 bill"), and temporal nominals ("yesterday", "last week") are no chunks, as in spaCy's
 English iterator. bioner_parser installs it: on its vocab, for docs made after it is
@@ -36,6 +37,9 @@ NOMINAL_ROLES = (
 NOMINALS = (NOUN, PROPN, PRON)
 # Dependents that UD attaches to a noun but that open no noun phrase: "in" of "in Paris", "and", a comma.
 LEADING = ("case", "cc", "punct", "mark")
+# Right dependents that belong to the word itself: the rest of a name ("Darin <- Fisher", flat) or of a
+# multiword expression. UD heads a flat name by its first word, so a chunk ending at the head would cut it.
+WORD_PARTS = ("flat", "flat:name", "flat:foreign", "fixed", "goeswith")
 
 
 def install_noun_chunks(target: Union[Doc, Vocab]) -> None:
@@ -55,6 +59,7 @@ def ud_noun_chunks(doclike: Union[Doc, Span]) -> Iterator[tuple[int, int, int]]:
         raise ValueError("[E029] noun_chunks requires the dependency parse, which requires a parser in the pipeline.")
     roles = {doc.vocab.strings.add(role) for role in NOMINAL_ROLES}
     leading = {doc.vocab.strings.add(dep) for dep in LEADING}
+    parts = {doc.vocab.strings.add(dep) for dep in WORD_PARTS}
     conj, label = doc.vocab.strings.add("conj"), doc.vocab.strings.add("NP")
     last_end = -1
     for word in doclike:
@@ -69,5 +74,9 @@ def ud_noun_chunks(doclike: Union[Doc, Span]) -> Iterator[tuple[int, int, int]]:
         while head.dep == conj and head.head.i < head.i:  # a conjunct is a chunk if the first conjunct is one
             head = head.head
         if head.dep in roles:
-            last_end = word.i
-            yield start, word.i + 1, label
+            end = word.i + 1
+            for child in word.rights:
+                if child.dep in parts and child.left_edge.i == end:
+                    end = child.right_edge.i + 1
+            last_end = end - 1
+            yield start, end, label
