@@ -87,12 +87,12 @@ def test_the_shipped_config_trains_with_case_variants():
 
 def test_the_word_case_table_knows_how_words_are_usually_written():
     table = shipped_word_case()
-    assert table.values("seattle") == table.values("SEATTLE") == table.values("Seattle")
-    assert table.values("seattle")[0] == "title"
-    assert table.values("yesterday")[0] == "lower"
-    assert table.values("john")[2] == "first+surname"
-    assert table.values("kofi")[2] == "rare_first"
-    assert table.values("qwzxv") == ("unknown", "unknown", "unknown")
+    assert table.values_of("seattle") == table.values_of("SEATTLE") == table.values_of("Seattle")
+    assert table.values_of("seattle")[0] == "title"
+    assert table.values_of("yesterday")[0] == "lower"
+    assert table.values_of("john")[2] == "first+surname"
+    assert table.values_of("kofi")[2] == "rare_first"
+    assert table.values_of("qwzxv") == ("unknown", "unknown", "unknown")
 
 
 def test_a_damaged_word_case_table_is_refused():

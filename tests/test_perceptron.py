@@ -91,9 +91,9 @@ def test_loaded_weights_are_their_own_average_until_trained_further():
 def test_word_attributes_are_the_templates_attributes_hashed(text):
     values = [attr(text) for _, attr in WORD_ATTRIBUTES] + ["none"] * len(CLUSTER_ATTRIBUTES)
     assert attribute_values(text) == values + ["none"] * 3  # the word case table unread: no family reads it
-    cased = values + list(shipped_word_case().values(text))
+    cased = values + list(shipped_word_case().values_of(text))
     assert attribute_values(text, word_case=word_case_of(["casing"])) == cased
-    assert word_attributes(text, word_case=shipped_word_case().values) == [
+    assert word_attributes(text, word_case=shipped_word_case().values_of) == [
         get_string_id(f"{name}={value}") for name, value in zip(ATTRIBUTE_NAMES, cased)
     ]
     assert word_case_of(["word", "clusters"]) is None

@@ -16,9 +16,9 @@ SEEN_VERBS, UNSEEN_VERBS = ["swims", "sings"], ["jumps"]
 
 def test_the_shipped_table_covers_glove_and_ignores_case():
     table = shipped_clusters()
-    assert len(table.keys) == 400_000 and table.ids.shape == (400_000, len(LEVELS))
+    assert len(table.keys) == 400_000 and table.values.shape == (400_000, len(LEVELS))
     for level, (_, n_clusters) in enumerate(LEVELS):
-        assert table.ids[:, level].max() < n_clusters
+        assert table.values[:, level].max() < n_clusters
     assert table.word_ids("Paris") == table.word_ids("PARIS") == table.word_ids("paris") is not None
     assert table.word_ids("xq-not-a-word-zz") is None and table.word_ids("") is None
     for seen, unseen in ((SEEN_DRUGS, UNSEEN_DRUGS), (SEEN_VERBS[:1], UNSEEN_VERBS)):

@@ -121,7 +121,7 @@ def word_attributes(
 
 def word_case_of(features: Sequence[str]) -> Optional[WordCase]:
     """The word case table's lookup when a family reads it, else None: other pipelines skip the lookup."""
-    return shipped_word_case().values if any(family in features for family in WORD_CASE_FAMILIES) else None
+    return shipped_word_case().values_of if any(family in features for family in WORD_CASE_FAMILIES) else None
 
 
 # Each family: template name -> ((attribute, offset), ...).

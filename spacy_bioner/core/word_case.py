@@ -11,18 +11,18 @@ written "Seattle"; "yesterday" is usually lower case, so a capitalized
 Made once by scripts/make_word_case.py from spaCy's `en_lexeme_prob` table
 (spacy-lookups-data, MIT: log-probabilities of a million cased words), the US
 Social Security Administration's baby names and the US Census 1990 surnames
-(both public domain). Like the cluster table, it holds no strings: each
-lowercase word is its spaCy hash, sorted, beside three small codes, so it loads
-in milliseconds and a lookup is one binary search. Weights are indexed by the
-codes' names: if the table is ever rebuilt with other classes, bump
-templates.TEMPLATES_VERSION.
+(both public domain). Like the cluster table, it holds no strings
+(word_table.py): each lowercase word's hash beside three small codes. Weights
+are indexed by the codes' names: if the table is ever rebuilt with other
+classes, bump templates.TEMPLATES_VERSION.
 """
 
 import functools
 from pathlib import Path
 
 import numpy
-from spacy.strings import hash_string  # type: ignore[attr-defined]  # spaCy's strings.pyi omits it
+
+from .word_table import HashedWordTable
 
 TABLE_PATH = Path(__file__).parent.parent / "data" / "en_word_case.npz"
 
@@ -40,47 +40,28 @@ NAME_KINDS = tuple(
 )
 
 
-class WordCaseTable:
-    """Codes of lowercase word forms, looked up by hash.
+class WordCaseTable(HashedWordTable):
+    """Codes of lowercase word forms: a row per word of its usual case, frequency and name kind (indices
+    into USUAL_CASES, FREQUENCIES and NAME_KINDS)."""
 
-    keys (uint64[n]): Sorted hashes of the lowercase words.
-    codes (uint8[n, 3]): Each word's usual case, frequency and name kind (indices into the class tuples).
-    """
+    name = "A word case table"
+    values_key = "codes"
+    dtype = numpy.uint8
+    width = 3
 
     def __init__(self, keys: numpy.ndarray, codes: numpy.ndarray):
-        if keys.ndim != 1 or codes.shape != (len(keys), 3):
-            raise ValueError(f"A word case table needs keys[n] and codes[n, 3], got {keys.shape} and {codes.shape}.")
-        if len(keys) > 1 and not numpy.all(keys[1:] > keys[:-1]):
-            raise ValueError("A word case table's keys must be sorted and unique.")
+        super().__init__(keys, codes)
         limits = numpy.array([len(USUAL_CASES), len(FREQUENCIES), len(NAME_KINDS)])
-        if len(codes) and (codes.max(axis=0) >= limits).any():
+        if len(self.values) and (self.values.max(axis=0) >= limits).any():
             raise ValueError("A word case table's codes must index the classes.")
-        self.keys = numpy.ascontiguousarray(keys, dtype=numpy.uint64)
-        self.codes = numpy.ascontiguousarray(codes, dtype=numpy.uint8)
 
-    @classmethod
-    def from_words(cls, words: list[str], codes: numpy.ndarray) -> "WordCaseTable":
-        """A table of words (lowercased) and their codes; a later duplicate is dropped."""
-        keys = numpy.array([hash_string(word.lower()) for word in words], dtype=numpy.uint64)
-        keys, first = numpy.unique(keys, return_index=True)
-        return cls(keys, numpy.asarray(codes, dtype=numpy.uint8)[first])
-
-    def values(self, text: str) -> tuple[str, str, str]:
+    def values_of(self, text: str) -> tuple[str, str, str]:
         """The usual case, frequency and name kind of a word form (its case is ignored)."""
-        key = numpy.uint64(hash_string(text.lower()))
-        row = int(numpy.searchsorted(self.keys, key))
-        if row == len(self.keys) or self.keys[row] != key:
+        row = self.row(text)
+        if row is None:
             return "unknown", "unknown", "unknown"
-        case, frequency, name = self.codes[row].tolist()
+        case, frequency, name = row.tolist()
         return USUAL_CASES[case], FREQUENCIES[frequency], NAME_KINDS[name]
-
-    def save(self, path: Path) -> None:
-        numpy.savez_compressed(path, keys=self.keys, codes=self.codes)
-
-    @classmethod
-    def load(cls, path: Path) -> "WordCaseTable":
-        with numpy.load(path, allow_pickle=False) as data:  # a data file must never run code
-            return cls(data["keys"], data["codes"])
 
 
 def usual_case_code(lower: float, title: float, upper: float) -> int:

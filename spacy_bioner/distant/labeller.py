@@ -105,7 +105,7 @@ class DistantLabeller:
     def _common(self, token, label: str) -> bool:
         """A common English word: as an entity it is as likely wrong as right."""
         common = COMMON_FOR_NAMES if label in (self.settings.cased_labels or []) else COMMON_FOR_TERMS
-        return self.word_case.values(token.text)[1] in common
+        return self.word_case.values_of(token.text)[1] in common
 
     def _clash_free(self, doc: Doc, matches: numpy.ndarray, missing: numpy.ndarray) -> list[tuple[int, int, str]]:
         """Non-overlapping (start, end, label) of the matches, leftmost longest, clashes of type resolved."""
@@ -136,7 +136,7 @@ class DistantLabeller:
             mixed = any(c.isdigit() for c in text) or text.isupper() and len(text) > 1
             capital = text[:1].isupper() and not token.is_sent_start
             if not capital and token.is_sent_start and text[:1].isupper():
-                capital = self.word_case.values(text)[0] not in ("lower", "mostly_lower")
+                capital = self.word_case.values_of(text)[0] not in ("lower", "mostly_lower")
             looks[token.i] = mixed or capital
         return looks
 

@@ -166,7 +166,7 @@ def _may_name(words: list[Token]) -> bool:
     written in lower case ("Sarah", "Liu Yang", "Grace"; not "Customer Service", "Grandma", "World")."""
     table = shipped_word_case()
     for token in words:
-        usual_case, _, name_kind = table.values(token.text)
+        usual_case, _, name_kind = table.values_of(token.text)
         common_name = any(part in ("first", "surname") for part in name_kind.split("+"))
         if not common_name and usual_case in ("lower", "mostly_lower"):
             return False
