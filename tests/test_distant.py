@@ -61,6 +61,25 @@ def test_ambiguous_and_lower_case_entries_are_no_entities(terms):
     assert iob(doc)[7] == 0 and iob(doc)[2] == 2 and iob(doc)[4] == 2
 
 
+def test_ordinary_and_calendar_words_in_name_lists_are_ambiguous(tmp_path):
+    path = tmp_path / "surnames.tsv"
+    path.write_text("Sales\tPER\nMonday\tPER\nJuly\tPER\nNovak\tPER\n", encoding="utf8")
+    nlp = spacy.blank("en")
+    doc = DistantLabeller(nlp, [path])(nlp.make_doc("Sales rose on Monday , Novak said in July ."))
+    assert [(e.text, e.label_) for e in doc.ents] == [("Novak", "PER")]
+    # usually lower case ("sales"), or a weekday or month: missing, neither a name nor O
+    assert iob(doc)[0] == 0 and iob(doc)[3] == 0 and iob(doc)[8] == 0 and iob(doc)[1] == 2
+
+
+def test_a_name_runs_on_over_the_capitalized_words_no_list_has(terms):
+    nlp = spacy.blank("en")
+    doc = labelled(nlp, terms, "Yesterday Anna Berg Lindqvist met Paul in Oslo on Monday .")
+    # "Lindqvist" is in no list; "Paul" neither, but nothing listed is beside it; "Monday" is a weekday
+    assert [(e.text, e.label_) for e in doc.ents] == [("Anna Berg Lindqvist", "PER"), ("Oslo", "LOC")]
+    plain = labelled(nlp, terms, "Yesterday Anna Berg Lindqvist met Paul in Oslo .", extend_names=False)
+    assert [e.text for e in plain.ents] == ["Anna Berg", "Oslo"]
+
+
 def test_a_span_two_lists_label_differently(tmp_path):
     nlp = spacy.blank("en")
     first, second = tmp_path / "places.tsv", tmp_path / "people.tsv"

@@ -60,12 +60,15 @@ def label_cli(
     clash: str = typer.Option("priority", help="A span two lists label differently: 'priority' or 'missing'"),
     ambiguous: bool = typer.Option(True, help="Common words matched alone are missing, not entities"),
     unknown_names: bool = typer.Option(False, help="Name-like tokens no list matched are missing, not O"),
+    extend_names: bool = typer.Option(True, help="A name list's entity runs on over unmatched capitalized words"),
 ) -> None:
     """Label raw text from term lists: matches become entities, name-like unmatched tokens missing, the rest O."""
     if clash not in ("priority", "missing"):
         msg.fail(f"--clash must be 'priority' or 'missing', got {clash!r}.", exits=1)
     nlp = spacy.blank(lang)
-    settings = DistantSettings(clash=clash, ambiguous_words=ambiguous, unknown_names=unknown_names)
+    settings = DistantSettings(
+        clash=clash, ambiguous_words=ambiguous, unknown_names=unknown_names, extend_names=extend_names
+    )
     try:
         labeller = DistantLabeller(nlp, terms, settings)
         docs = list(labeller.pipe(read_texts(nlp, texts)))

@@ -27,6 +27,15 @@ from ..values.units import read_unit
 # ("pain", "cocaine").
 COMMON_FOR_NAMES = ("common", "frequent")
 COMMON_FOR_TERMS = ("common",)
+# A name list's one-word entry is ambiguous too where the word is usually written in lower case ("Sales",
+# "President", "Union": an ordinary word, capitalized here by a title or a sentence start), or is a month or
+# weekday (capitalized by convention, and a name only beside another: "April Jones").
+ORDINARY_CASES = ("lower", "mostly_lower", "mixed")
+CALENDAR_WORDS = frozenset(
+    "january february march april may june july august september october november december "
+    "jan feb mar apr jun jul aug sep sept oct nov dec "
+    "monday tuesday wednesday thursday friday saturday sunday mon tue tues wed thu thur thurs fri sat sun".split()
+)
 
 
 @dataclass
@@ -35,9 +44,12 @@ class DistantSettings:
 
     cased_labels: labels whose entries are names: a match of one in lower case ("will", "china") is no
         entity. None: the labels most of whose entries are capitalized.
-    ambiguous_words: a one-word match that is a common English word is ambiguous: its tokens are
-        missing, neither entity nor O.
+    ambiguous_words: a one-word match that is a common English word (for a name list, also a word
+        usually written in lower case, or a month or weekday) is ambiguous: its tokens are missing,
+        neither entity nor O.
     merge_adjacent: adjacent matches of one label are one entity (a first name and a surname).
+    extend_names: an entity of a name list runs on over the capitalized words beside it that no list
+        matched, unless they are ordinary or calendar words: "Marc" (a first name) + "Dollendorf".
     unknown_names: unmatched tokens that look like names (capitalized away from a sentence start,
         upper case, letters with digits) are missing, not O. Off by default: on BC5CDR and CoNLL-2003 the
         model then found more false entities than true ones (benchmarks page).
@@ -48,6 +60,7 @@ class DistantSettings:
     cased_labels: Optional[list[str]] = None
     ambiguous_words: bool = True
     merge_adjacent: bool = True
+    extend_names: bool = True
     unknown_names: bool = False
     clash: str = "priority"
 
@@ -85,12 +98,16 @@ class DistantLabeller:
                 counts["lower_case_name"] += 1  # "will", "china": the list entry is a name, this is no name
             elif end - start == 1 and start > 0 and doc[start - 1].like_num and read_unit(text) is not None:
                 counts["unit"] += 1  # "10 mg": a unit of measure after a number, whatever a list says
-            elif self.settings.ambiguous_words and end - start == 1 and self._common(doc[start], label):
+            elif self.settings.ambiguous_words and end - start == 1 and self._ambiguous(doc[start], label):
                 counts["ambiguous"] += 1
                 missing[start:end] = True
             else:
                 kept.append((start, end, label))
-        for start, end, label in _merged(kept) if self.settings.merge_adjacent else kept:
+        if self.settings.merge_adjacent:
+            kept = _merged(kept)
+        if self.settings.extend_names:
+            kept = self._extended(doc, kept, missing)
+        for start, end, label in kept:
             entities.append(Span(doc, start, end, label=label))
             counts["entities"] += 1
         if self.settings.unknown_names:
@@ -102,10 +119,42 @@ class DistantLabeller:
         for doc in docs:
             yield self(doc)
 
-    def _common(self, token, label: str) -> bool:
-        """A common English word: as an entity it is as likely wrong as right."""
-        common = COMMON_FOR_NAMES if label in (self.settings.cased_labels or []) else COMMON_FOR_TERMS
-        return self.word_case.values_of(token.text)[1] in common
+    def _ambiguous(self, token, label: str) -> bool:
+        """A common English word, or for a name list an ordinary or calendar word: as an entity it is as
+        likely wrong as right."""
+        usual_case, frequency, _ = self.word_case.values_of(token.text)
+        if label not in (self.settings.cased_labels or []):
+            return frequency in COMMON_FOR_TERMS
+        return frequency in COMMON_FOR_NAMES or usual_case in ORDINARY_CASES or token.lower_ in CALENDAR_WORDS
+
+    def _extended(
+        self, doc: Doc, spans: list[tuple[int, int, str]], missing: numpy.ndarray
+    ) -> list[tuple[int, int, str]]:
+        """The spans of name lists run on over the unmatched name-like words beside them (extend_names)."""
+        taken = missing.copy()
+        for start, end, _ in spans:
+            taken[start:end] = True
+        extended = []
+        for start, end, label in spans:
+            if label in (self.settings.cased_labels or []):
+                matched = (start, end)
+                while end < len(doc) and not taken[end] and self._name_part(doc[end]):
+                    taken[end] = True
+                    end += 1
+                while start > 0 and not taken[start - 1] and self._name_part(doc[start - 1]):
+                    taken[start - 1] = True
+                    start -= 1
+                self.counts["extended"] += (start, end) != matched
+            extended.append((start, end, label))
+        return extended
+
+    def _name_part(self, token) -> bool:
+        """A capitalized word (not in capitals, not opening the doc or a sentence) that is no ordinary or
+        calendar word: the part of a name that a list lacks."""
+        text = token.text
+        if not (text.isalpha() and text[:1].isupper() and not text.isupper()) or token.i == 0 or token.is_sent_start:
+            return False
+        return self.word_case.values_of(text)[0] not in ORDINARY_CASES and token.lower_ not in CALENDAR_WORDS
 
     def _clash_free(self, doc: Doc, matches: numpy.ndarray, missing: numpy.ndarray) -> list[tuple[int, int, str]]:
         """Non-overlapping (start, end, label) of the matches, leftmost longest, clashes of type resolved."""
