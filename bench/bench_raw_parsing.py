@@ -87,10 +87,20 @@ def _documents(conllu: Path) -> list:
     return [[paragraph for paragraph in document if paragraph] for document in documents if any(document)]
 
 
-def noun_chunks(nlp, refs) -> dict:
-    """Chunks of the parse of raw text against the chunks of the gold trees, by character offsets."""
+def noun_chunks(nlp, refs, gold_sentences: bool = False) -> dict:
+    """Chunks of the parse of raw text (or of the gold words and sentences, the sentence splitters left
+    out) against the chunks of the gold trees, by character offsets."""
+    if gold_sentences:
+        splitters = [name for name in nlp.pipe_names if name in ("bioner_senter", "senter", "sentencizer")]
+        docs = nlp.pipe(
+            (Doc(nlp.vocab, words=[t.text for t in ref], spaces=[bool(t.whitespace_) for t in ref],
+                 sent_starts=[t.is_sent_start for t in ref]) for ref in refs),
+            disable=splitters,
+        )  # fmt: skip
+    else:
+        docs = nlp.pipe(ref.text for ref in refs)
     gold, found = set(), set()
-    for i, (ref, doc) in enumerate(zip(refs, nlp.pipe(ref.text for ref in refs))):
+    for i, (ref, doc) in enumerate(zip(refs, docs)):
         gold |= {(i, ref[start].idx, ref[end - 1].idx + len(ref[end - 1])) for start, end, _ in ud_noun_chunks(ref)}
         found |= {(i, chunk.start_char, chunk.end_char) for chunk in doc.noun_chunks}
     return prf(gold, found)
@@ -119,11 +129,13 @@ def assemble(parser: Path, senter: Path, out: Path) -> Path:
 
 def scores(nlp, dev_path: Path, paragraphs_path: Path) -> dict:
     refs = list(DocBin().from_disk(dev_path).get_docs(nlp.vocab))
+    parses = nlp.has_pipe("parser") or nlp.has_pipe("bioner_parser")
     return {
         "gold_sentences": spacy_scores(nlp, dev_path, gold_preproc=True),
         "raw_text": spacy_scores(nlp, dev_path, gold_preproc=False),
         "raw_text_paragraphs": spacy_scores(nlp, paragraphs_path, gold_preproc=False),
-        "noun_chunks": noun_chunks(nlp, refs) if nlp.has_pipe("parser") or nlp.has_pipe("bioner_parser") else {},
+        "noun_chunks": noun_chunks(nlp, refs) if parses else {},
+        "noun_chunks_gold_sentences": noun_chunks(nlp, refs, gold_sentences=True) if parses else {},
     }
 
 

@@ -585,6 +585,14 @@ def _raw_parsing(record: dict) -> list:
             "noun chunks F1, raw text",
             lambda _, m: f"{m['noun_chunks']['f']:.2f}" if m["noun_chunks"].get("f") else "—",
         ),
+        row(
+            "noun chunks F1, gold words and sentences",
+            lambda _, m: (
+                f"{m['noun_chunks_gold_sentences']['f']:.2f}"
+                if m.get("noun_chunks_gold_sentences", {}).get("f")
+                else "—"
+            ),
+        ),
         row("words/s, raw text", lambda key, _: f"{f['words_per_s'][key]:,}" if key in f["words_per_s"] else "—"),
         "",
         f"Training: parser.cfg {f['train_seconds']['parser']} s, senter.cfg {f['train_seconds']['senter']} s.",
