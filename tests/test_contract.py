@@ -145,6 +145,13 @@ def test_short_lines_join_a_name_across_wrapped_prose_and_split_a_list():
     assert roster.ents and not any("\n" in ent.text for ent in roster.ents)
 
 
+def test_short_lines_keep_a_name_of_the_training_data_whole_across_a_break():
+    # every line is short, as in a form; "Acme Corp" is an entity of the training data (the memory family)
+    nlp = train_nlp({"rules": {"line_breaks": "short_lines"}, "confidence": {"entity_bias": 1000.0}})
+    texts = [ent.text for ent in nlp("Employer:\nAcme\nCorp\nCity:\nParis").ents]
+    assert "Acme\nCorp" in texts and not any("Corp\nCity" in text for text in texts)
+
+
 def test_a_single_line_break_or_a_run_of_spaces_may_join_an_entity():
     nlp = train_nlp({"rules": {"line_breaks": "blank_or_indented"}, "confidence": {"entity_bias": 1000.0}})
     texts = ["Maria  Garcia  Lopez  Diaz", "New\nYork\nCity\nHall"]

@@ -108,7 +108,7 @@ def lay_out(ner, docs: list[Doc], folds: Optional[list[int]] = None) -> Layout:
             memory_matches = laid_end_to_end(found, offsets.tolist())
         memory = match_codes(memory_matches, len(rows), len(ner.labels))
     spaced = bool(is_space.any())
-    line_ends = _line_ends(docs, offsets, is_space, rules.line_breaks) if spaced else None
+    line_ends = _line_ends(docs, offsets, is_space, rules.line_breaks, memory_matches) if spaced else None
     letters = letter_marks(docs, offsets, is_space) if rules.letters else None
     return Layout(
         offsets,
@@ -204,18 +204,27 @@ def _docs_with(flags: numpy.ndarray, word_offsets: numpy.ndarray) -> set[int]:
 
 
 def _line_ends(
-    docs: list[Doc], offsets: numpy.ndarray, is_space: numpy.ndarray, line_breaks: str
+    docs: list[Doc],
+    offsets: numpy.ndarray,
+    is_space: numpy.ndarray,
+    line_breaks: str,
+    memory_matches: Optional[numpy.ndarray] = None,
 ) -> Optional[numpy.ndarray]:
     """The whitespace tokens that end any entity before them: with "blank_or_indented", a blank line
     or a line break followed by indentation or a tab (fields, addresses, signatures); with
-    "short_lines", those and a line break after a short line (lists, forms, headers); with "every",
-    every line break; with "none", none. A single line break inside wrapped prose may join an entity."""
+    "short_lines", those and a line break after a short line (lists, forms, headers), unless an entity
+    of the training data runs across it (`memory_matches`: "City:\nNew\nYork"); with "every", every
+    line break; with "none", none. A single line break inside wrapped prose may join an entity."""
     if line_breaks == "none":
         return None
     ends = numpy.zeros(len(is_space), dtype=numpy.bool_)
     spaces = numpy.flatnonzero(is_space)
     doc_of = numpy.searchsorted(offsets, spaces, side="right") - 1
     short = _short_line_ends(docs) if line_breaks == "short_lines" else {}
+    bridged = numpy.zeros(len(is_space), dtype=numpy.bool_)  # inside a memory match of several words
+    if short and memory_matches is not None:
+        for start, end, _, _ in memory_matches.tolist():
+            bridged[start + 1 : end - 1] = True
     for position, d in zip(spaces.tolist(), doc_of.tolist()):
         token = docs[d][position - int(offsets[d])]
         if line_breaks == "every":
@@ -225,7 +234,12 @@ def _line_ends(
                 token.text.count("\n") >= 2
                 or "\n " in token.text
                 or "\n\t" in token.text
-                or (d in short and "\n" in token.text and token.idx + token.text.index("\n") in short[d])
+                or (
+                    d in short
+                    and not bridged[position]
+                    and "\n" in token.text
+                    and token.idx + token.text.index("\n") in short[d]
+                )
             )
     return ends if ends.any() else None
 

@@ -148,8 +148,9 @@ class Rules(Block):
         description=(
             '"short_lines": a blank line, a line break followed by indentation or a tab, or a line break after a '
             "short line (under 60% of the doc's longest, or any line in a doc whose lines are all under 40 "
-            "characters: lists, forms, headers) ends any entity, while a line break in hard-wrapped prose, whose "
-            'lines run near the width, may join one ("New\\nYork"); "blank_or_indented": the first two alone; '
+            "characters: lists, forms, headers) ends any entity, unless an entity of the training data runs "
+            'across it ("City:\\nNew\\nYork"), while a line break in hard-wrapped prose, whose lines run near the '
+            'width, may join one ("New\\nYork"); "blank_or_indented": the first two alone; '
             '"every": every line break ends an entity; "none": line breaks are transparent.'
         ),
     )
