@@ -51,8 +51,8 @@ class DistantSettings:
     extend_names: an entity of a name list runs on over the capitalized words beside it that no list
         matched, unless they are ordinary or calendar words: "Marc" (a first name) + "Dollendorf".
     unknown_names: unmatched tokens that look like names (capitalized away from a sentence start,
-        upper case, letters with digits) are missing, not O. Off by default: on BC5CDR and CoNLL-2003 the
-        model then found more false entities than true ones (benchmarks page).
+        upper case, letters with digits) are missing, not O. Off by default: it costs BC5CDR and
+        NCBI-disease dev F1, though it helps CoNLL-2003's names (benchmarks page).
     clash: a span two lists give two labels takes the label of the list given first ("priority"), or
         is missing ("missing").
     """
