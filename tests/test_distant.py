@@ -80,6 +80,15 @@ def test_a_name_runs_on_over_the_capitalized_words_no_list_has(terms):
     assert [e.text for e in plain.ents] == ["Anna Berg", "Oslo"]
 
 
+def test_names_of_two_lists_side_by_side_are_missing(tmp_path):
+    path = tmp_path / "names.tsv"
+    path.write_text("David\tLOC\nWilliams\tPER\nOslo\tLOC\n", encoding="utf8")
+    nlp = spacy.blank("en")
+    doc = DistantLabeller(nlp, [path])(nlp.make_doc("David Williams flew to Oslo ."))
+    assert [(e.text, e.label_) for e in doc.ents] == [("Oslo", "LOC")]
+    assert iob(doc)[:2] == [0, 0] and iob(doc)[2] == 2  # a name of an unknown type: missing
+
+
 def test_a_span_two_lists_label_differently(tmp_path):
     nlp = spacy.blank("en")
     first, second = tmp_path / "places.tsv", tmp_path / "people.tsv"

@@ -46,7 +46,8 @@ class DistantSettings:
         entity. None: the labels most of whose entries are capitalized.
     ambiguous_words: a one-word match that is a common English word (for a name list, also a word
         usually written in lower case, or a month or weekday) is ambiguous: its tokens are missing,
-        neither entity nor O.
+        neither entity nor O. So are two name lists' entities of different labels side by side
+        ("David", a city, + "Williams", a surname).
     merge_adjacent: adjacent matches of one label are one entity (a first name and a surname).
     extend_names: an entity of a name list runs on over the capitalized words beside it that no list
         matched, unless they are ordinary or calendar words: "Marc" (a first name) + "Dollendorf".
@@ -107,6 +108,8 @@ class DistantLabeller:
             kept = _merged(kept)
         if self.settings.extend_names:
             kept = self._extended(doc, kept, missing)
+        if self.settings.ambiguous_words:
+            kept = self._without_mixed_names(kept, missing)
         for start, end, label in kept:
             entities.append(Span(doc, start, end, label=label))
             counts["entities"] += 1
@@ -147,6 +150,20 @@ class DistantLabeller:
                 self.counts["extended"] += (start, end) != matched
             extended.append((start, end, label))
         return extended
+
+    def _without_mixed_names(
+        self, spans: list[tuple[int, int, str]], missing: numpy.ndarray
+    ) -> list[tuple[int, int, str]]:
+        """The spans without those of two name lists side by side with different labels ("David", a city,
+        + "Williams", a surname): one name of an unknown type, whose tokens are missing."""
+        cased = self.settings.cased_labels or []
+        mixed = set()
+        for (start, end, label), (next_start, next_end, next_label) in zip(spans, spans[1:]):
+            if end == next_start and label != next_label and label in cased and next_label in cased:
+                mixed |= {start, next_start}
+                missing[start:next_end] = True
+                self.counts["mixed_names"] += 1
+        return [span for span in spans if span[0] not in mixed]
 
     def _name_part(self, token) -> bool:
         """A capitalized word (not in capitals, not opening the doc or a sentence) that is no ordinary or
