@@ -1,6 +1,6 @@
 """Distant labels: term lists matched in raw text become partial annotation to train bioner on.
 
-text -> tokens -> list matches -> (ambiguous entries, type clashes, case) -> entities, O and missing
+text -> tokens -> list matches -> (ambiguous entries, type clashes, case, names run on) -> entities, O and missing
 
 A token a list matches is part of an entity, unless the match is ambiguous; a token no list matches
 is outside (O). Ambiguous matches (and, as a setting, name-like tokens no list matched) are missing:
