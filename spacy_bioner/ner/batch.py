@@ -22,6 +22,7 @@ from .abbreviations import Words, definitions, may_define, mentions, undefined_a
 from .dropout import match_dropout
 from .entities import entity_annotated
 from .letters import LetterMarks, letter_marks
+from .line_ends import entity_line_ends
 from .settings import TOKENS_PER_PASS
 
 INSIDE, OUTSIDE, BEGIN = 1, 2, 3  # spaCy's ENT_IOB codes; B without a type is a blocked token
@@ -108,7 +109,7 @@ def lay_out(ner, docs: list[Doc], folds: Optional[list[int]] = None) -> Layout:
             memory_matches = laid_end_to_end(found, offsets.tolist())
         memory = match_codes(memory_matches, len(rows), len(ner.labels))
     spaced = bool(is_space.any())
-    line_ends = _line_ends(docs, offsets, is_space, rules.line_breaks, memory_matches) if spaced else None
+    line_ends = entity_line_ends(docs, offsets, is_space, rules.line_breaks, memory_matches) if spaced else None
     letters = letter_marks(docs, offsets, is_space) if rules.letters else None
     return Layout(
         offsets,
@@ -201,70 +202,6 @@ def _docs_with(flags: numpy.ndarray, word_offsets: numpy.ndarray) -> set[int]:
     if len(word_offsets) == 2:  # one doc
         return {0} if flags.any() else set()
     return set((numpy.searchsorted(word_offsets, numpy.flatnonzero(flags), side="right") - 1).tolist())
-
-
-def _line_ends(
-    docs: list[Doc],
-    offsets: numpy.ndarray,
-    is_space: numpy.ndarray,
-    line_breaks: str,
-    memory_matches: Optional[numpy.ndarray] = None,
-) -> Optional[numpy.ndarray]:
-    """The whitespace tokens that end any entity before them: with "blank_or_indented", a blank line
-    or a line break followed by indentation or a tab (fields, addresses, signatures); with
-    "short_lines", those and a line break after a short line (lists, forms, headers), unless an entity
-    of the training data runs across it (`memory_matches`: "City:\nNew\nYork"); with "every", every
-    line break; with "none", none. A single line break inside wrapped prose may join an entity."""
-    if line_breaks == "none":
-        return None
-    ends = numpy.zeros(len(is_space), dtype=numpy.bool_)
-    spaces = numpy.flatnonzero(is_space)
-    doc_of = numpy.searchsorted(offsets, spaces, side="right") - 1
-    short = _short_line_ends(docs) if line_breaks == "short_lines" else {}
-    bridged = numpy.zeros(len(is_space), dtype=numpy.bool_)  # inside a memory match of several words
-    if short and memory_matches is not None:
-        for start, end, _, _ in memory_matches.tolist():
-            bridged[start + 1 : end - 1] = True
-    for position, d in zip(spaces.tolist(), doc_of.tolist()):
-        token = docs[d][position - int(offsets[d])]
-        if line_breaks == "every":
-            ends[position] = "\n" in token.text
-        else:
-            ends[position] = (
-                token.text.count("\n") >= 2
-                or "\n " in token.text
-                or "\n\t" in token.text
-                or (
-                    d in short
-                    and not bridged[position]
-                    and "\n" in token.text
-                    and token.idx + token.text.index("\n") in short[d]
-                )
-            )
-    return ends if ends.any() else None
-
-
-SHORT_LINE = 0.6  # of the doc's longest line: hard-wrapped prose fills its lines to near the width
-LIST_WIDTH = 40  # characters: a doc whose lines are all shorter is a list or a form, not wrapped prose
-
-
-def _short_line_ends(docs: list[Doc]) -> dict[int, set[int]]:
-    """Per doc with line breaks: the character offsets of the line breaks that end a short line."""
-    found = {}
-    for d, doc in enumerate(docs):
-        text = doc.text
-        if "\n" not in text:
-            continue
-        lines = text.split("\n")
-        longest = max(len(line.rstrip()) for line in lines)
-        breaks, at = set(), 0
-        for line in lines[:-1]:
-            at += len(line)
-            if line.strip() and (longest < LIST_WIDTH or len(line.rstrip()) < SHORT_LINE * longest):
-                breaks.add(at)
-            at += 1
-        found[d] = breaks
-    return found
 
 
 def over_words(layout: Layout, features: Callable[[Layout], numpy.ndarray], fill) -> numpy.ndarray:
