@@ -30,7 +30,7 @@ import srsly
 from bench_casing import prf
 from common import ROOT, convert_treebank, paired_rates, train, train_spacy_pipeline, write_results
 from spacy.tokens import Doc, DocBin
-from spacy.training import Corpus
+from spacy.training import Corpus, Example
 
 from spacy_bioner.parser.noun_chunks import ud_noun_chunks
 
@@ -40,6 +40,22 @@ SCORES = ("dep_las", "dep_uas", "tag_acc", "pos_acc", "sents_p", "sents_r", "sen
 def spacy_scores(nlp, dev: Path, gold_preproc: bool) -> dict:
     scores = nlp.evaluate(list(Corpus(str(dev), gold_preproc=gold_preproc)(nlp)))
     return {key: round(100 * scores[key], 2) for key in SCORES if scores.get(key) is not None}
+
+
+def raw_tokens_gold_sentences(nlp, refs) -> dict:
+    """LAS and UAS of the parse of spaCy's tokens of the raw text with the gold sentence starts set (the
+    sentence splitters left out): what tokenization alone costs against the gold-sentence scores."""
+    examples = []
+    for ref in refs:
+        doc = nlp.make_doc(ref.text)
+        starts = {sent.start_char for sent in ref.sents}
+        for token in doc:
+            token.is_sent_start = token.i == 0 or token.idx in starts
+        examples.append(Example(doc, ref))
+    splitters = [name for name in nlp.pipe_names if name in ("bioner_senter", "senter", "sentencizer")]
+    with nlp.select_pipes(disable=splitters):
+        scores = nlp.evaluate(examples)
+    return {key: round(100 * scores[key], 2) for key in ("dep_las", "dep_uas")}
 
 
 def paragraph_docs(conllu: Path, out: Path, paragraphs_per_doc: int = 10) -> Path:
@@ -134,6 +150,7 @@ def scores(nlp, dev_path: Path, paragraphs_path: Path) -> dict:
         "gold_sentences": spacy_scores(nlp, dev_path, gold_preproc=True),
         "raw_text": spacy_scores(nlp, dev_path, gold_preproc=False),
         "raw_text_paragraphs": spacy_scores(nlp, paragraphs_path, gold_preproc=False),
+        "raw_tokens_gold_sentences": raw_tokens_gold_sentences(nlp, refs) if parses else {},
         "noun_chunks": noun_chunks(nlp, refs) if parses else {},
         "noun_chunks_gold_sentences": noun_chunks(nlp, refs, gold_sentences=True) if parses else {},
     }

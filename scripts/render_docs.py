@@ -578,6 +578,7 @@ def _raw_parsing(record: dict) -> list:
         for key, name in (("dep_las", "LAS"), ("dep_uas", "UAS"), ("tag_acc", "XPOS"), ("pos_acc", "UPOS")):
             lines.append(row(f"{name}, {setting.replace('_', ' ')}", score(setting, key)))
     lines += [
+        row("LAS, raw text with the gold sentence starts", score("raw_tokens_gold_sentences", "dep_las")),
         row("sentence F1, raw text", score("raw_text", "sents_f")),
         row("sentence F1, raw text with paragraph breaks", score("raw_text_paragraphs", "sents_f")),
         row("sentence P / R, raw text", lambda _, m: "{sents_p:.1f} / {sents_r:.1f}".format(**m["raw_text"])),
