@@ -224,7 +224,7 @@ def test_the_senter_config_trains_on_whole_docs_and_the_assembly_sources_three_c
     assert nlp.pipe_names == ["bioner_senter"]
     assert config["corpora"]["train"]["gold_preproc"] is False
     assembly = load_config(ROOT / "configs" / "parser_pipeline.cfg")
-    assert assembly["nlp"]["pipeline"] == ["bioner_tagger", "bioner_senter", "bioner_parser"]
+    assert assembly["nlp"]["pipeline"] == ["bioner_senter", "bioner_tagger", "bioner_parser"]
     assert {name: part["source"] for name, part in assembly["components"].items()} == {
         "bioner_tagger": "${paths.parser}",
         "bioner_senter": "${paths.senter}",

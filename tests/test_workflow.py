@@ -155,7 +155,7 @@ def test_project_parser_workflow_on_embedded_treebank(tmp_path, beam_width):
     assert raw_scores["sents_f"] > 0.9 and raw_scores["dep_las"] > 0.7
     nlp = spacy.load(project / "training" / "parser_pipeline")
     doc = nlp("The green river approved the report. Oslo visited every garden.")
-    assert nlp.pipe_names == ["bioner_tagger", "bioner_senter", "bioner_parser"]
+    assert nlp.pipe_names == ["bioner_senter", "bioner_tagger", "bioner_parser"]
     assert nlp.get_pipe("bioner_parser").cfg["beam_width"] == int(beam_width)
     assert [sent.text for sent in doc.sents] == ["The green river approved the report.", "Oslo visited every garden."]
     assert doc[6].dep_ == "punct" and doc[3].head.i == 3 and doc[8].head.i == 8
