@@ -61,11 +61,17 @@ def test_ambiguous_and_lower_case_entries_are_no_entities(terms):
     assert iob(doc)[7] == 0 and iob(doc)[2] == 2 and iob(doc)[4] == 2
 
 
-def test_ordinary_and_calendar_words_in_name_lists_are_ambiguous(tmp_path):
-    path = tmp_path / "surnames.tsv"
-    path.write_text("Sales\tPER\nMonday\tPER\nJuly\tPER\nNovak\tPER\n", encoding="utf8")
+def labelled_by_list(tmp_path, rows: str, text: str):
+    """A doc of the text labelled from one list of "term<TAB>label" rows."""
+    path = tmp_path / "list.tsv"
+    path.write_text(rows, encoding="utf8")
     nlp = spacy.blank("en")
-    doc = DistantLabeller(nlp, [path])(nlp.make_doc("Sales rose on Monday , Novak said in July ."))
+    return DistantLabeller(nlp, [path])(nlp.make_doc(text))
+
+
+def test_ordinary_and_calendar_words_in_name_lists_are_ambiguous(tmp_path):
+    rows = "Sales\tPER\nMonday\tPER\nJuly\tPER\nNovak\tPER\n"
+    doc = labelled_by_list(tmp_path, rows, "Sales rose on Monday , Novak said in July .")
     assert [(e.text, e.label_) for e in doc.ents] == [("Novak", "PER")]
     # usually lower case ("sales"), or a weekday or month: missing, neither a name nor O
     assert iob(doc)[0] == 0 and iob(doc)[3] == 0 and iob(doc)[8] == 0 and iob(doc)[1] == 2
@@ -81,10 +87,7 @@ def test_a_name_runs_on_over_the_capitalized_words_no_list_has(terms):
 
 
 def test_names_of_two_lists_side_by_side_are_missing(tmp_path):
-    path = tmp_path / "names.tsv"
-    path.write_text("David\tLOC\nWilliams\tPER\nOslo\tLOC\n", encoding="utf8")
-    nlp = spacy.blank("en")
-    doc = DistantLabeller(nlp, [path])(nlp.make_doc("David Williams flew to Oslo ."))
+    doc = labelled_by_list(tmp_path, "David\tLOC\nWilliams\tPER\nOslo\tLOC\n", "David Williams flew to Oslo .")
     assert [(e.text, e.label_) for e in doc.ents] == [("Oslo", "LOC")]
     assert iob(doc)[:2] == [0, 0] and iob(doc)[2] == 2  # a name of an unknown type: missing
 
