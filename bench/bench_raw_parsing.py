@@ -42,6 +42,11 @@ def spacy_scores(nlp, dev: Path, gold_preproc: bool) -> dict:
     return {key: round(100 * scores[key], 2) for key in SCORES if scores.get(key) is not None}
 
 
+def sentence_splitters(nlp) -> list[str]:
+    """The pipeline's components that set sentences: left out where the gold sentences are given."""
+    return [name for name in nlp.pipe_names if name in ("bioner_senter", "senter", "sentencizer")]
+
+
 def raw_tokens_gold_sentences(nlp, refs) -> dict:
     """LAS and UAS of the parse of spaCy's tokens of the raw text with the gold sentence starts set (the
     sentence splitters left out): what tokenization alone costs against the gold-sentence scores."""
@@ -52,8 +57,7 @@ def raw_tokens_gold_sentences(nlp, refs) -> dict:
         for token in doc:
             token.is_sent_start = token.i == 0 or token.idx in starts
         examples.append(Example(doc, ref))
-    splitters = [name for name in nlp.pipe_names if name in ("bioner_senter", "senter", "sentencizer")]
-    with nlp.select_pipes(disable=splitters):
+    with nlp.select_pipes(disable=sentence_splitters(nlp)):
         scores = nlp.evaluate(examples)
     return {key: round(100 * scores[key], 2) for key in ("dep_las", "dep_uas")}
 
@@ -107,11 +111,10 @@ def noun_chunks(nlp, refs, gold_sentences: bool = False) -> dict:
     """Chunks of the parse of raw text (or of the gold words and sentences, the sentence splitters left
     out) against the chunks of the gold trees, by character offsets."""
     if gold_sentences:
-        splitters = [name for name in nlp.pipe_names if name in ("bioner_senter", "senter", "sentencizer")]
         docs = nlp.pipe(
             (Doc(nlp.vocab, words=[t.text for t in ref], spaces=[bool(t.whitespace_) for t in ref],
                  sent_starts=[t.is_sent_start for t in ref]) for ref in refs),
-            disable=splitters,
+            disable=sentence_splitters(nlp),
         )  # fmt: skip
     else:
         docs = nlp.pipe(ref.text for ref in refs)
