@@ -84,6 +84,7 @@ class DistantLabeller:
                 capitalized[label] += term[:1].isupper()
         if self.settings.cased_labels is None:
             self.settings.cased_labels = [label for label in entries if capitalized[label] > 0.8 * entries[label]]
+        self.name_labels = frozenset(self.settings.cased_labels)  # the labels of name lists
         self.labels = sorted(entries)
         self.word_case = shipped_word_case()
 
@@ -95,7 +96,7 @@ class DistantLabeller:
         kept = []
         for start, end, label in self._clash_free(doc, matches, missing):
             text = doc[start:end].text
-            if label in (self.settings.cased_labels or []) and not text[:1].isupper():
+            if label in self.name_labels and not text[:1].isupper():
                 counts["lower_case_name"] += 1  # "will", "china": the list entry is a name, this is no name
             elif end - start == 1 and start > 0 and doc[start - 1].like_num and read_unit(text) is not None:
                 counts["unit"] += 1  # "10 mg": a unit of measure after a number, whatever a list says
@@ -125,10 +126,10 @@ class DistantLabeller:
     def _ambiguous(self, token, label: str) -> bool:
         """A common English word, or for a name list an ordinary or calendar word: as an entity it is as
         likely wrong as right."""
-        usual_case, frequency, _ = self.word_case.values_of(token.text)
-        if label not in (self.settings.cased_labels or []):
+        frequency = self.word_case.values_of(token.text)[1]
+        if label not in self.name_labels:
             return frequency in COMMON_FOR_TERMS
-        return frequency in COMMON_FOR_NAMES or usual_case in ORDINARY_CASES or token.lower_ in CALENDAR_WORDS
+        return frequency in COMMON_FOR_NAMES or self._ordinary(token)
 
     def _extended(
         self, doc: Doc, spans: list[tuple[int, int, str]], missing: numpy.ndarray
@@ -139,7 +140,7 @@ class DistantLabeller:
             taken[start:end] = True
         extended = []
         for start, end, label in spans:
-            if label in (self.settings.cased_labels or []):
+            if label in self.name_labels:
                 matched = (start, end)
                 while end < len(doc) and not taken[end] and self._name_part(doc[end]):
                     taken[end] = True
@@ -156,10 +157,10 @@ class DistantLabeller:
     ) -> list[tuple[int, int, str]]:
         """The spans without those of two name lists side by side with different labels ("David", a city,
         + "Williams", a surname): one name of an unknown type, whose tokens are missing."""
-        cased = self.settings.cased_labels or []
+        names = self.name_labels
         mixed = set()
         for (start, end, label), (next_start, next_end, next_label) in zip(spans, spans[1:]):
-            if end == next_start and label != next_label and label in cased and next_label in cased:
+            if end == next_start and label != next_label and label in names and next_label in names:
                 mixed |= {start, next_start}
                 missing[start:next_end] = True
                 self.counts["mixed_names"] += 1
@@ -171,7 +172,11 @@ class DistantLabeller:
         text = token.text
         if not (text.isalpha() and text[:1].isupper() and not text.isupper()) or token.i == 0 or token.is_sent_start:
             return False
-        return self.word_case.values_of(text)[0] not in ORDINARY_CASES and token.lower_ not in CALENDAR_WORDS
+        return not self._ordinary(token)
+
+    def _ordinary(self, token) -> bool:
+        """A word usually written in lower case, or a month or weekday: capitalized, it is still no name."""
+        return self.word_case.values_of(token.text)[0] in ORDINARY_CASES or token.lower_ in CALENDAR_WORDS
 
     def _clash_free(self, doc: Doc, matches: numpy.ndarray, missing: numpy.ndarray) -> list[tuple[int, int, str]]:
         """Non-overlapping (start, end, label) of the matches, leftmost longest, clashes of type resolved."""

@@ -21,7 +21,7 @@ def entity_line_ends(
     """The whitespace tokens that end any entity before them: with "blank_or_indented", a blank line
     or a line break followed by indentation or a tab (fields, addresses, signatures); with
     "short_lines", those and a line break after a short line (lists, forms, headers), unless an entity
-    of the training data runs across it (`memory_matches`: "City:\nNew\nYork"); with "every", every
+    of the training data runs across it (`memory_matches`: a form's "New" and "York" on two lines); with "every", every
     line break; with "none", none. A single line break inside wrapped prose may join an entity."""
     if line_breaks == "none":
         return None
