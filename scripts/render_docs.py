@@ -18,6 +18,7 @@ from pathlib import Path
 from spacy_bioner.core.templates import DEFAULT_FAMILIES, FAMILY_DESCRIPTIONS
 from spacy_bioner.ner.case_variants import create_case_variants
 from spacy_bioner.ner.settings import TRAINERS, Confidence, GazetteerSettings, Rules, Settings
+from spacy_bioner.ner.start_variants import create_start_variants
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS_NAMES = {"conll2003": "CoNLL-2003", "bc5cdr": "BC5CDR", "ncbi_disease": "NCBI-disease", "wnut17": "WNUT-17"}
@@ -114,21 +115,48 @@ def configuration() -> str:
         "|---|---|",
     ]
     lines += [f"| `{family}` | {text} |" for family, text in FAMILY_DESCRIPTIONS.items()]
-    return "\n".join(lines + ["", *_case_variants()]) + "\n"
+    return "\n".join(lines + ["", *_augmenters()]) + "\n"
 
 
-def _case_variants() -> list:
-    """The training augmenter's section, from its signature and docstring."""
-    defaults = inspect.signature(create_case_variants).parameters
-    described = dict(re.findall(r"^\s*(\w+) \(\w+\): (.+)$", create_case_variants.__doc__ or "", re.M))
+def _augmenters() -> list:
+    """The training augmenters' sections, from their signatures and docstrings."""
     return [
-        "## Case variants",
+        *_augmenter_section(
+            "Case variants",
+            create_case_variants,
+            [
+                "`[corpora.train.augmenter.base]` takes `bioner.case_variants.v1`, a spaCy augmenter: it gives a",
+                "share of the training docs again in lower, upper and title case, with the same entities, so that a",
+                "model trained on edited text also reads chat, search queries, headlines and forms. The shipped",
+                "configs turn it on. It costs training time in proportion (the default shares add 40% more docs),",
+                "and nothing when tagging.",
+            ],
+        ),
         "",
-        "`[corpora.train.augmenter]` takes `bioner.case_variants.v1`, a spaCy augmenter: it gives a share of",
-        "the training docs again in lower, upper and title case, with the same entities, so that a model",
-        "trained on edited text also reads chat, search queries, headlines and forms. The shipped configs",
-        "turn it on; `augmenter = null` trains on the corpus as it is. It costs training time in proportion",
-        "(the default shares add 40% more docs), and nothing when tagging.",
+        *_augmenter_section(
+            "Start variants",
+            create_start_variants,
+            [
+                "`[corpora.train.augmenter]` is `bioner.start_variants.v1`, which wraps the case variants: for a",
+                "share of the examples it gives (the case variants too), it adds a copy that begins at a later",
+                "sentence, chosen at random. A news corpus's docs all open with a headline, where firms' names",
+                "abound, so a tagger trained on them learns to read a doc's first words as a headline's, and takes",
+                "a name that opens what a user types for a firm. The copies make a doc's start look like any",
+                "sentence's. Examples of one sentence, or without sentence starts (`spacy convert -n 1`), get no",
+                "copy. The copies cost training time (the default share adds about 30% more docs), and nothing when",
+                "tagging. `augmenter = null` trains on the corpus as it is.",
+            ],
+        ),
+    ]
+
+
+def _augmenter_section(title: str, function, intro: list) -> list:
+    defaults = inspect.signature(function).parameters
+    described = dict(re.findall(r"^\s*(\w+) \(\w+\): (.+)$", function.__doc__ or "", re.M))
+    return [
+        f"## {title}",
+        "",
+        *intro,
         "",
         "| setting | default | what it does |",
         "|---|---|---|",
