@@ -55,7 +55,9 @@ def test_the_augmenter_copies_a_share_of_what_its_base_gives():
     # the original, its copy from a later sentence, the lower-case variant and its copy
     assert [eg.reference[0].text for eg in given][::2] == ["Acme", "acme"]
     assert [eg.reference[0].text in {"Anna", "Oslo", "anna", "oslo"} for eg in given[1::2]] == [True, True]
+    state = random.getstate()
     assert len(list(make(share=0.0)(nlp, three_sentences(nlp)))) == 1
+    assert random.getstate() == state  # share 0 trains exactly as without the copies
     counts = [len(list(make(share=0.5)(nlp, three_sentences(nlp)))) for _ in range(400)]
     assert 150 < counts.count(2) < 250
 

@@ -43,7 +43,8 @@ def create_start_variants(share: float = 0.3, base: Optional[Augmenter] = None) 
     def augment(nlp: Language, example: Example) -> Iterator[Example]:
         for given in base(nlp, example) if base is not None else [example]:  # `random` is seeded by spaCy's training
             yield given
-            if random.random() < share and (later := later_start(nlp, given)) is not None:
+            # share 0 draws nothing, so that it trains exactly as the base augmenter alone
+            if share and random.random() < share and (later := later_start(nlp, given)) is not None:
                 yield later
 
     return augment
