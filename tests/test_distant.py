@@ -86,6 +86,21 @@ def test_a_name_runs_on_over_the_capitalized_words_no_list_has(terms):
     assert [e.text for e in plain.ents] == ["Anna Berg", "Oslo"]
 
 
+def test_a_full_names_surname_alone_is_the_person(terms):
+    nlp = spacy.blank("en")
+    text = "Anna Berg Lindqvist met Paul . Lindqvist said so , and Mr Lindqvist left . Berg Street is wide ."
+    doc = labelled(nlp, terms, text)
+    # alone between unlabelled lower-case words or punctuation: the person; beside a capital ("Mr", "Street"): not
+    assert [(e.start, e.text, e.label_) for e in doc.ents] == [
+        (0, "Anna Berg Lindqvist", "PER"),
+        (6, "Lindqvist", "PER"),
+    ]
+    plain = labelled(nlp, terms, text, repeat_surnames=False)
+    assert [e.text for e in plain.ents] == ["Anna Berg Lindqvist"]
+    places = labelled(nlp, terms, "Anna Berg Lindqvist met Paul . Lindqvist said so .", person_labels=("PERSON",))
+    assert [e.text for e in places.ents] == ["Anna Berg Lindqvist"]  # PER names no person here
+
+
 def test_names_of_two_lists_side_by_side_are_missing(tmp_path):
     doc = labelled_by_list(tmp_path, "David\tLOC\nWilliams\tPER\nOslo\tLOC\n", "David Williams flew to Oslo .")
     assert [(e.text, e.label_) for e in doc.ents] == [("Oslo", "LOC")]

@@ -61,13 +61,18 @@ def label_cli(
     ambiguous: bool = typer.Option(True, help="Common words matched alone are missing, not entities"),
     unknown_names: bool = typer.Option(False, help="Name-like tokens no list matched are missing, not O"),
     extend_names: bool = typer.Option(True, help="A name list's entity runs on over unmatched capitalized words"),
+    repeat_surnames: bool = typer.Option(True, help="A full name's last word alone elsewhere in the doc is the person"),
 ) -> None:
     """Label raw text from term lists: matches become entities, name-like unmatched tokens missing, the rest O."""
     if clash not in ("priority", "missing"):
         msg.fail(f"--clash must be 'priority' or 'missing', got {clash!r}.", exits=1)
     nlp = spacy.blank(lang)
     settings = DistantSettings(
-        clash=clash, ambiguous_words=ambiguous, unknown_names=unknown_names, extend_names=extend_names
+        clash=clash,
+        ambiguous_words=ambiguous,
+        unknown_names=unknown_names,
+        extend_names=extend_names,
+        repeat_surnames=repeat_surnames,
     )
     try:
         labeller = DistantLabeller(nlp, terms, settings)

@@ -1,6 +1,7 @@
 """Distant labels: term lists matched in raw text become partial annotation to train bioner on.
 
-text -> tokens -> list matches -> (ambiguous entries, type clashes, case, names run on) -> entities, O and missing
+text -> tokens -> list matches -> (ambiguous entries, type clashes, case, names run on, surnames) -> entities, O
+and missing
 
 A token a list matches is part of an entity, unless the match is ambiguous; a token no list matches
 is outside (O). Ambiguous matches (and, as a setting, name-like tokens no list matched) are missing:
@@ -20,6 +21,7 @@ from spacy.tokens import Doc, Span
 from ..core.word_case import shipped_word_case
 from ..gazetteer.matcher import Gazetteer, filter_matches
 from ..gazetteer.terms import TERM_SUFFIXES, read_terms
+from ..ner.surnames import PERSON_LABELS, is_name
 from ..values.units import read_unit
 
 # Frequency classes of the word case table that make a one-word entry ambiguous: for names (cased labels)
@@ -51,6 +53,9 @@ class DistantSettings:
     merge_adjacent: adjacent matches of one label are one entity (a first name and a surname).
     extend_names: an entity of a name list runs on over the capitalized words beside it that no list
         matched, unless they are ordinary or calendar words: "Marc" (a first name) + "Dollendorf".
+    repeat_surnames: the last word of a person's full name is that person where the doc uses it alone
+        ("Yasser Arafat" ... "Arafat said"), as bioner's `person_labels` rule reads it when tagging.
+    person_labels: the labels that name people, for repeat_surnames.
     unknown_names: unmatched tokens that look like names (capitalized away from a sentence start,
         upper case, letters with digits) are missing, not O. Off by default: it costs BC5CDR and
         NCBI-disease dev F1, though it helps CoNLL-2003's names (benchmarks page).
@@ -62,6 +67,8 @@ class DistantSettings:
     ambiguous_words: bool = True
     merge_adjacent: bool = True
     extend_names: bool = True
+    repeat_surnames: bool = True
+    person_labels: tuple[str, ...] = PERSON_LABELS
     unknown_names: bool = False
     clash: str = "priority"
 
@@ -111,6 +118,8 @@ class DistantLabeller:
             kept = self._extended(doc, kept, missing)
         if self.settings.ambiguous_words:
             kept = self._without_mixed_names(kept, missing)
+        if self.settings.repeat_surnames:
+            kept = self._with_surnames(doc, kept, missing)
         for start, end, label in kept:
             entities.append(Span(doc, start, end, label=label))
             counts["entities"] += 1
@@ -165,6 +174,30 @@ class DistantLabeller:
                 missing[start:next_end] = True
                 self.counts["mixed_names"] += 1
         return [span for span in spans if span[0] not in mixed]
+
+    def _with_surnames(
+        self, doc: Doc, spans: list[tuple[int, int, str]], missing: numpy.ndarray
+    ) -> list[tuple[int, int, str]]:
+        """The spans, and a one-word entity wherever the last word of a person's full name stands alone in
+        the doc, between words that are neither labelled nor capitalized ("Arafat said", not "King Hussein")."""
+        persons = set(self.settings.person_labels)
+        surnames: dict[str, str] = {}
+        for start, end, label in spans:
+            if label in persons and end - start > 1 and is_name(doc[end - 1].text):
+                surnames.setdefault(doc[end - 1].text, label)
+        if not surnames:
+            return spans
+        taken = missing.copy()
+        for start, end, _ in spans:
+            taken[start:end] = True
+
+        def free(i: int) -> bool:
+            return not 0 <= i < len(doc) or not (taken[i] or doc[i].text[:1].isupper())
+
+        alone = [(t.i, t.i + 1, surnames[t.text]) for t in doc if t.text in surnames and not taken[t.i]]
+        alone = [span for span in alone if free(span[0] - 1) and free(span[1])]
+        self.counts["surnames"] += len(alone)
+        return sorted(spans + alone)
 
     def _name_part(self, token) -> bool:
         """A capitalized word (not in capitals, not opening the doc or a sentence) that is no ordinary or

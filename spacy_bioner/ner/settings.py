@@ -20,6 +20,7 @@ from spacy.util import registry
 from ..core.schemes import SchemeName
 from ..core.templates import ALL_FAMILIES, DEFAULT_FAMILIES, HISTORY_FAMILY
 from ..gazetteer.matcher import MatchFilter
+from .surnames import PERSON_LABELS
 
 # Docs are tagged together in groups of about this many tokens: per-doc overhead is
 # paid once per group, and a group's arrays stay a few megabytes whatever the batch size.
@@ -194,7 +195,7 @@ class Rules(Block):
         ),
     )
     person_labels: list[str] = Field(
-        ["PER", "PERSON", "person"],
+        list(PERSON_LABELS),
         description=(
             'The labels that name people: the last word of a full name ("MaliVai Washington") takes the label where '
             "the "

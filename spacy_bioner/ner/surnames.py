@@ -15,6 +15,8 @@ from collections.abc import Sequence
 import numpy
 from spacy.tokens import Doc
 
+PERSON_LABELS = ("PER", "PERSON", "person")  # the labels that name people, unless a setting says otherwise
+
 
 def label_surnames(
     docs: list[Doc],
@@ -69,7 +71,7 @@ def label_surnames(
     for i, d in zip(candidates.tolist(), _doc_numbers(offsets, candidates).tolist()):
         doc, j, word = docs[d], i - int(offsets[d]), int(words[i])
         if word not in names:
-            names[word] = _is_name(doc[j].text)
+            names[word] = is_name(doc[j].text)
         if not names[word]:
             continue
         if tags[i] == 0 and not (_free(doc, tags, i - 1, j - 1) and _free(doc, tags, i + 1, j + 1)):
@@ -85,7 +87,7 @@ def _doc_numbers(offsets: numpy.ndarray, positions: numpy.ndarray) -> numpy.ndar
     return numpy.searchsorted(offsets, positions, side="right") - 1
 
 
-def _is_name(text: str) -> bool:
+def is_name(text: str) -> bool:
     """A capitalized word of letters (apostrophes and hyphens allowed), not in capitals: "Jordan", "O'Neill", not "I" or
     "II"."""
     return text[:1].isupper() and any(c.islower() for c in text) and text.replace("'", "").replace("-", "").isalpha()
