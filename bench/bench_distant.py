@@ -42,7 +42,7 @@ CORPORA = {
     "conll2003": ("eng.train", "eng.testa", "1", ["geonames/countries.tsv", "geonames/continents.tsv",
                   "geonames/us_states.tsv", "countries_mledoze/capitals.tsv", "countries_mledoze/countries.tsv",
                   "countries_mledoze/demonyms_en.tsv", "companies_us", "openfootball_clubs", "world_universities",
-                  "geonames/cities15000_latin.tsv", "us_census_1990_names"]),
+                  "geonames/cities15000_latin.tsv", "us_census_1990_names", "ssa_baby_names/first_names.tsv"]),
     "bc5cdr": ("train.tsv", "devel.tsv", "abstracts", ["mesh_diseases", "disease_ontology",
                "drugbank_open_vocabulary", "pubchem_chemicals"]),
     "ncbi_disease": ("train.tsv", "devel.tsv", "abstracts", ["mesh_diseases", "disease_ontology"]),
