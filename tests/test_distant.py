@@ -77,6 +77,16 @@ def test_ordinary_and_calendar_words_in_name_lists_are_ambiguous(tmp_path):
     assert iob(doc)[0] == 0 and iob(doc)[3] == 0 and iob(doc)[8] == 0 and iob(doc)[1] == 2
 
 
+def test_a_word_of_text_more_than_of_names_is_ambiguous_in_a_list_of_people(tmp_path):
+    rows = "Senate\tPER\nNovak\tPER\nBerlin\tLOC\n"
+    doc = labelled_by_list(tmp_path, rows, "Novak told the Senate in Berlin .")
+    # "Senate" is usual in text and a rare surname: missing as a person; "Berlin", a place, stays
+    assert [(e.text, e.label_) for e in doc.ents] == [("Novak", "PER"), ("Berlin", "LOC")]
+    assert iob(doc)[3] == 0
+    organisations = labelled_by_list(tmp_path, "Senate\tORG\nNovak\tPER\n", "Novak told the Senate .")
+    assert [(e.text, e.label_) for e in organisations.ents] == [("Novak", "PER"), ("Senate", "ORG")]
+
+
 def test_a_name_runs_on_over_the_capitalized_words_no_list_has(terms):
     nlp = spacy.blank("en")
     doc = labelled(nlp, terms, "Yesterday Anna Berg Lindqvist met Paul in Oslo on Monday .")

@@ -29,6 +29,10 @@ from ..values.units import read_unit
 # ("pain", "cocaine").
 COMMON_FOR_NAMES = ("common", "frequent")
 COMMON_FOR_TERMS = ("common",)
+# A one-word match of a list of people's names is ambiguous too where the word is usual in text but no common
+# first name or surname (the word case table's name kinds): its frequency comes from another reading.
+USUAL_FOR_NAMES = ("usual",)
+RARE_NAMES = ("unknown", "rare_first", "rare_surname", "rare_first+rare_surname")
 # A name list's one-word entry is ambiguous too where the word is usually written in lower case ("Sales",
 # "President", "Union": an ordinary word, capitalized here by a title or a sentence start), or is a month or
 # weekday (capitalized by convention, and a name only beside another: "April Jones").
@@ -47,7 +51,8 @@ class DistantSettings:
     cased_labels: labels whose entries are names: a match of one in lower case ("will", "china") is no
         entity. None: the labels most of whose entries are capitalized.
     ambiguous_words: a one-word match that is a common English word (for a name list, also a word
-        usually written in lower case, or a month or weekday) is ambiguous: its tokens are missing,
+        usually written in lower case, or a month or weekday; for a list of people's names, also a word
+        usual in text but no common first name or surname) is ambiguous: its tokens are missing,
         neither entity nor O. So are two name lists' entities of different labels side by side
         ("David", a city, + "Williams", a surname).
     merge_adjacent: adjacent matches of one label are one entity (a first name and a surname).
@@ -55,7 +60,7 @@ class DistantSettings:
         matched, unless they are ordinary or calendar words: "Marc" (a first name) + "Dollendorf".
     repeat_surnames: the last word of a person's full name is that person where the doc uses it alone
         ("Yasser Arafat" ... "Arafat said"), as bioner's `person_labels` rule reads it when tagging.
-    person_labels: the labels that name people, for repeat_surnames.
+    person_labels: the labels that name people, for repeat_surnames and ambiguous_words.
     unknown_names: unmatched tokens that look like names (capitalized away from a sentence start,
         upper case, letters with digits) are missing, not O. Off by default: it costs dev F1 on
         CoNLL-2003, BC5CDR and NCBI-disease (benchmarks page).
@@ -133,11 +138,13 @@ class DistantLabeller:
             yield self(doc)
 
     def _ambiguous(self, token, label: str) -> bool:
-        """A common English word, or for a name list an ordinary or calendar word: as an entity it is as
-        likely wrong as right."""
-        frequency = self.word_case.values_of(token.text)[1]
+        """A common English word, or for a name list an ordinary or calendar word, or for a list of people's
+        names a word of text more than of names: as an entity it is as likely wrong as right."""
+        _, frequency, name_kind = self.word_case.values_of(token.text)
         if label not in self.name_labels:
             return frequency in COMMON_FOR_TERMS
+        if label in self.settings.person_labels and frequency in USUAL_FOR_NAMES and name_kind in RARE_NAMES:
+            return True  # "Senate", "Arab", "Britain": frequent in text, rare as names
         return frequency in COMMON_FOR_NAMES or self._ordinary(token)
 
     def _extended(
