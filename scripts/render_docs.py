@@ -472,8 +472,8 @@ def _casing(record: dict) -> list:
     lines = [
         "## Text as people type it",
         "",
-        "configs/bioner.cfg trained on CoNLL-2003 train, as shipped (case variants in training, the letters",
-        'rules, `line_breaks` "short_lines") and as it was before them, in the same run. CoNLL-2003 dev from',
+        "configs/bioner.cfg trained on CoNLL-2003 train, as shipped (case and start variants in training, the",
+        'letters rules, `line_breaks` "short_lines") and as it was before them, in the same run. CoNLL-2003 dev from',
         "raw text as it is and with every word lower-cased, upper-cased or",
         "title-cased; WNUT-17 dev (tweets) on PER, LOC and ORG; the probe set of `bench/probe/`, 150 short",
         "texts written for it. Entity F1, exact spans.",
