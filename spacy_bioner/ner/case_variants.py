@@ -83,6 +83,14 @@ def case_variant(nlp: Language, example: Example, variant: Variant) -> Example:
     changed = Doc(reference.vocab, words=words, spaces=[bool(token.whitespace_) for token in reference])
     kept: Any = reference.to_array(KEPT)  # spaCy's stub asks for thinc's Ints2d, which this array is
     changed.from_array(KEPT, kept)
-    for key, group in reference.spans.items():
-        changed.spans[key] = [Span(changed, span.start, span.end, label=span.label_) for span in group]
+    copy_span_groups(reference, changed)
     return Example(nlp.make_doc(changed.text), changed)
+
+
+def copy_span_groups(reference: Doc, copy: Doc, start: int = 0) -> None:
+    """Give `copy`, a doc of the reference's tokens from `start` on, the reference's span groups: the spans
+    that lie in it, with their labels."""
+    for key, group in reference.spans.items():
+        copy.spans[key] = [
+            Span(copy, span.start - start, span.end - start, label=span.label_) for span in group if span.start >= start
+        ]

@@ -22,9 +22,10 @@ from collections.abc import Iterable, Iterator
 from typing import Callable, Optional
 
 from spacy.language import Language
-from spacy.tokens import Span
 from spacy.training import Example
 from spacy.util import registry
+
+from .case_variants import copy_span_groups
 
 Augmenter = Callable[[Language, Example], Iterable[Example]]
 
@@ -63,10 +64,5 @@ def later_start(nlp: Language, example: Example) -> Optional[Example]:
         return None
     start = random.choice(starts)
     later = reference[start:].as_doc()
-    for key, group in reference.spans.items():  # as_doc leaves span groups behind
-        later.spans[key] = [
-            Span(later, span.start - start, span.end - start, label=span.label_)
-            for span in group
-            if span.start >= start
-        ]
+    copy_span_groups(reference, later, start)  # as_doc leaves span groups behind
     return Example(nlp.make_doc(later.text), later)
