@@ -151,9 +151,7 @@ class DistantLabeller:
         self, doc: Doc, spans: list[tuple[int, int, str]], missing: numpy.ndarray
     ) -> list[tuple[int, int, str]]:
         """The spans of name lists run on over the unmatched name-like words beside them (extend_names)."""
-        taken = missing.copy()
-        for start, end, _ in spans:
-            taken[start:end] = True
+        taken = _covered(spans, missing)
         extended = []
         for start, end, label in spans:
             if label in self.name_labels:
@@ -194,9 +192,7 @@ class DistantLabeller:
                 surnames.setdefault(doc[end - 1].text, label)
         if not surnames:
             return spans
-        taken = missing.copy()
-        for start, end, _ in spans:
-            taken[start:end] = True
+        taken = _covered(spans, missing)
 
         def free(i: int) -> bool:
             return not 0 <= i < len(doc) or not (taken[i] or doc[i].text[:1].isupper())
@@ -261,6 +257,14 @@ def set_labels(doc: Doc, entities: list[Span], missing: numpy.ndarray) -> int:
     spans = [doc[i : i + 1] for i in numpy.flatnonzero(missing).tolist()]
     doc.set_ents(sorted(entities, key=lambda span: span.start), missing=spans, default="outside")
     return len(spans)
+
+
+def _covered(spans: list[tuple[int, int, str]], missing: numpy.ndarray) -> numpy.ndarray:
+    """Per token, whether a span or the missing tokens cover it."""
+    covered = missing.copy()
+    for start, end, _ in spans:
+        covered[start:end] = True
+    return covered
 
 
 def _merged(spans: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
