@@ -173,3 +173,16 @@ def test_the_command_labels_a_folder_of_text_files(terms, tmp_path):
     assert len(docs) == 5 and all(doc.ents for doc in docs)
     bad = CliRunner().invoke(app, ["distant", "label", str(terms), str(terms), "--output", str(output)])
     assert bad.exit_code == 1 and "a directory of .txt files" in " ".join(bad.output.split())
+
+
+def test_the_command_reads_a_full_names_surname_unless_told_not_to(terms, tmp_path):
+    text = tmp_path / "text.txt"
+    text.write_text("Anna Berg Lindqvist met Paul . Lindqvist said so .\n", encoding="utf8")
+    found = {}
+    for flag in ([], ["--no-repeat-surnames"]):
+        output = tmp_path / f"distant{len(flag)}.spacy"
+        result = CliRunner().invoke(app, ["distant", "label", str(text), str(terms), "--output", str(output), *flag])
+        assert result.exit_code == 0, result.output
+        (doc,) = DocBin().from_disk(output).get_docs(spacy.blank("en").vocab)
+        found[bool(flag)] = [e.text for e in doc.ents]
+    assert found == {False: ["Anna Berg Lindqvist", "Lindqvist"], True: ["Anna Berg Lindqvist"]}
