@@ -34,6 +34,9 @@ def value_of(nlp, text, label):
         ("the '20s", "DATE", {"type": "interval", "start": "2020-01-01", "end": "2029-12-31"}),
         ("the late 30s", "DATE", {"type": "interval", "start": "1936-01-01", "end": "1939-12-31"}),
         ("Q3 2021", "DATE", {"type": "interval", "start": "2021-07-01", "end": "2021-09-30"}),
+        # the reference date, 2024-05-07, is a Tuesday
+        ("this weekend", "DATE", {"type": "interval", "start": "2024-05-11", "end": "2024-05-12"}),
+        ("Last weekend", "DATE", {"type": "interval", "start": "2024-05-04", "end": "2024-05-05"}),
         ("3:30 pm", "TIME", {"type": "time", "iso": "2024-05-07T15:30"}),
         ("$1.2 million", "MONEY", {"type": "money", "amount": 1200000, "currency": "USD"}),
         ("EUR 300", "MONEY", {"type": "money", "amount": 300, "currency": "EUR"}),
@@ -76,6 +79,7 @@ def test_each_kind_gets_its_value(nlp, text, label, value):
         ("GB82 WEST 1234 5698 7654 33", "IBAN_CODE"),
         ("12th", "DATE"),  # another NER's label: an ordinal alone names no date
         ("5 am", "QUANTITY"),  # a time of day, not five attometers
+        ("next weekend", "DATE"),  # said on a Tuesday: the coming one or the one after
     ],
 )
 def test_what_cannot_be_read_gets_no_value_and_a_reason(nlp, text, label):

@@ -40,6 +40,9 @@ _INTERVAL = re.compile(r"(?:the )?(?:last|past|previous|next|coming) (\d+) (day|
 # "the 1980s", "the late 90s", "the '60s": a decade without its century is the latest one begun by the reference
 _DECADE = re.compile(r"(?:the )?(?:(early|mid|late)[- ])?(\d{3}|'?\d)0'?s")
 _YEAR = re.compile(r"(?:in )?(\d{4})")
+# "this weekend": the Saturday and Sunday of the reference date's week (Monday to Sunday); "last weekend": the
+# one before. "next weekend" is left unread: said on a Tuesday, people mean either of two.
+_WEEKEND = re.compile(r"(?i)(?:over )?(this|last) weekend")
 # "about $40", "over 5 km": a bound or an estimate, not a value
 _HEDGE = re.compile(
     r"(?i)\b(?:about|around|approximately|roughly|nearly|almost|over|under|more than|less than|up to|"
@@ -68,7 +71,7 @@ def _date_parser(reference: date) -> DateDataParser:
 
 def normalize_date(text: str, reference: date) -> Value:
     """ISO 8601: a day "2024-05-14", a month "2020-05", a year "2019", a time "2024-05-07T15:30", or an
-    interval {"start", "end"} ("the last two weeks", "the 1990s", "Q3 2021")."""
+    interval {"start", "end"} ("the last two weeks", "the 1990s", "Q3 2021", "this weekend")."""
     phrase = words_to_digits(text.strip()).strip(" .,")
     if read_ordinal(phrase) is not None:
         return Value(None, "an ordinal alone names no date")  # "the 12th": of which month?
@@ -92,6 +95,11 @@ def normalize_date(text: str, reference: date) -> Value:
     if quarter is not None:
         number = int(quarter.group(1)) if quarter.group(1) else _QUARTERS[quarter.group(2)]
         return _quarter(int(quarter.group(3)), number)
+    weekend = _WEEKEND.fullmatch(phrase)
+    if weekend is not None:
+        weeks_back = 1 if weekend.group(1).lower() == "last" else 0
+        saturday = reference + timedelta(days=5 - reference.weekday() - 7 * weeks_back)
+        return _interval(saturday, saturday + timedelta(days=1))
     year = _YEAR.fullmatch(phrase)
     if year is not None:
         return Value({"type": "date", "iso": year.group(1)})
