@@ -162,3 +162,45 @@ def test_factored_transitions_need_factored_predecessor_lists():
     assert [scheme.tags[t] for t in openers] == ["O", "B-A", "U-A", "B-B", "U-B"]
     assert [scheme.tags[t] for t in closing] == ["O", "L-A", "U-A", "L-B", "U-B"]
     assert all(starts[t] == starts[t + 1] for t in openers)  # scored from the best exit, not listed
+
+
+def reference_viterbi(emissions, transitions, allowed):
+    """Viterbi over a free trellis (every move legal) in numpy, with the kernel's arithmetic (float32 weights
+    added in float64) and its tie rule (the lowest tag before): the tags it must give to the bit."""
+    n, n_tags = emissions.shape
+    moves, start = transitions[:-1].astype(numpy.float64), transitions[-1].astype(numpy.float64)
+    delta = numpy.where(allowed[0] > 0, start + emissions[0], -numpy.inf)
+    pointers = numpy.zeros((n, n_tags), dtype=numpy.int64)
+    for i in range(1, n):
+        candidates = delta[:, None] + moves  # (before, tag)
+        pointers[i] = candidates.argmax(axis=0)  # the first of equal maxima: the lowest tag before
+        best = candidates.max(axis=0)
+        reachable = (allowed[i] > 0) & (best > -numpy.inf)
+        delta = numpy.where(reachable, best + emissions[i], -numpy.inf)
+    tags = [int(delta.argmax())]
+    for i in range(n - 1, 0, -1):
+        tags.append(int(pointers[i, tags[-1]]))
+    return tags[::-1]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    n=st.integers(1, 12),
+    n_tags=st.integers(2, 40),
+    seed=st.integers(0, 2**31),
+    emission_scale=st.sampled_from([0.1, 1.0, 30.0]),
+    whole=st.booleans(),
+)
+def test_free_trellis_prunes_to_the_same_tags(n, n_tags, seed, emission_scale, whole):
+    """With every move legal (as the tagger decodes), a step reads only the tags before that can win:
+    the tags are those of every move scored, ties included (whole-number weights tie often)."""
+    rng = numpy.random.default_rng(seed)
+    emissions = (rng.normal(size=(n, n_tags)) * emission_scale).astype(numpy.float32)
+    transitions = rng.normal(size=(n_tags + 1, n_tags)).astype(numpy.float32)
+    if whole:
+        emissions, transitions = numpy.round(emissions), numpy.round(transitions)
+    allowed = (rng.random((n, n_tags)) < 0.8).astype(numpy.uint8)
+    allowed[numpy.arange(n), rng.integers(0, n_tags, n)] = 1  # every token keeps a tag
+    legal = numpy.ones((n_tags + 1, n_tags), dtype=numpy.uint8)
+    tags = viterbi(emissions, transitions, allowed, legal).tolist()
+    assert tags == reference_viterbi(emissions, transitions, allowed)

@@ -15,6 +15,11 @@ cdef struct Trellis:
     const int32_t* openers  # factored: the tags scored from the best exit
     int n_openers
     int n_tags
+    # Free (every move legal, none factored), as the tagger's: each tag's highest move weight, else NULL,
+    # the widest gap between a tag's highest and lowest, and the largest weight's size (_moves_pruned reads them)
+    const float* max_in
+    double spread
+    double move_scale
 
 
 cdef Py_ssize_t check_offsets(const int64_t[::1] offsets, Py_ssize_t n) except -1
