@@ -80,12 +80,14 @@ def test_loaded_weights_are_their_own_average_until_trained_further():
     assert numpy.allclose(after, (start.astype(numpy.float64) + loaded.emission) / 2)
 
 
-@settings(max_examples=300)
+@settings(max_examples=600)
 @given(
     text=st.one_of(
         st.text(max_size=12),
         st.text(alphabet=st.characters(max_codepoint=127), max_size=12),
-        st.sampled_from(["İstanbul", "ΣΑΣΑ", "Straße", "U.S.", "1,000", "O'Neill", "", "-"]),
+        st.text(alphabet=st.characters(max_codepoint=127), min_size=60, max_size=70),  # C up to 64, then Python
+        st.text(alphabet="aAzZ09-.'_+ \n", max_size=12),  # runs of one shape letter, marks, case edges
+        st.sampled_from(["İstanbul", "ΣΑΣΑ", "Straße", "U.S.", "1,000", "O'Neill", "", "-", "McDonald", "iPhone"]),
     )
 )
 def test_word_attributes_are_the_templates_attributes_hashed(text):

@@ -13,6 +13,7 @@ from spacy.lang.lex_attrs import word_shape
 from spacy.strings import get_string_id, hash_string  # type: ignore[attr-defined]  # strings.pyi omits hash_string
 
 from .word_case import shipped_word_case
+from .word_hashes import ASCII_ATTRIBUTES, ascii_word_hashes
 
 
 def _short_shape(text: str) -> str:
@@ -69,6 +70,8 @@ CLUSTER_ATTRIBUTES = ["cluster_coarse", "cluster_mid", "cluster_fine"]
 # How the word is usually written, whatever its case here (word_case.py): its usual case, frequency and name kind.
 WORD_CASE_ATTRIBUTES = ["usual_case", "frequency", "name_kind"]
 ATTRIBUTE_NAMES = [name for name, _ in WORD_ATTRIBUTES] + CLUSTER_ATTRIBUTES + WORD_CASE_ATTRIBUTES
+if tuple(name for name, _ in WORD_ATTRIBUTES) != ASCII_ATTRIBUTES:  # word_hashes.pyx makes them in C
+    raise ImportError("templates.WORD_ATTRIBUTES and word_hashes.ASCII_ATTRIBUTES must name the same attributes")
 COLUMNS: dict[str, int] = {name: i for i, name in enumerate(ATTRIBUTE_NAMES)}
 N_ATTRIBUTES = len(ATTRIBUTE_NAMES)
 WordClusters = Callable[[str], Optional[Sequence[int]]]
@@ -84,30 +87,18 @@ def attribute_values(
     clusters: the word's cluster id at each level of CLUSTER_ATTRIBUTES, or None.
     word_case: the word's values of WORD_CASE_ATTRIBUTES (word_case.py), or None: "none", unread.
     """
+    return [attr(text) for _, attr in WORD_ATTRIBUTES] + _looked_up(text, clusters, word_case)
+
+
+def _looked_up(text: str, clusters: Optional[WordClusters], word_case: Optional[WordCase]) -> list[str]:
+    """The values of CLUSTER_ATTRIBUTES and WORD_CASE_ATTRIBUTES, read from their tables."""
     ids = clusters(text) if clusters is not None else None
     clustered = ["none"] * len(CLUSTER_ATTRIBUTES) if ids is None else [str(i) for i in ids]
-    cased = ["none"] * len(WORD_CASE_ATTRIBUTES) if word_case is None else list(word_case(text))
-    if not text.isascii():
-        return [attr(text) for _, attr in WORD_ATTRIBUTES] + clustered + cased
-    # The same values, WORD_ATTRIBUTES's, made faster (every new word pays for them): ASCII lowercases
-    # a character at a time, so the affixes are slices of the lowercase form; the shape is made once.
-    lower, shape = text.lower(), word_shape(text)
-    return [
-        text,
-        lower,
-        shape,
-        _squeezed(shape),
-        *[lower[:k] for k in AFFIX_LENGTHS],
-        *[lower[-k:] for k in AFFIX_LENGTHS],
-        _case(text),
-        _characters(text),
-        _length(text),
-        *clustered,
-        *cased,
-    ]
+    return clustered + (["none"] * len(WORD_CASE_ATTRIBUTES) if word_case is None else list(word_case(text)))
 
 
 _PREFIXES = [f"{name}=" for name in ATTRIBUTE_NAMES]
+_LOOKED_UP_PREFIXES = _PREFIXES[len(ASCII_ATTRIBUTES) :]
 
 
 def word_attributes(
@@ -115,8 +106,12 @@ def word_attributes(
 ) -> list[int]:
     """The hashes of every word attribute of one word form (a row of the Lexicon's table): those of
     "name=value", as spaCy's StringStore hashes strings (no symbol has a "=")."""
-    values = attribute_values(text, clusters, word_case)
-    return [hash_string(prefix + value) for prefix, value in zip(_PREFIXES, values)]
+    hashes = ascii_word_hashes(text)  # most words: WORD_ATTRIBUTES's hashes made in C
+    if hashes is None:
+        values = attribute_values(text, clusters, word_case)
+        return [hash_string(prefix + value) for prefix, value in zip(_PREFIXES, values)]
+    looked_up = _looked_up(text, clusters, word_case)
+    return hashes + [hash_string(prefix + value) for prefix, value in zip(_LOOKED_UP_PREFIXES, looked_up)]
 
 
 def word_case_of(features: Sequence[str]) -> Optional[WordCase]:
