@@ -48,14 +48,18 @@ class LetterMarks(NamedTuple):
 def letter_marks(docs: list[Doc], offsets: numpy.ndarray, is_space: numpy.ndarray) -> Optional[LetterMarks]:
     """The marks of a batch's docs; None if no doc has a salutation, sign-off or field label.
     Only docs with whitespace tokens (line breaks) or a first word that may greet are read."""
-    n = int(offsets[-1])
-    outside, ends = numpy.zeros(n, dtype=numpy.bool_), numpy.zeros(n, dtype=numpy.bool_)
+    bounds, spaced = offsets.tolist(), bool(is_space.any())
+    read = [
+        (doc, offset, numpy.flatnonzero(is_space[offset:end]).tolist() if spaced else [])
+        for doc, offset, end in zip(docs, bounds, bounds[1:])
+        if len(doc) and ((spaced and is_space[offset:end].any()) or doc[0].lower_ in _FIRST_WORDS)
+    ]
+    if not read:  # a sentence or a paragraph of prose, as most docs are
+        return None
+    outside, ends = numpy.zeros(bounds[-1], dtype=numpy.bool_), numpy.zeros(bounds[-1], dtype=numpy.bool_)
     persons: list[tuple[int, int]] = []
-    bounds = offsets.tolist()
-    for doc, offset, end in zip(docs, bounds, bounds[1:]):
-        spaces = numpy.flatnonzero(is_space[offset:end]).tolist()
-        if len(doc) and (doc[0].lower_ in _FIRST_WORDS or spaces):
-            _mark_doc(doc, _lines(doc, spaces), offset, outside, ends, persons)
+    for doc, offset, spaces in read:
+        _mark_doc(doc, _lines(doc, spaces), offset, outside, ends, persons)
     if not (outside.any() or persons):
         return None
     return LetterMarks(outside, ends, persons)
