@@ -7,7 +7,8 @@ hundred steps unless --spacy-model is given: its speed does not depend on its ac
 
 - single calls: `ner(doc)` for bioner, `nlp(doc)` for spaCy (tok2vec + ner), taking
   turns a round at a time; medians in microseconds and their ratio. Also
-  bioner's `nlp(text)` from raw text (blank English tokenizer + bioner);
+  bioner's `nlp(text)` from raw text (blank English tokenizer + bioner), against the blank
+  pipeline's `nlp(text)` (the tokenizer alone) in turns;
 - short docs in bulk: `pipe` over one sentence per doc against the whole documents;
 - two threads: each calling `ner(doc)` on half of the sentences, against one thread;
 - where a single call's time goes: the cumulative time of each stage under cProfile
@@ -16,7 +17,8 @@ hundred steps unless --spacy-model is given: its speed does not depend on its ac
   --parser-epochs epochs unless --parser-model is given: a speed model, not an
   accuracy one) over EWT dev: `pipe` over a sentence per doc against the
   treebank's docs of 10 sentences, and what `spacy evaluate --gold-preproc`
-  reports (`nlp.evaluate` of a freshly loaded pipeline, its caches empty).
+  reports (`nlp.evaluate` of a freshly loaded pipeline, its caches empty), beside what it reports
+  for a blank pipeline (spaCy's own loop, no components).
 
     python bench/bench_latency.py [--model DIR] [--spacy-model DIR] [--parser-model DIR] [--rounds 5]
 """
@@ -74,15 +76,18 @@ def single_calls(ner, spacy_nlp, sentences, rounds: int) -> dict:
     return {"bioner_us": bioner_us, "spacy_ner_us": spacy_us, "ratio": spacy_us / bioner_us}
 
 
-def raw_text_calls(nlp, texts, rounds: int) -> float:
-    """Median microseconds of nlp(text): tokenizer and bioner."""
-    times = []
+def raw_text_calls(nlp, blank, texts, rounds: int) -> dict:
+    """Median microseconds of nlp(text) (tokenizer and bioner) and of a blank pipeline's (the tokenizer
+    alone), taking turns a round at a time."""
+    ours, blanks = [], []
     for _ in range(rounds):
-        for text in texts:
-            start = time.perf_counter()
-            nlp(text)
-            times.append(time.perf_counter() - start)
-    return 1e6 * statistics.median(times)
+        for pipeline, times in ((nlp, ours), (blank, blanks)):
+            for text in texts:
+                start = time.perf_counter()
+                pipeline(text)
+                times.append(time.perf_counter() - start)
+    bioner_us, blank_us = 1e6 * statistics.median(ours), 1e6 * statistics.median(blanks)
+    return {"bioner_us": bioner_us, "blank_us": blank_us, "ratio": bioner_us / blank_us}
 
 
 def pipe_speed(ner, docs, rounds: int) -> float:
@@ -168,16 +173,19 @@ def tagger_parser(model: Path, dev_path: Path, rounds: int) -> dict:
     for _ in range(rounds):
         whole_speeds.append(speed(whole))
         sentence_speeds.append(speed(sentences))
-    evaluated = []
+    evaluated, blank_evaluated = [], []
     for _ in range(3):
         fresh_nlp = spacy.load(model)
         evaluated.append(fresh_nlp.evaluate(list(Corpus(str(dev_path), gold_preproc=True)(fresh_nlp)))["speed"])
+        blank = spacy.blank("en")  # spaCy's own share: its evaluate loop over a pipeline with no components
+        blank_evaluated.append(blank.evaluate(list(Corpus(str(dev_path), gold_preproc=True)(blank)))["speed"])
     return {
         "words": n_words,
         "whole_documents": statistics.median(whole_speeds),
         "one_sentence_per_doc": statistics.median(sentence_speeds),
         "ratio": statistics.median(sentence_speeds) / statistics.median(whole_speeds),
         "spacy_evaluate_words_per_s": statistics.median(evaluated),
+        "spacy_evaluate_blank_words_per_s": statistics.median(blank_evaluated),
     }
 
 
@@ -233,7 +241,7 @@ def main() -> None:
         "sentences": len(sentences),
         "tokens_per_sentence": sum(len(doc) for doc in sentences) / len(sentences),
         "single_call": single,
-        "raw_text_us": raw_text_calls(tokenizer_and_ner, texts, args.rounds),
+        "raw_text": raw_text_calls(tokenizer_and_ner, spacy.blank("en", vocab=nlp.vocab), texts, args.rounds),
         "bulk": {"whole_documents": whole, "one_sentence_per_doc": short, "ratio": short / whole},
         "threads": threads(ner, sentences, args.rounds),
         "profile_percent": profile(ner, sentences),
@@ -248,7 +256,7 @@ def main() -> None:
     print(
         f"single calls, {len(sentences):,} sentences of {figures['tokens_per_sentence']:.1f} tokens: bioner "
         f"{s['bioner_us']:.0f} us, spaCy ner {s['spacy_ner_us']:.0f} us, {s['ratio']:.1f}x; nlp(text) "
-        f"{figures['raw_text_us']:.0f} us"
+        f"{figures['raw_text']['bioner_us']:.0f} us, a blank pipeline's {figures['raw_text']['blank_us']:.0f} us"
     )
     print(
         f"pipe: whole documents {b['whole_documents']:,.0f} tokens/s, a sentence per doc "
@@ -261,7 +269,7 @@ def main() -> None:
     print(
         f"tagger + parser on EWT dev: whole documents {p['whole_documents']:,.0f} words/s, a sentence per doc "
         f"{p['one_sentence_per_doc']:,.0f} ({p['ratio']:.2f}x); spacy evaluate {p['spacy_evaluate_words_per_s']:,.0f} "
-        "words/s"
+        f"words/s, with no components {p['spacy_evaluate_blank_words_per_s']:,.0f}"
     )
     print(f"written to {write_results('latency', figures)}")
 

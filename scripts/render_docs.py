@@ -358,6 +358,23 @@ def _labels(record: dict, title: str) -> list:
     return lines
 
 
+def _raw_text_row(f: dict) -> str:
+    """`nlp(text)` against a blank pipeline's, or alone in results written before that peer ran."""
+    if "raw_text" not in f:
+        return f"| `nlp(text)`, tokenizer included | {f['raw_text_us']:,.0f} µs | | |"
+    r = f["raw_text"]
+    return (
+        f"| `nlp(text)`, tokenizer included | {r['bioner_us']:,.0f} µs | a blank pipeline's {r['blank_us']:,.0f} µs | "
+        f"{r['ratio']:.2f}x the blank |"
+    )
+
+
+def _blank_evaluate(p: dict) -> str:
+    """The peer cell of the `spacy evaluate` row: a pipeline with no components, where measured."""
+    blank = p.get("spacy_evaluate_blank_words_per_s")
+    return f"no components {blank:,.0f} words/s | {p['spacy_evaluate_words_per_s'] / blank:.2f}x" if blank else "|"
+
+
 def _latency(record: dict) -> list:
     f = record["figures"]
     s, b, t = f["single_call"], f["bulk"], f["threads"]
@@ -373,7 +390,7 @@ def _latency(record: dict) -> list:
         "|---|---|---|---|",
         f"| one call per sentence | {s['bioner_us']:,.0f} µs | spaCy ner {s['spacy_ner_us']:,.0f} µs | "
         f"**{s['ratio']:.1f}x** |",
-        f"| `nlp(text)`, tokenizer included | {f['raw_text_us']:,.0f} µs | | |",
+        _raw_text_row(f),
         f"| `pipe`, a sentence per doc | {b['one_sentence_per_doc']:,.0f} tokens/s | whole documents "
         f"{b['whole_documents']:,.0f} | "
         f"{b['ratio']:.2f}x |",
@@ -386,7 +403,7 @@ def _latency(record: dict) -> list:
             f"| tagger + parser, `pipe`, a sentence per doc (EWT dev) | {p['one_sentence_per_doc']:,.0f} words/s | "
             f"whole documents {p['whole_documents']:,.0f} | {p['ratio']:.2f}x |",
             f"| tagger + parser, `spacy evaluate --gold-preproc` (EWT dev, freshly loaded) | "
-            f"{p['spacy_evaluate_words_per_s']:,.0f} words/s | | |",
+            f"{p['spacy_evaluate_words_per_s']:,.0f} words/s | {_blank_evaluate(p)} |",
             "",
             f"Tagger and parser: {p['model']}.",
         ]
