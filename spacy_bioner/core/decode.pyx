@@ -82,10 +82,28 @@ def allowed_mask(sent_starts, is_space, const int32_t[::1] forced, closed_before
     return allowed
 
 
+cdef inline void _moves(const Trellis* t, const double* delta, double* next_delta, int32_t* pointers) noexcept nogil:
+    """The best move into each tag, scored pair by pair from its predecessor lists
+    (ties go to the lowest predecessor; an unreachable one is -inf and never wins)."""
+    cdef int tag, k, best_prev
+    cdef bint better
+    cdef double best, score
+    for tag in range(t.n_tags):
+        best, best_prev = -INFINITY, -1
+        for k in range(t.starts[tag], t.starts[tag + 1]):
+            # conditional moves, not a branch: which predecessor wins is a coin toss to the CPU
+            score = delta[t.predecessors[k]] + t.moves[k]
+            better = score > best
+            best_prev = t.predecessors[k] if better else best_prev
+            best = score if better else best
+        next_delta[tag] = best
+        pointers[tag] = best_prev
+
+
 cdef void _moves_pruned(const Trellis* t, const double* delta, double* next_delta, int32_t* pointers,
                         int32_t* ranked) noexcept nogil:
-    """The best move into each tag of a free trellis (t.max_in set), as the loop over predecessor lists finds
-    it, ties to the lowest tag before, but over the tags before that can win alone: a tag whose score is more
+    """The best move into each tag of a free trellis (t.max_in set), as _moves finds it, ties to the
+    lowest tag before, but over the tags before that can win alone: a tag whose score is more
     than the spread of any tag's move weights below the best score loses every move to the best tag, whatever
     the move. Those left are ranked by score, and each tag's search stops once even its highest move weight
     cannot lift the next one to the best found. A margin far above rounding error keeps the cut exact."""
@@ -120,8 +138,7 @@ cdef int _viterbi(
     const Trellis* t, const float* emissions, const uint8_t* allowed, int n, int32_t* out,
     double* delta, double* next_delta, int32_t* backpointers, int32_t* ranked,
 ) noexcept nogil:
-    cdef int i, tag, best_prev, exit_prev, k, n_tags = t.n_tags
-    cdef bint better
+    cdef int i, tag, exit_prev, k, n_tags = t.n_tags
     cdef double best, score, best_exit
     cdef double* swap
     cdef int32_t* pointers
@@ -139,18 +156,8 @@ cdef int _viterbi(
         pointers = backpointers + i * n_tags
         if t.max_in != NULL:
             _moves_pruned(t, delta, next_delta, pointers, ranked)
-        # Moves scored pair by pair, each tag from its predecessor lists
-        # (ties go to the lowest predecessor; an unreachable one is -inf and never wins).
-        for tag in range(n_tags if t.max_in == NULL else 0):
-            best, best_prev = -INFINITY, -1
-            for k in range(t.starts[tag], t.starts[tag + 1]):
-                # conditional moves, not a branch: which predecessor wins is a coin toss to the CPU
-                score = delta[t.predecessors[k]] + t.moves[k]
-                better = score > best
-                best_prev = t.predecessors[k] if better else best_prev
-                best = score if better else best
-            next_delta[tag] = best
-            pointers[tag] = best_prev
+        else:
+            _moves(t, delta, next_delta, pointers)
         if t.exits != NULL:  # the openers, all from the one best exit
             best_exit, exit_prev = -INFINITY, -1
             for k in range(t.n_closing):
