@@ -18,7 +18,8 @@ hundred steps unless --spacy-model is given: its speed does not depend on its ac
   accuracy one) over EWT dev: `pipe` over a sentence per doc against the
   treebank's docs of 10 sentences, and what `spacy evaluate --gold-preproc`
   reports (`nlp.evaluate` of a freshly loaded pipeline, its caches empty), beside what it reports
-  for a blank pipeline (spaCy's own loop, no components).
+  for a blank pipeline (spaCy's own loop, no components);
+- peak RSS: a fresh process loads each pipeline and tags its dev docs, another only loads it.
 
     python bench/bench_latency.py [--model DIR] [--spacy-model DIR] [--parser-model DIR] [--rounds 5]
 """
@@ -27,6 +28,7 @@ import argparse
 import cProfile
 import pstats
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -151,6 +153,30 @@ def profile(ner, sentences) -> dict:
     return shares
 
 
+# Run in a fresh process: the peak resident memory of loading a pipeline and tagging the docs, and of
+# loading it alone (what tagging adds is the word caches and the batches' arrays).
+PEAK_RSS = """
+import resource, sys, spacy
+from spacy.tokens import DocBin
+nlp = spacy.load(sys.argv[1])
+if sys.argv[3] == "tag":
+    for _ in nlp.pipe(DocBin().from_disk(sys.argv[2]).get_docs(nlp.vocab), batch_size=1000):
+        pass
+print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
+"""
+
+
+def peak_rss_mb(model: Path, docs_path: Path) -> dict:
+    """Peak RSS (MB) of a fresh process that loads the pipeline and tags the docs, and of one that only loads it."""
+
+    def peak(mode: str) -> float:
+        command = [sys.executable, "-c", PEAK_RSS, str(model), str(docs_path), mode]
+        return float(subprocess.run(command, check=True, capture_output=True, text=True).stdout.split()[-1])
+
+    tagging, loaded = peak("tag"), peak("load")
+    return {"tagging": tagging, "loaded": loaded}
+
+
 def tagger_parser(model: Path, dev_path: Path, rounds: int) -> dict:
     """Tagger + parser over EWT dev: a sentence per doc against whole docs through `pipe`, and the
     words/s `spacy evaluate --gold-preproc` reports, each load of the pipeline evaluated once."""
@@ -186,6 +212,7 @@ def tagger_parser(model: Path, dev_path: Path, rounds: int) -> dict:
         "ratio": statistics.median(sentence_speeds) / statistics.median(whole_speeds),
         "spacy_evaluate_words_per_s": statistics.median(evaluated),
         "spacy_evaluate_blank_words_per_s": statistics.median(blank_evaluated),
+        "peak_rss_mb": peak_rss_mb(model, dev_path),
     }
 
 
@@ -226,6 +253,7 @@ def main() -> None:
             )
             parser_model = work / "parser" / "model-best"
         tagging_and_parsing = tagger_parser(parser_model, ewt_dev, args.rounds)
+        ner_peak_rss = peak_rss_mb(model, dev_path)
         nlp, spacy_nlp = spacy.load(model), spacy.load(spacy_model)
         ner = nlp.get_pipe("bioner")
         documents = list(DocBin().from_disk(dev_path).get_docs(nlp.vocab))
@@ -245,6 +273,7 @@ def main() -> None:
         "bulk": {"whole_documents": whole, "one_sentence_per_doc": short, "ratio": short / whole},
         "threads": threads(ner, sentences, args.rounds),
         "profile_percent": profile(ner, sentences),
+        "peak_rss_mb": ner_peak_rss,
         "tagger_parser": {
             "model": str(args.parser_model)
             if args.parser_model
@@ -263,6 +292,8 @@ def main() -> None:
         f"{b['one_sentence_per_doc']:,.0f} ({b['ratio']:.2f}x)"
     )
     print(f"two threads {t['two_threads']:,.0f} tokens/s against one {t['one_thread']:,.0f}: {t['ratio']:.2f}x")
+    for name, peak in (("bioner", figures["peak_rss_mb"]), ("tagger + parser", tagging_and_parsing["peak_rss_mb"])):
+        print(f"peak RSS, {name}: {peak['tagging']:,.0f} MB tagging dev, {peak['loaded']:,.0f} MB loaded")
     for stage, share in figures["profile_percent"].items():
         print(f"  {share:5.1f}%  {stage}")
     p = figures["tagger_parser"]

@@ -375,6 +375,26 @@ def _blank_evaluate(p: dict) -> str:
     return f"no components {blank:,.0f} words/s | {p['spacy_evaluate_words_per_s'] / blank:.2f}x" if blank else "|"
 
 
+def _peak_rss_lines(f: dict) -> list:
+    """Peak memory while tagging, where the run measured it."""
+    peaks = [
+        ("bioner, CoNLL dev", f.get("peak_rss_mb")),
+        ("tagger + parser, EWT dev", f.get("tagger_parser", {}).get("peak_rss_mb")),
+    ]
+    rows = [f"| {name} | {p['tagging']:,.0f} MB | {p['loaded']:,.0f} MB |" for name, p in peaks if p]
+    if not rows:
+        return []
+    return [
+        "",
+        "Peak resident memory of a fresh process that loads the pipeline and tags the dev docs, and of one",
+        "that only loads it:",
+        "",
+        "| pipeline | loaded and tagging | loaded |",
+        "|---|---|---|",
+        *rows,
+    ]
+
+
 def _latency(record: dict) -> list:
     f = record["figures"]
     s, b, t = f["single_call"], f["bulk"], f["threads"]
@@ -407,6 +427,7 @@ def _latency(record: dict) -> list:
             "",
             f"Tagger and parser: {p['model']}.",
         ]
+    lines += _peak_rss_lines(f)
     lines += [
         "",
         "Where a single call's time goes (each stage's cumulative share under cProfile, which slows Python",
