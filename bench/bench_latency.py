@@ -156,13 +156,15 @@ def profile(ner, sentences) -> dict:
 # Run in a fresh process: the peak resident memory of loading a pipeline and tagging the docs, and of
 # loading it alone (what tagging adds is the word caches and the batches' arrays).
 PEAK_RSS = """
-import resource, sys, spacy
+import sys, spacy
 from spacy.tokens import DocBin
 nlp = spacy.load(sys.argv[1])
 if sys.argv[3] == "tag":
     for _ in nlp.pipe(DocBin().from_disk(sys.argv[2]).get_docs(nlp.vocab), batch_size=1000):
         pass
-print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
+# VmHWM, not ru_maxrss: Linux carries ru_maxrss over from the parent across fork and exec
+peak = next(line for line in open("/proc/self/status") if line.startswith("VmHWM:"))
+print(int(peak.split()[1]) / 1024)
 """
 
 
