@@ -17,6 +17,7 @@ KERNELS = [
     "ner.document",
     "ner.entities",
     "ner.passes",
+    "ner.screens",
     "parser.transitions",
     "parser.state_features",
     "parser.greedy",

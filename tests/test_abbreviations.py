@@ -167,18 +167,22 @@ def test_initials():
 
 
 @pytest.mark.parametrize(
-    "words,telling",
+    "words,acronyms,found",
     [
-        ("a plain sentence , with no short form".split(), False),
-        ("the EU and the UN".split(), False),  # too short for an undefined acronym
-        ("atrial fibrillation ( AF )".split(), True),
-        ("IDDM is common".split(), True),
+        ("a plain sentence , with no short form".split(), True, False),
+        ("the EU and the UN".split(), True, False),  # too short for an undefined acronym
+        ("Smith ( Leeds 35 ) won".split(), True, False),  # a parenthesis that holds more than a short form
+        ("JAPAN GET LUCKY WIN".split(), True, False),  # a headline's capitals, not acronyms
+        ("atrial fibrillation ( AF )".split(), False, True),
+        ("IDDM is common".split(), True, True),
+        ("IDDM is common".split(), False, False),
     ],
 )
-def test_any_telling_says_whether_a_short_form_may_be_defined_or_used(words, telling):
+def test_may_have_mentions_says_whether_a_short_form_may_be_defined_or_used(words, acronyms, found):
     doc = Doc(spacy.blank("en").vocab, words=words)
     lexicon = Lexicon(word_attributes, N_ATTRIBUTES)
-    assert Initials().any_telling(lexicon, lexicon.batch_rows([doc])) is telling
+    is_space = numpy.zeros(len(doc), dtype=bool)
+    assert Initials().may_have_mentions(lexicon, lexicon.batch_rows([doc]), is_space, acronyms) is found
 
 
 def test_initials_follow_the_lexicon_as_it_grows_and_restarts():
@@ -198,14 +202,17 @@ def test_initials_follow_the_lexicon_as_it_grows_and_restarts():
 def test_initials_fed_word_by_word_match_those_worked_out_at_once():
     """Rows added over many calls (past the arrays' first room) give what one call over all of them gives."""
     vocab = spacy.blank("en").vocab
-    words = [f"W{i}" if i % 3 else f"ABC{i}" for i in range(2500)] + ["(", "-", "x"]
+    words = [f"W{i}" if i % 3 else f"ABC{i}" for i in range(2500)] + ["(", "x", ")"]
     lexicon, fed = Lexicon(word_attributes, N_ATTRIBUTES), Initials()
     for start in range(0, len(words), 7):
-        fed.any_telling(lexicon, lexicon.batch_rows([Doc(vocab, words=words[start : start + 7])]))
+        doc = Doc(vocab, words=words[start : start + 7])
+        fed.may_have_mentions(lexicon, lexicon.batch_rows([doc]), numpy.zeros(len(doc), dtype=bool), True)
     rows = lexicon.batch_rows([Doc(vocab, words=words)])
     at_once = Initials()
     assert [a.tolist() for a in fed(lexicon, rows)] == [a.tolist() for a in at_once(lexicon, rows)]
-    assert fed.any_telling(lexicon, rows[-3:-2]) and not fed.any_telling(lexicon, rows[-1:])
+    words_only = numpy.zeros(3, dtype=bool)
+    assert fed.may_have_mentions(lexicon, rows[-3:], words_only, False)  # "( x )": a closer two words on
+    assert not fed.may_have_mentions(lexicon, rows[-6:-3], words_only, False)
 
 
 def undefined(words, defined=()):

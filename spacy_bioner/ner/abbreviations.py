@@ -23,6 +23,7 @@ import numpy
 from spacy.strings import StringStore, get_string_id
 
 from ..core.templates import COLUMNS
+from .screens import may_have_short_forms
 
 Definition = tuple[int, int]  # the long form's span of words [start, end)
 ShortForm = tuple[int, ...]  # the ORTH hashes of its words
@@ -157,6 +158,7 @@ BREAK, SKIPPED = ord(" "), 0  # a run of words ends at a BREAK and passes over a
 _HYPHEN, _OPENING = get_string_id(f"orth={HYPHEN}"), get_string_id(f"orth={OPENING}")
 # What definitions() reads two words after a "(": a closer after a one-piece short form, or a hyphen within one.
 _AFTER_SHORT_FORM = frozenset(get_string_id(f"orth={form}") for form in (*CLOSERS, HYPHEN))
+_AFTER_SHORT_FORM_ARRAY = numpy.array(sorted(_AFTER_SHORT_FORM), dtype=numpy.uint64)
 _UPPER, _PLAIN = get_string_id("case=upper"), get_string_id("characters=plain")
 _TOO_SHORT = [get_string_id(f"length={n}") for n in range(1, MIN_UNDEFINED_ACRONYM)]
 
@@ -164,8 +166,8 @@ _TOO_SHORT = [get_string_id(f"length={n}") for n in range(1, MIN_UNDEFINED_ACRON
 class Initials:
     """Each token's initial and whether it may be an undefined acronym, read
     from its row of the tagger's lexicon (templates.word_attributes); what a
-    row gives is worked out once, when the row is new. Also whether any token
-    may define a short form or be an acronym at all: most sentences have none.
+    row gives is worked out once, when the row is new. Also whether a batch
+    may define a short form or use an acronym at all: most sentences do neither.
     """
 
     def __init__(self):
@@ -177,13 +179,22 @@ class Initials:
         self._codes = numpy.zeros(0, dtype=numpy.uint8)
         self._capitals = numpy.zeros(0, dtype=numpy.bool_)
         self._long = numpy.zeros(0, dtype=numpy.bool_)
-        self._telling = numpy.zeros(0, dtype=numpy.bool_)  # "(" or a long word in capitals
 
-    def any_telling(self, lexicon, rows: numpy.ndarray) -> bool:
-        """Whether any of these tokens is an opening parenthesis or a word in capitals long enough
-        for an acronym: without one, no short form is defined or used undefined."""
+    def may_have_mentions(self, lexicon, rows: numpy.ndarray, is_space: numpy.ndarray, acronyms: bool) -> bool:
+        """Whether these tokens may define a short form (`may_define`) or, with `acronyms`, use one
+        undefined (an acronym as `__call__` finds them): screens.may_have_short_forms, over the words."""
         self._update(lexicon)
-        return bool(self._telling[rows].any())
+        return may_have_short_forms(
+            rows,
+            is_space.view(numpy.uint8),
+            lexicon.table,
+            COLUMNS["orth"],
+            self._capitals.view(numpy.uint8),
+            self._long.view(numpy.uint8),
+            _OPENING,
+            _AFTER_SHORT_FORM_ARRAY,
+            acronyms,
+        )
 
     def __call__(self, lexicon, rows: numpy.ndarray) -> tuple[numpy.ndarray, numpy.ndarray]:
         """lexicon (features.Lexicon), rows (int32[n]): its row for each token.
@@ -210,9 +221,9 @@ class Initials:
             return
         if size > len(self._codes):
             room = max(size, 2 * len(self._codes), 1024)
-            self._codes, self._capitals, self._long, self._telling = (
+            self._codes, self._capitals, self._long = (
                 numpy.concatenate([array[:done], numpy.zeros(room - done, dtype=array.dtype)])
-                for array in (self._codes, self._capitals, self._long, self._telling)
+                for array in (self._codes, self._capitals, self._long)
             )
         words = lexicon.table[done:size]
         first = words[:, COLUMNS["prefix1"]]
@@ -224,7 +235,6 @@ class Initials:
         for length in _TOO_SHORT:  # two hashes: comparisons, where numpy.isin costs ~90 µs a call
             long &= words[:, COLUMNS["length"]] != length
         self._codes[done:size], self._capitals[done:size], self._long[done:size] = codes, capitals, long
-        self._telling[done:size] = (words[:, COLUMNS["orth"]] == _OPENING) | (capitals & long)
         self._done = size
 
 

@@ -152,7 +152,7 @@ def _short_form_mentions(
         return heads, starts, short_form_heads, short_form_starts
     lexicon, initials = ner.featurizer.lexicon, ner.featurizer.initials
     labelled = label_acronyms or (folds is None and label_defined)
-    if not initials.any_telling(lexicon, rows):  # no "(" and no word in capitals: no mention, as in most sentences
+    if not initials.may_have_mentions(lexicon, rows, is_space, label_acronyms):  # as in most sentences
         return _mentionless(len(rows), family, labelled)
     # Found among the words: a line break is not part of a long form, nor does it end one.
     words, word_offsets = words_of(is_space, offsets)
@@ -163,8 +163,6 @@ def _short_form_mentions(
     if label_acronyms:
         codes, acronyms = initials(lexicon, rows[words])
         using = _docs_with(acronyms, word_offsets)
-    if not (defining or using):  # capitals of a headline, not an acronym
-        return _mentionless(len(rows), family, labelled)
     doc_span = [slice(a, b) for a, b in zip(word_offsets.tolist(), word_offsets[1:].tolist())]  # each doc's words
     word_orths = batch_orths(docs)[words]
     doc_words = {

@@ -18,6 +18,7 @@ import numpy
 from spacy.tokens import Doc
 
 from .batch import Layout, laid_end_to_end
+from .screens import may_split_a_list
 
 
 def split_name_lists(
@@ -32,15 +33,16 @@ def split_name_lists(
 
     matches: each doc's gazetteer matches, as decoding found them.
     """
-    continuing = ner.scheme.continuing()[tags]
-    if not ner.settings.rules.split_name_lists or not continuing.any():
-        return tags  # off, or no entity of more than one token
+    if not ner.settings.rules.split_name_lists:
+        return tags
     names = _known_names(ner, layout, matches)
+    continuing_tags = ner.scheme.continuing()
+    if not may_split_a_list(names, tags, continuing_tags.view(numpy.uint8)):
+        return tags  # no entity starts with a known name shorter than itself, as in most sentences
+    continuing = continuing_tags[tags]
     # A list's first name starts an entity and ends before it does, on a token that continues it.
     firsts = names[(names[:, 1] < len(tags)) & (tags[names[:, 0]] > 0) & ~continuing[names[:, 0]]]
     firsts = firsts[continuing[firsts[:, 1]]]
-    if not len(firsts):
-        return tags  # no entity starts with a known name shorter than itself, as in most sentences
     entities = _entities_at(ner.scheme, tags, continuing, numpy.unique(firsts[:, 0]))
     # Only the names inside those entities can make them up.
     inside = numpy.searchsorted(entities[:, 0], names[:, 0], side="right") - 1

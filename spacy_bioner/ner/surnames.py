@@ -15,6 +15,8 @@ from collections.abc import Sequence
 import numpy
 from spacy.tokens import Doc
 
+from .screens import may_relabel_a_surname
+
 PERSON_LABELS = ("PER", "PERSON", "person")  # the labels that name people, unless a setting says otherwise
 
 
@@ -41,25 +43,19 @@ def label_surnames(
         return tags
     continuing = scheme.continuing()
     person_tags = scheme.tags_of(tuple(person_ids))
-    if not (continuing & person_tags)[tags].any():
-        return tags  # no person named in two words or more, as in most sentences
+    if not may_relabel_a_surname(tags, words, offsets, continuing.view(numpy.uint8), person_tags.view(numpy.uint8)):
+        return tags  # no surname given in full recurs, as in most sentences
     is_person = person_tags[tags]
     ends = (tags > 0) & ~continuing[numpy.append(tags[1:], 0)]
     full_name_ends = numpy.flatnonzero(ends & continuing[tags] & is_person)
-    if not len(full_name_ends):
-        return tags
     # Where a full name's last word recurs in the same doc, untagged or as a one-word entity of another label.
     width = int(words.max()) + 1
     surname_words = numpy.zeros(width, dtype=bool)
     surname_words[words[full_name_ends]] = True
     open_to_relabel = (tags == 0) | (ends & ~continuing[tags] & ~is_person)
     candidates = numpy.flatnonzero(surname_words[words] & open_to_relabel)
-    if not len(candidates):  # no surname recurs, as in most sentences
-        return tags
     full_name_keys = numpy.unique(_doc_numbers(offsets, full_name_ends) * width + words[full_name_ends])
     candidates = candidates[numpy.isin(_doc_numbers(offsets, candidates) * width + words[candidates], full_name_keys)]
-    if not len(candidates):
-        return tags
     # The label of each (doc, word) that ends a full name: the first such name's.
     tag_labels = numpy.append(-1, numpy.arange(len(scheme.tags) - 1) // len(scheme.moves))  # scheme.label_of, O's -1
     name_labels: dict[tuple[int, int], int] = {}

@@ -1,0 +1,143 @@
+# cython: language_level=3
+"""Screens: the cheap, exact tests that let most sentences skip a stage.
+
+The rules after Viterbi (name_lists.py, surnames.py) and the short-form
+mentions of the layout (batch.py) find nothing in most sentences, and the
+numpy calls that find out cost more than the loops below. Each screen says
+whether its stage can find anything; only then does the stage run, in Python,
+from the start. A screen never decides what a stage finds: where it says yes,
+the stage may still find nothing, and where it says no, the stage would have
+found nothing either (tests/test_screens.py holds each to its stage).
+"""
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint64_t
+from cython.operator cimport dereference as deref
+from cython.operator cimport preincrement as inc
+from libcpp.algorithm cimport binary_search, lower_bound, sort
+from libcpp.utility cimport pair
+from libcpp.vector cimport vector
+
+
+def may_split_a_list(const int64_t[:, :] names, const int32_t[::1] tags, const uint8_t[::1] continuing):
+    """Whether split_name_lists has an entity to split: one that starts with a known name shorter than
+    itself, is made up wholly of two or more known names, and is not itself a known name.
+
+    names (int64[k, 2]): Each known name's start and end, batch positions.
+    tags (int32[n]): The decoded tags (a valid sequence).
+    continuing (bool[n_tags]): Whether each tag continues an entity (scheme.continuing()).
+    """
+    cdef Py_ssize_t k, n = tags.shape[0]
+    cdef int64_t start, end, at
+    cdef vector[pair[int64_t, int64_t]] spans
+    for k in range(names.shape[0]):
+        spans.push_back(pair[int64_t, int64_t](names[k, 0], names[k, 1]))
+    sort(spans.begin(), spans.end())
+    cdef vector[uint8_t] reached
+    for k in range(<Py_ssize_t>spans.size()):
+        start = spans[k].first
+        if k and start == spans[k - 1].first:
+            continue  # an entity is tried once, from the first name at its start
+        if tags[start] == 0 or continuing[tags[start]]:
+            continue  # no entity starts here
+        end = start + 1
+        while end < n and continuing[tags[end]]:
+            end += 1
+        if end - start < 2 or _has(spans, start, end):
+            continue  # a one-word entity, or one known as a whole
+        # Whether known names inside the entity lead from its start to its end.
+        reached.assign(end - start + 1, 0)
+        reached[0] = 1
+        for at in range(start, end):
+            if reached[at - start]:
+                _reach_from(spans, at, end, reached, start)
+        if reached[end - start]:
+            return True
+    return False
+
+
+cdef inline bint _has(vector[pair[int64_t, int64_t]]& spans, int64_t start, int64_t end):
+    return binary_search(spans.begin(), spans.end(), pair[int64_t, int64_t](start, end))
+
+
+cdef inline void _reach_from(vector[pair[int64_t, int64_t]]& spans, int64_t at, int64_t end,
+                             vector[uint8_t]& reached, int64_t offset):
+    """Mark the ends of the names that start at `at` and end by `end`."""
+    cdef vector[pair[int64_t, int64_t]].iterator it = lower_bound(
+        spans.begin(), spans.end(), pair[int64_t, int64_t](at, 0))
+    while it != spans.end() and deref(it).first == at:
+        if deref(it).second <= end:
+            reached[deref(it).second - offset] = 1
+        inc(it)
+
+
+def may_relabel_a_surname(const int32_t[::1] tags, const int32_t[::1] words, const int64_t[::1] offsets,
+                          const uint8_t[::1] continuing, const uint8_t[::1] person):
+    """Whether label_surnames can relabel anything: whether, in some doc, the last word of a person
+    named in two words or more recurs untagged or as a one-word entity of another label.
+
+    tags (int32[n]): The decoded tags, docs laid end to end.
+    words (int32[n]): An id per token, equal for equal word forms (the lexicon rows).
+    offsets (int64[n_docs + 1]): Where each doc starts, and the end.
+    continuing, person (bool[n_tags]): Whether each tag continues an entity; is a person label's.
+    """
+    cdef Py_ssize_t d, i, n = tags.shape[0]
+    cdef vector[int32_t] surnames
+    for d in range(offsets.shape[0] - 1):
+        surnames.clear()
+        for i in range(offsets[d], offsets[d + 1]):
+            if _ends_entity(tags, continuing, i, n) and continuing[tags[i]] and person[tags[i]]:
+                surnames.push_back(words[i])
+        if surnames.empty():
+            continue
+        sort(surnames.begin(), surnames.end())
+        for i in range(offsets[d], offsets[d + 1]):
+            if not (tags[i] == 0 or (_ends_entity(tags, continuing, i, n) and not continuing[tags[i]]
+                                     and not person[tags[i]])):
+                continue  # not open to a surname's label
+            if binary_search(surnames.begin(), surnames.end(), words[i]):
+                return True
+    return False
+
+
+cdef inline bint _ends_entity(const int32_t[::1] tags, const uint8_t[::1] continuing, Py_ssize_t i, Py_ssize_t n):
+    """Whether token i is tagged and the token after it (none past the batch's end) does not continue it."""
+    return tags[i] > 0 and not (i + 1 < n and continuing[tags[i + 1]])
+
+
+def may_have_short_forms(const int32_t[::1] rows, const uint8_t[::1] is_space, const uint64_t[:, ::1] table,
+                         Py_ssize_t orth_column, const uint8_t[::1] capitals, const uint8_t[::1] long_enough,
+                         uint64_t opening, const uint64_t[::1] after_short_form, bint acronyms):
+    """Whether a doc of the batch may define a short form, or (with acronyms) use an acronym undefined:
+    an opening parenthesis with a closer or a hyphen two words on (abbreviations.may_define), or a word
+    in capitals long enough for an acronym with no word in capitals beside it (abbreviations.Initials).
+    Words are the tokens that are not whitespace, read across the docs as the stage reads them.
+
+    rows (int32[n]): Each token's lexicon row.
+    is_space (bool[n]): Whitespace tokens.
+    table (uint64[n_rows, n_attributes]), orth_column: The lexicon's table, and its column of "orth=" hashes.
+    capitals, long_enough (bool[n_rows]): Each row's word is in capitals; is long enough for an acronym.
+    opening (uint64): The orth hash of "(".
+    after_short_form (uint64[k]): The orth hashes that may follow a one-word short form.
+    acronyms (bool): Whether undefined acronyms count.
+    """
+    cdef vector[int32_t] words
+    cdef Py_ssize_t i, w
+    for i in range(rows.shape[0]):
+        if not is_space[i]:
+            words.push_back(rows[i])
+    cdef Py_ssize_t n = words.size()
+    for w in range(n):
+        if (w + 2 < n and table[words[w], orth_column] == opening
+                and _found(after_short_form, table[words[w + 2], orth_column])):
+            return True
+        if (acronyms and capitals[words[w]] and long_enough[words[w]]
+                and not (w > 0 and capitals[words[w - 1]]) and not (w + 1 < n and capitals[words[w + 1]])):
+            return True
+    return False
+
+
+cdef inline bint _found(const uint64_t[::1] values, uint64_t value):
+    cdef Py_ssize_t i
+    for i in range(values.shape[0]):  # a handful of closers and the hyphen
+        if values[i] == value:
+            return True
+    return False

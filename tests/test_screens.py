@@ -1,0 +1,93 @@
+"""The screens (ner/screens.pyx) against what their stages find: a screen that says no must be right."""
+
+from collections import defaultdict
+
+import numpy
+import spacy
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from spacy.tokens import Doc
+
+from spacy_bioner.core.features import Lexicon, words_of
+from spacy_bioner.core.schemes import TagScheme
+from spacy_bioner.core.templates import COLUMNS, N_ATTRIBUTES, word_attributes
+from spacy_bioner.ner.abbreviations import Initials, may_define
+from spacy_bioner.ner.name_lists import _entities_at, _parts
+from spacy_bioner.ner.screens import may_relabel_a_surname, may_split_a_list
+
+LABELS = ["LOC", "PER", "ORG"]
+VOCAB = spacy.blank("en").vocab
+
+
+@st.composite
+def tagged_batches(draw):
+    """Valid tags of docs laid end to end (each doc's entities drawn as spans), the doc offsets and word ids."""
+    scheme = TagScheme(draw(st.sampled_from(["BILOU", "BIO"])), LABELS)
+    tags, offsets = [], [0]
+    for _ in range(draw(st.integers(1, 3))):
+        n = draw(st.integers(1, 10))
+        spans, at = [], 0
+        while at < n:
+            length = draw(st.integers(1, 3))
+            if at + length <= n and draw(st.booleans()):
+                spans.append((at, at + length, draw(st.integers(0, len(LABELS) - 1))))
+            at += length
+        tags.extend(scheme.from_spans(spans, n).tolist())
+        offsets.append(offsets[-1] + n)
+    words = draw(st.lists(st.integers(0, 4), min_size=len(tags), max_size=len(tags)))
+    return scheme, numpy.array(tags, dtype=numpy.int32), numpy.array(offsets), numpy.array(words, dtype=numpy.int32)
+
+
+@settings(max_examples=500, deadline=None)
+@given(tagged_batches(), st.data())
+def test_may_split_a_list_is_true_where_an_entity_is_made_of_known_names(batch, data):
+    scheme, tags, _, _ = batch
+    n = len(tags)
+    pairs = data.draw(st.lists(st.tuples(st.integers(0, n - 1), st.integers(1, 4)), max_size=8))
+    names = numpy.array([(start, min(start + length, n)) for start, length in pairs], dtype=numpy.int64).reshape(-1, 2)
+    wide = numpy.concatenate([names, numpy.zeros_like(names)], axis=1)[:, :2]  # a strided view, as memory rows give
+    continuing = scheme.continuing()[tags]
+    # what split_name_lists finds: entities opening with a known name shorter than themselves, made of known names
+    firsts = names[(names[:, 1] < n) & (tags[names[:, 0]] > 0) & ~continuing[names[:, 0]]]
+    firsts = firsts[continuing[firsts[:, 1]]]
+    known = defaultdict(list)
+    for start, end in names.tolist():
+        known[start].append(end)
+    entities = _entities_at(scheme, tags, continuing, numpy.unique(firsts[:, 0])).tolist() if len(firsts) else []
+    expected = any(_parts(start, end, known) is not None for start, end, _ in entities)
+    assert may_split_a_list(wide, tags, scheme.continuing().view(numpy.uint8)) is expected
+
+
+@settings(max_examples=300, deadline=None)
+@given(tagged_batches())
+def test_may_relabel_a_surname_is_true_where_label_surnames_has_candidates(batch):
+    scheme, tags, offsets, words = batch
+    continuing, person = scheme.continuing(), scheme.tags_of((1,))
+    # label_surnames's candidates: a full name's last word again in its doc, untagged or a one-word other entity
+    ends = (tags > 0) & ~continuing[numpy.append(tags[1:], 0)]
+    full_name_ends = numpy.flatnonzero(ends & continuing[tags] & person[tags])
+    open_to_relabel = (tags == 0) | (ends & ~continuing[tags] & ~person[tags])
+    doc_of = numpy.searchsorted(offsets, numpy.arange(len(tags)), side="right") - 1
+    keys = set(zip(doc_of[full_name_ends].tolist(), words[full_name_ends].tolist()))
+    expected = any((int(doc_of[i]), int(words[i])) in keys for i in numpy.flatnonzero(open_to_relabel))
+    found = may_relabel_a_surname(tags, words, offsets, continuing.view(numpy.uint8), person.view(numpy.uint8))
+    assert found is expected
+
+
+SHORT_FORM_WORDS = ["(", ")", "-", ";", "\n", "AF", "IDDM", "NATO", "ABC", "atrial", "Smith", "35", "UN"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.lists(st.sampled_from(SHORT_FORM_WORDS), min_size=1, max_size=10), min_size=1, max_size=3))
+def test_may_have_mentions_is_true_where_the_stage_reads_docs_word_by_word(docs_words):
+    """The layout's short-form stage reads docs word by word where a "(" may define (may_define) or,
+    with acronyms, where Initials finds an acronym: over the words of the whole batch, line breaks passed over."""
+    docs = [Doc(VOCAB, words=words) for words in docs_words]
+    lexicon, initials = Lexicon(word_attributes, N_ATTRIBUTES), Initials()
+    rows = lexicon.batch_rows(docs)
+    is_space = numpy.array([token.is_space for doc in docs for token in doc])
+    words, _ = words_of(is_space, [0])
+    defining = bool(may_define(lexicon.table[rows[words], COLUMNS["orth"]]).any())
+    using = bool(initials(lexicon, rows[words])[1].any())
+    assert initials.may_have_mentions(lexicon, rows, is_space, False) is defining
+    assert initials.may_have_mentions(lexicon, rows, is_space, True) is (defining or using)
