@@ -174,15 +174,16 @@ def test_initials():
         ("Smith ( Leeds 35 ) won".split(), True, False),  # a parenthesis that holds more than a short form
         ("JAPAN GET LUCKY WIN".split(), True, False),  # a headline's capitals, not acronyms
         ("atrial fibrillation ( AF )".split(), False, True),
-        ("IDDM is common".split(), True, True),
-        ("IDDM is common".split(), False, False),
+        ("IDDM is common".split(), True, False),  # nothing in the doc spells it
+        ("insulin - dependent diabetes mellitus , or IDDM".split(), True, True),
+        ("insulin - dependent diabetes mellitus , or IDDM".split(), False, False),
     ],
 )
 def test_may_have_mentions_says_whether_a_short_form_may_be_defined_or_used(words, acronyms, found):
     doc = Doc(spacy.blank("en").vocab, words=words)
     lexicon = Lexicon(word_attributes, N_ATTRIBUTES)
     is_space = numpy.zeros(len(doc), dtype=bool)
-    assert Initials().may_have_mentions(lexicon, lexicon.batch_rows([doc]), is_space, acronyms) is found
+    assert Initials().may_have_mentions(lexicon, [doc], lexicon.batch_rows([doc]), is_space, acronyms) is found
 
 
 def test_initials_follow_the_lexicon_as_it_grows_and_restarts():
@@ -206,13 +207,14 @@ def test_initials_fed_word_by_word_match_those_worked_out_at_once():
     lexicon, fed = Lexicon(word_attributes, N_ATTRIBUTES), Initials()
     for start in range(0, len(words), 7):
         doc = Doc(vocab, words=words[start : start + 7])
-        fed.may_have_mentions(lexicon, lexicon.batch_rows([doc]), numpy.zeros(len(doc), dtype=bool), True)
+        fed.may_have_mentions(lexicon, [doc], lexicon.batch_rows([doc]), numpy.zeros(len(doc), dtype=bool), True)
     rows = lexicon.batch_rows([Doc(vocab, words=words)])
     at_once = Initials()
     assert [a.tolist() for a in fed(lexicon, rows)] == [a.tolist() for a in at_once(lexicon, rows)]
     words_only = numpy.zeros(3, dtype=bool)
-    assert fed.may_have_mentions(lexicon, rows[-3:], words_only, False)  # "( x )": a closer two words on
-    assert not fed.may_have_mentions(lexicon, rows[-6:-3], words_only, False)
+    for last_words, found in ((["(", "x", ")"], True), (["W2497", "W2498", "ABC2499"], False)):
+        doc = Doc(vocab, words=last_words)  # "( x )": a closer two words on
+        assert fed.may_have_mentions(lexicon, [doc], lexicon.batch_rows([doc]), words_only, False) is found
 
 
 def undefined(words, defined=()):

@@ -8,10 +8,18 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from spacy.tokens import Doc
 
-from spacy_bioner.core.features import Lexicon, words_of
+from spacy_bioner.core.features import Lexicon, batch_orths, words_of
 from spacy_bioner.core.schemes import TagScheme
 from spacy_bioner.core.templates import COLUMNS, N_ATTRIBUTES, word_attributes
-from spacy_bioner.ner.abbreviations import Initials, may_define
+from spacy_bioner.ner.abbreviations import (
+    MAX_SHORT_FORM,
+    SKIPPED,
+    Initials,
+    Words,
+    definitions,
+    may_define,
+    undefined_acronyms,
+)
 from spacy_bioner.ner.name_lists import _entities_at, _parts
 from spacy_bioner.ner.screens import may_relabel_a_surname, may_split_a_list
 
@@ -74,20 +82,42 @@ def test_may_relabel_a_surname_is_true_where_label_surnames_has_candidates(batch
     assert found is expected
 
 
-SHORT_FORM_WORDS = ["(", ")", "-", ";", "\n", "AF", "IDDM", "NATO", "ABC", "atrial", "Smith", "35", "UN"]
+SHORT_FORM_WORDS = ["(", ")", "-", ";", "\n", "AF", "IDDM", "NATO", "ABC", "atrial", "Smith", "35", "UN", "insulin"]
+SHORT_FORM_WORDS += ["dependent", "diabetes", "mellitus", "all", "boys", "can", "never", "ate", "trout", "only"]
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.lists(st.lists(st.sampled_from(SHORT_FORM_WORDS), min_size=1, max_size=10), min_size=1, max_size=3))
+@given(st.lists(st.lists(st.sampled_from(SHORT_FORM_WORDS), min_size=1, max_size=12), min_size=1, max_size=3))
 def test_may_have_mentions_is_true_where_the_stage_reads_docs_word_by_word(docs_words):
     """The layout's short-form stage reads docs word by word where a "(" may define (may_define) or,
-    with acronyms, where Initials finds an acronym: over the words of the whole batch, line breaks passed over."""
+    with acronyms, where an acronym Initials finds is spelled by its doc's initials; over the words
+    of the whole batch, line breaks passed over. And wherever the stage finds a short form, it says so."""
     docs = [Doc(VOCAB, words=words) for words in docs_words]
     lexicon, initials = Lexicon(word_attributes, N_ATTRIBUTES), Initials()
     rows = lexicon.batch_rows(docs)
     is_space = numpy.array([token.is_space for doc in docs for token in doc])
-    words, _ = words_of(is_space, [0])
+    offsets = numpy.cumsum([0] + [len(doc) for doc in docs])
+    words, word_offsets = words_of(is_space, offsets[:-1])
+    word_offsets = numpy.append(word_offsets, len(words)).tolist()
     defining = bool(may_define(lexicon.table[rows[words], COLUMNS["orth"]]).any())
-    using = bool(initials(lexicon, rows[words])[1].any())
-    assert initials.may_have_mentions(lexicon, rows, is_space, False) is defining
-    assert initials.may_have_mentions(lexicon, rows, is_space, True) is (defining or using)
+    codes, acronyms = initials(lexicon, rows[words])
+    texts = [token.text for doc in docs for token in doc if not token.is_space]
+    spelled = [codes[a:b].tobytes().replace(bytes([SKIPPED]), b"") for a, b in zip(word_offsets, word_offsets[1:])]
+    doc_of = numpy.searchsorted(word_offsets, numpy.arange(len(words)), side="right") - 1
+    using = any(
+        texts[w].isascii()
+        and texts[w].isalpha()
+        and len(texts[w]) <= MAX_SHORT_FORM
+        and texts[w].lower().encode() in spelled[doc_of[w]]
+        for w in numpy.flatnonzero(acronyms).tolist()
+    )
+    assert initials.may_have_mentions(lexicon, docs, rows, is_space, False) is defining
+    assert initials.may_have_mentions(lexicon, docs, rows, is_space, True) is (defining or using)
+    # what the stage itself finds
+    word_orths = batch_orths(docs)[words]
+    for a, b in zip(word_offsets, word_offsets[1:]):
+        doc_words = Words(VOCAB.strings, word_orths[a:b], numpy.zeros(b - a, dtype=numpy.int32))
+        if definitions(doc_words):
+            assert defining
+        if undefined_acronyms(doc_words, {}, codes[a:b], acronyms[a:b]):
+            assert using

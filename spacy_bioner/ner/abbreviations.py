@@ -180,20 +180,27 @@ class Initials:
         self._capitals = numpy.zeros(0, dtype=numpy.bool_)
         self._long = numpy.zeros(0, dtype=numpy.bool_)
 
-    def may_have_mentions(self, lexicon, rows: numpy.ndarray, is_space: numpy.ndarray, acronyms: bool) -> bool:
-        """Whether these tokens may define a short form (`may_define`) or, with `acronyms`, use one
-        undefined (an acronym as `__call__` finds them): screens.may_have_short_forms, over the words."""
+    def may_have_mentions(
+        self, lexicon, docs: list, rows: numpy.ndarray, is_space: numpy.ndarray, acronyms: bool
+    ) -> bool:
+        """Whether these docs (their lexicon rows and whitespace tokens laid end to end) may define a short
+        form (`may_define`) or, with `acronyms`, use one undefined (`undefined_acronyms`): a screen
+        (screens.may_have_short_forms) that is never wrong when it says no."""
         self._update(lexicon)
         return may_have_short_forms(
+            docs,
             rows,
             is_space.view(numpy.uint8),
             lexicon.table,
             COLUMNS["orth"],
+            self._codes,
             self._capitals.view(numpy.uint8),
             self._long.view(numpy.uint8),
             _OPENING,
             _AFTER_SHORT_FORM_ARRAY,
             acronyms,
+            MAX_SHORT_FORM,
+            SKIPPED,
         )
 
     def __call__(self, lexicon, rows: numpy.ndarray) -> tuple[numpy.ndarray, numpy.ndarray]:

@@ -15,6 +15,7 @@ from cython.operator cimport preincrement as inc
 from libcpp.algorithm cimport binary_search, lower_bound, sort
 from libcpp.utility cimport pair
 from libcpp.vector cimport vector
+from spacy.tokens.doc cimport Doc
 
 
 def may_split_a_list(const int64_t[:, :] names, const int32_t[::1] tags, const uint8_t[::1] continuing):
@@ -103,34 +104,65 @@ cdef inline bint _ends_entity(const int32_t[::1] tags, const uint8_t[::1] contin
     return tags[i] > 0 and not (i + 1 < n and continuing[tags[i + 1]])
 
 
-def may_have_short_forms(const int32_t[::1] rows, const uint8_t[::1] is_space, const uint64_t[:, ::1] table,
-                         Py_ssize_t orth_column, const uint8_t[::1] capitals, const uint8_t[::1] long_enough,
-                         uint64_t opening, const uint64_t[::1] after_short_form, bint acronyms):
+def may_have_short_forms(docs, const int32_t[::1] rows, const uint8_t[::1] is_space, const uint64_t[:, ::1] table,
+                         Py_ssize_t orth_column, const uint8_t[::1] initials, const uint8_t[::1] capitals,
+                         const uint8_t[::1] long_enough, uint64_t opening, const uint64_t[::1] after_short_form,
+                         bint acronyms, Py_ssize_t max_letters, uint8_t skipped):
     """Whether a doc of the batch may define a short form, or (with acronyms) use an acronym undefined:
-    an opening parenthesis with a closer or a hyphen two words on (abbreviations.may_define), or a word
-    in capitals long enough for an acronym with no word in capitals beside it (abbreviations.Initials).
-    Words are the tokens that are not whitespace, read across the docs as the stage reads them.
+    an opening parenthesis with a closer or a hyphen two words on (abbreviations.may_define), or an
+    acronym as abbreviations.Initials finds them (a word in capitals long enough, with no word in
+    capitals beside it) of ASCII letters, at most max_letters, that the initials of its doc's words
+    spell (abbreviations.undefined_acronyms). Words are the tokens that are not whitespace, read
+    across the docs as the stage reads them.
 
+    docs (Sequence[Doc]): The batch's docs, laid end to end in `rows`.
     rows (int32[n]): Each token's lexicon row.
     is_space (bool[n]): Whitespace tokens.
     table (uint64[n_rows, n_attributes]), orth_column: The lexicon's table, and its column of "orth=" hashes.
+    initials (uint8[n_rows]): Each row's initial code (Initials); `skipped` for a hyphen.
     capitals, long_enough (bool[n_rows]): Each row's word is in capitals; is long enough for an acronym.
     opening (uint64): The orth hash of "(".
     after_short_form (uint64[k]): The orth hashes that may follow a one-word short form.
     acronyms (bool): Whether undefined acronyms count.
     """
-    cdef vector[int32_t] words
-    cdef Py_ssize_t i, w
-    for i in range(rows.shape[0]):
-        if not is_space[i]:
-            words.push_back(rows[i])
+    cdef vector[Py_ssize_t] words  # batch positions of the words
+    cdef vector[Py_ssize_t] doc_of  # the doc of each word
+    cdef vector[Py_ssize_t] first_words  # where each doc's words begin among the words, and the end
+    cdef vector[Py_ssize_t] first_tokens  # where each doc's tokens begin in the batch
+    cdef Py_ssize_t i, w, d, offset = 0
+    cdef Doc doc
+    docs = list(docs)
+    for d in range(len(docs)):
+        doc = docs[d]
+        first_words.push_back(words.size())
+        first_tokens.push_back(offset)
+        for i in range(offset, offset + doc.length):
+            if not is_space[i]:
+                words.push_back(i)
+                doc_of.push_back(d)
+        offset += doc.length
+    first_words.push_back(words.size())
     cdef Py_ssize_t n = words.size()
+    cdef vector[Py_ssize_t] candidates  # the words that may be acronyms
     for w in range(n):
-        if (w + 2 < n and table[words[w], orth_column] == opening
-                and _found(after_short_form, table[words[w + 2], orth_column])):
+        if (w + 2 < n and table[rows[words[w]], orth_column] == opening
+                and _found(after_short_form, table[rows[words[w + 2]], orth_column])):
             return True
-        if (acronyms and capitals[words[w]] and long_enough[words[w]]
-                and not (w > 0 and capitals[words[w - 1]]) and not (w + 1 < n and capitals[words[w + 1]])):
+        if (acronyms and capitals[rows[words[w]]] and long_enough[rows[words[w]]]
+                and not (w > 0 and capitals[rows[words[w - 1]]])
+                and not (w + 1 < n and capitals[rows[words[w + 1]]])):
+            candidates.push_back(w)
+    spelled = {}  # each doc's initials, hyphens skipped, made when one of its acronyms is looked for
+    for w in candidates:
+        d = doc_of[w]
+        doc = docs[d]
+        letters = doc.vocab.strings[doc.c[words[w] - first_tokens[d]].lex.orth].lower()
+        if not (letters.isascii() and letters.isalpha()) or len(letters) > max_letters:
+            continue
+        if d not in spelled:
+            codes = bytes([initials[rows[words[v]]] for v in range(first_words[d], first_words[d + 1])])
+            spelled[d] = codes.replace(bytes([skipped]), b"")
+        if letters.encode("ascii") in spelled[d]:
             return True
     return False
 
