@@ -11,9 +11,10 @@ from spacy.training import Example
 
 from spacy_bioner import BioNER
 from spacy_bioner.core.serialize import ModelFileError
-from spacy_bioner.ner.batch import _edges_mask, allowed_tags, lay_out, presets_forced, trellis_of
+from spacy_bioner.ner.batch import lay_out
 from spacy_bioner.ner.decoder import best_tags_over
 from spacy_bioner.ner.featurizer import features as features_of
+from spacy_bioner.ner.trellis import _edges_mask, allowed_tags, presets_forced, trellis_of
 
 CRF = {"@misc": "bioner.crf.v1"}
 HMM = {"@misc": "bioner.hmm.v1"}

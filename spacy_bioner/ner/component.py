@@ -1,7 +1,8 @@
 """The `bioner` component: its factory and a thin TrainablePipe over the stages of ner/.
 
-batch.py       tokens: docs laid end to end, the trellis
+batch.py       tokens: docs laid end to end
 featurizer.py  features
+trellis.py     the tags each token may take, the rows Viterbi runs over
 decoder.py     scores and Viterbi, then rules.py
 confidence.py  probabilities and alternatives
 writer.py      spans -> Doc.ents

@@ -12,13 +12,14 @@ from spacy.tokens import Doc, Span
 from ..core.decode import viterbi
 from ..core.perceptron import AveragedPerceptron
 from ..core.templates import DOCUMENT_FAMILY, HISTORY_FAMILY
-from .batch import Layout, Trellis, allowed_tags, lay_out, presets_of, trellis_of
+from .batch import Layout, lay_out
 from .bounds import within_bound
 from .confidence import alternatives, entity_probabilities
 from .entities import entity_annotated
 from .featurizer import features, history, match_sources, reads_short_forms
 from .passes import decode_plain
 from .rules import apply_rules
+from .trellis import Trellis, allowed_tags, presets_of, trellis_of
 
 
 class Prediction(NamedTuple):

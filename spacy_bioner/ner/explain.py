@@ -23,11 +23,11 @@ from ..core.templates import (
     template_parts,
     word_case_of,
 )
-from .batch import trellis_of
 from .component import BioNER
 from .document import ABBREVIATION_FEATURES, ABBREVIATION_HISTORY_FEATURES, DOCUMENT_FEATURES, HISTORY_FEATURES
 from .featurizer import features as features_of
 from .featurizer import history, word_clusters
+from .trellis import trellis_of
 
 
 def feature_names(ner: BioNER, doc: Doc) -> list[list[str]]:

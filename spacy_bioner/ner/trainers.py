@@ -9,7 +9,7 @@ from spacy.training import Example
 
 from ..core.marginals import expected_counts
 from ..core.templates import HISTORY_FAMILY
-from .batch import lay_out, presets_of, trellis_of
+from .batch import lay_out
 from .bounds import longest_entity
 from .decoder import best_tags
 from .dropout import match_dropout, word_dropout
@@ -17,6 +17,7 @@ from .featurizer import features as features_of
 from .featurizer import history
 from .gold import gold_tags, sentence_runs
 from .memory import fold
+from .trellis import presets_of, trellis_of
 
 
 def train_example(ner, example: Example) -> float:
