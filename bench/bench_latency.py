@@ -43,7 +43,7 @@ from spacy.training import Corpus
 # Where a single call's time goes: the functions whose cumulative time is each stage's.
 STAGES = {
     "lay out (word rows, sentences, abbreviations, memory matches)": ("batch.py", "lay_out"),
-    "allowed tags": ("batch.py", "allowed_tags"),
+    "allowed tags": ("trellis.py", "allowed_tags"),
     "features, scores and both Viterbi passes (one compiled call)": ("decoder.py", "compiled_passes"),
     "the entity length bound": ("decoder.py", "bounded_over"),
     "rules after decoding": ("rules.py", "apply_rules"),
