@@ -21,7 +21,7 @@ from spacy_bioner.ner.abbreviations import (
     undefined_acronyms,
 )
 from spacy_bioner.ner.name_lists import _entities_at, _parts
-from spacy_bioner.ner.screens import may_relabel_a_surname, may_split_a_list
+from spacy_bioner.ner.screens import may_exceed_bound, may_relabel_a_surname, may_split_a_list
 
 LABELS = ["LOC", "PER", "ORG"]
 VOCAB = spacy.blank("en").vocab
@@ -80,6 +80,14 @@ def test_may_relabel_a_surname_is_true_where_label_surnames_has_candidates(batch
     expected = any((int(doc_of[i]), int(words[i])) in keys for i in numpy.flatnonzero(open_to_relabel))
     found = may_relabel_a_surname(tags, words, offsets, continuing.view(numpy.uint8), person.view(numpy.uint8))
     assert found is expected
+
+
+@settings(max_examples=300, deadline=None)
+@given(tagged_batches(), st.integers(1, 4))
+def test_may_exceed_bound_is_true_where_an_entity_is_longer_than_the_bound(batch, bound):
+    scheme, tags, _, _ = batch
+    longest = max((end - start for start, end, _ in scheme.to_spans(tags)), default=0)
+    assert may_exceed_bound(tags, scheme.continuing().view(numpy.uint8), bound) is (longest > bound)
 
 
 SHORT_FORM_WORDS = ["(", ")", "-", ";", "\n", "AF", "IDDM", "NATO", "ABC", "atrial", "Smith", "35", "UN", "insulin"]

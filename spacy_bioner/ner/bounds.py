@@ -12,6 +12,8 @@ from typing import Optional
 
 import numpy
 
+from .screens import may_exceed_bound
+
 
 def entity_bound(ner) -> Optional[int]:
     """The most words an entity may have when tagging; None: no bound."""
@@ -28,10 +30,8 @@ def within_bound(
     bound = entity_bound(ner)
     if bound is None:
         return tags
-    continuing = ner.scheme.continuing()[tags]
-    # An entity is its first tag and a run of continuing ones: with fewer continuing tags
-    # than the bound in all, or no run that long, none is too long.
-    if continuing.sum() < bound or _longest_run(continuing) < bound:
+    # An entity is its first tag and a run of continuing ones: with no run as long as the bound, none is too long.
+    if not may_exceed_bound(tags, ner.scheme.continuing().view(numpy.uint8), bound):
         return tags
     # A span with a tag forced on it (a preset: an identifier, a rule's entity) keeps its length: the
     # bound holds what the model makes up, not what was set before it.
@@ -136,12 +136,6 @@ def bounded_viterbi(
         out[i] = tag
         tag, length = back_tag[i, length, tag], back_length[i, length, tag]
     return out
-
-
-def _longest_run(mask: numpy.ndarray) -> int:
-    """The length of the longest run of True."""
-    edges = numpy.flatnonzero(numpy.diff(numpy.concatenate([[0], mask.astype(numpy.int8), [0]])))
-    return int((edges[1::2] - edges[::2]).max()) if len(edges) else 0
 
 
 def _moves_from(tag: int, transitions: numpy.ndarray, factors, opening: numpy.ndarray) -> numpy.ndarray:

@@ -1,8 +1,9 @@
 # cython: language_level=3
 """Screens: the cheap, exact tests that let most sentences skip a stage.
 
-The rules after Viterbi (name_lists.py, surnames.py) and the short-form
-mentions of the layout (batch.py) find nothing in most sentences, and the
+The rules after Viterbi (name_lists.py, surnames.py), the entity bound
+(bounds.py) and the short-form mentions of the layout (batch.py) find
+nothing in most sentences, and the
 numpy calls that find out cost more than the loops below. Each screen says
 whether its stage can find anything; only then does the stage run, in Python,
 from the start. A screen never decides what a stage finds: where it says yes,
@@ -68,6 +69,21 @@ cdef inline void _reach_from(vector[pair[int64_t, int64_t]]& spans, int64_t at, 
         if deref(it).second <= end:
             reached[deref(it).second - offset] = 1
         inc(it)
+
+
+def may_exceed_bound(const int32_t[::1] tags, const uint8_t[::1] continuing, Py_ssize_t bound):
+    """Whether within_bound has an entity to decode again: whether `bound` tags in a row continue an
+    entity, so that with its first tag it is longer than the bound.
+
+    tags (int32[n]): The decoded tags.
+    continuing (bool[n_tags]): Whether each tag continues an entity (scheme.continuing()).
+    """
+    cdef Py_ssize_t i, run = 0
+    for i in range(tags.shape[0]):
+        run = run + 1 if continuing[tags[i]] else 0
+        if run >= bound:
+            return True
+    return False
 
 
 def may_relabel_a_surname(const int32_t[::1] tags, const int32_t[::1] words, const int64_t[::1] offsets,
