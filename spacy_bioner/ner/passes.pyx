@@ -78,7 +78,9 @@ def decode_plain(layout, WordScores word_scores, FeatureExtractor joint, bint do
     # The first pass's hashed features, in the columns and order `featurizer.features` makes them:
     # the joint templates, the document family, the match sources, the short forms.
     cdef Py_ssize_t n_joint = joint.n_features, n_document = len(DOCUMENT_FEATURES) if document else 0
-    cdef Py_ssize_t n_matches = sum(codes.shape[1] for codes, _ in match_sources)
+    cdef Py_ssize_t n_matches = 0
+    for codes, _ in match_sources:  # a loop, not sum() over a generator: a sentence pays for the generator
+        n_matches += codes.shape[1]
     cdef Py_ssize_t n_short = 0 if short_form_heads is None else len(ABBREVIATION_FEATURES)
     features = numpy.full((n, n_joint + n_document + n_matches + n_short), DROPPED, dtype=numpy.uint32)
     cdef uint32_t[:, ::1] feature_view = features
@@ -118,11 +120,15 @@ def decode_plain(layout, WordScores word_scores, FeatureExtractor joint, bint do
         return scores_array, first_pass, first_pass
 
     # The second pass: the first's scores plus the weights of the history features alone.
-    types = numpy.asarray(entity_types)[first_pass]
+    cdef const int64_t[::1] type_of_tag = entity_types
+    cdef const int32_t[::1] first_view = first_pass
+    types = numpy.empty(n, dtype=numpy.int64)
+    cdef int64_t[::1] type_view = types
+    for i in range(n):  # a loop, not numpy's fancy indexing, which costs more for a sentence
+        type_view[i] = type_of_tag[first_view[i]]
     n_history = len(HISTORY_FEATURES)
     history_features = numpy.full((n, n_history + (0 if short_form_heads is None else 1)), DROPPED, dtype=numpy.uint32)
     cdef uint32_t[:, ::1] history_view = history_features
-    cdef const int64_t[::1] type_view = types
     for d in range(offsets.shape[0] - 1):
         start, end = offsets[d], offsets[d + 1]
         if end > start:
