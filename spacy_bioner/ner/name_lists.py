@@ -38,7 +38,7 @@ def split_name_lists(
     names = _known_names(ner, layout, matches)
     continuing_tags = ner.scheme.continuing()
     if not may_split_a_list(names, tags, continuing_tags.view(numpy.uint8)):
-        return tags  # no entity starts with a known name shorter than itself, as in most sentences
+        return tags  # no entity is made up of two or more known names, as in most sentences
     continuing = continuing_tags[tags]
     # A list's first name starts an entity and ends before it does, on a token that continues it.
     firsts = names[(names[:, 1] < len(tags)) & (tags[names[:, 0]] > 0) & ~continuing[names[:, 0]]]
