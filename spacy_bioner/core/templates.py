@@ -101,17 +101,31 @@ _PREFIXES = [f"{name}=" for name in ATTRIBUTE_NAMES]
 _LOOKED_UP_PREFIXES = _PREFIXES[len(ASCII_ATTRIBUTES) :]
 
 
+# The attributes that say how a word is cased here. In lower-case text (the LOWERCASE_DOCS_FAMILY) they say
+# nothing, and a word takes values of their own, "name@lowercase=value".
+CASE_ATTRIBUTES = ("shape", "short_shape", "case")
+_CASE_COLUMNS = [(COLUMNS[name], name, attribute) for name, attribute in WORD_ATTRIBUTES if name in CASE_ATTRIBUTES]
+
+
 def word_attributes(
-    text: str, clusters: Optional[WordClusters] = None, word_case: Optional[WordCase] = None
+    text: str, clusters: Optional[WordClusters] = None, word_case: Optional[WordCase] = None, lowercase: bool = False
 ) -> list[int]:
     """The hashes of every word attribute of one word form (a row of the Lexicon's table): those of
-    "name=value", as spaCy's StringStore hashes strings (no symbol has a "=")."""
+    "name=value", as spaCy's StringStore hashes strings (no symbol has a "=").
+
+    lowercase: the word is read in a lower-case doc: CASE_ATTRIBUTES hash "name@lowercase=value".
+    """
     hashes = ascii_word_hashes(text)  # most words: WORD_ATTRIBUTES's hashes made in C
     if hashes is None:
         values = attribute_values(text, clusters, word_case)
-        return [hash_string(prefix + value) for prefix, value in zip(_PREFIXES, values)]
-    looked_up = _looked_up(text, clusters, word_case)
-    return hashes + [hash_string(prefix + value) for prefix, value in zip(_LOOKED_UP_PREFIXES, looked_up)]
+        hashes = [hash_string(prefix + value) for prefix, value in zip(_PREFIXES, values)]
+    else:
+        looked_up = _looked_up(text, clusters, word_case)
+        hashes += [hash_string(prefix + value) for prefix, value in zip(_LOOKED_UP_PREFIXES, looked_up)]
+    if lowercase:
+        for column, name, attribute in _CASE_COLUMNS:
+            hashes[column] = hash_string(f"{name}@lowercase={attribute(text)}")
+    return hashes
 
 
 def word_case_of(features: Sequence[str]) -> Optional[WordCase]:
@@ -208,7 +222,19 @@ FAMILIES[VECTORS_FAMILY] = FAMILIES[CLUSTERS_FAMILY]
 WINDOW = max(abs(offset) for family in FAMILIES.values() for parts in family.values() for _, offset in parts)
 # Matches of the training data's entities, jackknifed in training (see ner/memory.py).
 MEMORY_FAMILY = "memory"
-ALL_FAMILIES = [*FAMILIES, DOCUMENT_FAMILY, HISTORY_FAMILY, ABBREVIATION_FAMILY, MEMORY_FAMILY]
+# Two families change how the templates above read raw text rather than add templates (ner/batch.py):
+# windows stop at the end of a sentence, and a lower-case doc has case features of its own.
+SENTENCES_FAMILY = "sentences"
+LOWERCASE_DOCS_FAMILY = "lowercase_docs"
+ALL_FAMILIES = [
+    *FAMILIES,
+    DOCUMENT_FAMILY,
+    HISTORY_FAMILY,
+    ABBREVIATION_FAMILY,
+    MEMORY_FAMILY,
+    SENTENCES_FAMILY,
+    LOWERCASE_DOCS_FAMILY,
+]
 # casing and names are opt-in: they help headlines, forms and letters, and cost WNUT-17 and NCBI-disease dev F1
 OPT_IN_FAMILIES = (VECTORS_FAMILY, "casing", "names")
 DEFAULT_FAMILIES = [family for family in ALL_FAMILIES if family not in OPT_IN_FAMILIES]
@@ -240,6 +266,14 @@ FAMILY_DESCRIPTIONS = {
     MEMORY_FAMILY: (
         "Matches of the training data's entities in the text, per label; jackknifed in training so the tagger "
         "learns how far to trust them."
+    ),
+    SENTENCES_FAMILY: (
+        'Windows stop at the end of a sentence (after ".", "!" or "?"), not only at the doc\'s edges: the first words '
+        "of any sentence read as those of a doc do, so that a doc's first sentence is not taken for a headline."
+    ),
+    LOWERCASE_DOCS_FAMILY: (
+        "A doc with no capital letter reads the case templates (case, shape) with values of their own, learned from "
+        "lower-case training text (the case variants): in such text a word's case says nothing of a name."
     ),
     "casing": (
         "Off by default. How the word is usually cased in English text and how common it is (a table shipped with "

@@ -12,8 +12,15 @@ from typing import Callable, NamedTuple, Optional
 import numpy
 from spacy.tokens import Doc
 
-from ..core.features import batch_layout, batch_orths, words_of
-from ..core.templates import ABBREVIATION_FAMILY, COLUMNS, MEMORY_FAMILY, WINDOW
+from ..core.features import batch_layout, batch_orths, lowercase_docs, words_of
+from ..core.templates import (
+    ABBREVIATION_FAMILY,
+    COLUMNS,
+    LOWERCASE_DOCS_FAMILY,
+    MEMORY_FAMILY,
+    SENTENCES_FAMILY,
+    WINDOW,
+)
 from ..gazetteer.token_codes import match_codes
 from .abbreviations import Words, definitions, may_define, mentions, undefined_acronyms
 from .dropout import match_dropout
@@ -68,10 +75,10 @@ def lay_out(ner, docs: list[Doc], folds: Optional[list[int]] = None) -> Layout:
 
     folds: in training, each doc's fold of the entity memory (memory.py).
     """
-    offsets, sentence, sent_starts, is_space = batch_layout(docs)
     features, rules = ner.settings.features, ner.settings.rules
+    offsets, sentence, sent_starts, is_space = batch_layout(docs, sentence_ends=SENTENCES_FAMILY in features)
     lexicon = ner.featurizer.lexicon
-    rows = lexicon.batch_rows(docs)
+    rows = lexicon.batch_rows(docs, lowercase_docs(docs) if LOWERCASE_DOCS_FAMILY in features else None)
     heads, starts, short_form_heads, short_form_starts = _short_form_mentions(
         ner, docs, offsets, rows, sentence, is_space, folds
     )
