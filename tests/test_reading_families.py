@@ -14,6 +14,7 @@ from spacy_bioner.core.templates import (
     word_attributes,
 )
 from spacy_bioner.ner.batch import lay_out
+from spacy_bioner.ner.explain import feature_names
 from spacy_bioner.ner.featurizer import features
 
 FAMILIES = ["word", "window", "shape", "flags", "conjunctions", "far_window"]
@@ -87,3 +88,11 @@ def test_with_lowercase_docs_only_the_case_templates_differ_in_lowercase_text():
     found = [features(ner, lay_out(ner, [doc]), no_matches)[:2] for doc in (lower, cased)]
     differ = {j for j in range(len(names)) if (found[0][:, j] != found[1][:, j]).any()}
     assert differ == set(case_reading)
+
+
+def test_explanations_name_what_the_families_read():
+    nlp, ner = _ner(FAMILIES + ["sentences", "lowercase_docs"])
+    names = feature_names(ner, nlp.make_doc("it rained . kofi spoke"))
+    assert "lower[-1]=<edge>" in names[3]  # "kofi" reads no "." before it
+    assert "case[0]=lowercase:lower" in names[3]
+    assert "case[0]=title" in feature_names(ner, nlp.make_doc("It rained . Kofi spoke"))[3]

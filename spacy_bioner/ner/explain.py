@@ -12,13 +12,17 @@ import numpy
 from spacy.tokens import Doc
 
 from ..core.decode import viterbi
+from ..core.features import batch_layout, lowercase_docs
 from ..core.perceptron import DROPPED
 from ..core.templates import (
     ABBREVIATION_FAMILY,
+    CASE_ATTRIBUTES,
     COLUMNS,
     DOCUMENT_FAMILY,
     HISTORY_FAMILY,
+    LOWERCASE_DOCS_FAMILY,
     MEMORY_FAMILY,
+    SENTENCES_FAMILY,
     attribute_values,
     template_parts,
     word_case_of,
@@ -32,10 +36,15 @@ from .trellis import trellis_of
 
 def feature_names(ner: BioNER, doc: Doc) -> list[list[str]]:
     """A readable name for each feature column of each token, in `featurizer.features` order."""
-    sentence = [token.sent.start if doc.has_annotation("SENT_START") else 0 for token in doc]
-    clusters = word_clusters(ner.settings.features, ner.clusters, ner.vocab)
-    word_case = word_case_of(ner.settings.features)
+    families = ner.settings.features
+    sentence = batch_layout([doc], sentence_ends=SENTENCES_FAMILY in families)[1]  # where windows stop
+    clusters = word_clusters(families, ner.clusters, ner.vocab)
+    word_case = word_case_of(families)
     attributes = [attribute_values(token.text, clusters, word_case) for token in doc]
+    if LOWERCASE_DOCS_FAMILY in families and lowercase_docs([doc])[0]:  # the case attributes' own values
+        for values in attributes:
+            for name in CASE_ATTRIBUTES:
+                values[COLUMNS[name]] = f"lowercase:{values[COLUMNS[name]]}"
     # A word's window reads past whitespace tokens, as its features do (batch.over_words).
     words = [token.i for token in doc if not token.is_space]
     word_index = {i: w for w, i in enumerate(words)}
