@@ -7,7 +7,7 @@ from spacy.tokens import Doc
 from spacy_bioner.core.features import FeatureExtractor, Lexicon, batch_layout, words_of
 from spacy_bioner.core.perceptron import AveragedPerceptron
 from spacy_bioner.core.templates import DEFAULT_FAMILIES, N_ATTRIBUTES, compile_templates, word_attributes
-from spacy_bioner.core.word_scores import WordScores, single_word_templates
+from spacy_bioner.core.word_scores import WordScores, reads_one_word, single_word_templates
 from spacy_bioner.ner.batch import lay_out
 from spacy_bioner.ner.featurizer import features as features_of
 
@@ -27,10 +27,12 @@ def reference_and_cached(lexicon, docs, weights, word_scores, joint, full):
 @pytest.mark.parametrize("max_rows", [1_000_000, 5])  # 5: the lexicon restarts, and the cache with it
 def test_cached_scores_equal_hashed_features(max_rows):
     nlp = spacy.blank("en")
-    templates = compile_templates(DEFAULT_FAMILIES)
+    templates = compile_templates(DEFAULT_FAMILIES + ["names"])
     n_buckets = 97  # few buckets: many collisions, which the cache must add up like the features do
-    word_scores = WordScores(single_word_templates(templates), n_buckets)
-    joint = FeatureExtractor([t for t in templates if len(t[1]) > 1], n_buckets)
+    single = single_word_templates(templates)
+    assert any(len(parts) > 1 for _, parts in single)  # "usual_case[0]+case[0]": two attributes of one word
+    word_scores = WordScores(single, n_buckets)
+    joint = FeatureExtractor([t for t in templates if not reads_one_word(t[1])], n_buckets)
     full = FeatureExtractor(templates, n_buckets)
     lexicon = Lexicon(word_attributes, N_ATTRIBUTES, max_size=max_rows)
     weights = numpy.random.default_rng(0).normal(size=(n_buckets, 5)).astype(numpy.float32)

@@ -4,7 +4,8 @@ from libc.stdint cimport int32_t, uint64_t
 cdef class WordScores:
     cdef uint64_t[::1] _bias_seeds
     cdef uint64_t[::1] _seeds
-    cdef int32_t[::1] _columns
+    cdef int32_t[:, ::1] _columns  # each template's columns, _n_parts of them
+    cdef int32_t[::1] _n_parts
     cdef int32_t[::1] _slots  # each template's offset, as an index into the offsets
     cdef readonly int min_offset, n_offsets
     cdef uint64_t n_buckets

@@ -1,9 +1,10 @@
 # cython: language_level=3
 """Emission scores of the templates that read a single word, cached per word.
 
-Most templates read one attribute of one token of the window ("suffix3[0]",
-"lower[-1]"). With fixed weights, what such a template adds to a token's tag
-scores depends only on the word at that offset, so for each lexicon row the
+Most templates read one token of the window: one attribute ("suffix3[0]",
+"lower[-1]") or several of the same token ("usual_case[0]+case[0]"). With fixed
+weights, what such a template adds to a token's tag scores depends only on the
+word at that offset, so for each lexicon row the
 sums over the templates of each offset are kept (one vector per offset), and
 a token's score from all of them is one vector per offset: five additions
 instead of some thirty hashed lookups. Templates that join two or more
@@ -19,9 +20,14 @@ import numpy
 cdef uint64_t _PADDING = 0x9E3779B97F4A7C15ULL  # FeatureExtractor's value outside the sentence, times 2 or 3
 
 
+def reads_one_word(parts) -> bool:
+    """Whether a template's (column, offset) parts read one token at most (the bias reads none)."""
+    return len({offset for _, offset in parts}) <= 1
+
+
 def single_word_templates(templates):
-    """The templates that read at most one token (the bias reads none)."""
-    return [(seed, parts) for seed, parts in templates if len(parts) <= 1]
+    """The templates that read one token at most."""
+    return [(seed, parts) for seed, parts in templates if reads_one_word(parts)]
 
 
 cdef class WordScores:
@@ -34,16 +40,20 @@ cdef class WordScores:
     # Attributes are declared in word_scores.pxd, for ner/passes.pyx.
 
     def __init__(self, templates, uint64_t n_buckets):
-        if any(len(parts) > 1 for _, parts in templates):
+        if not all(reads_one_word(parts) for _, parts in templates):
             raise ValueError("WordScores takes templates that read one token at most")
-        words = [(seed, parts[0]) for seed, parts in templates if parts]
-        offsets = [offset for _, (_, offset) in words] or [0]
+        words = [(seed, parts) for seed, parts in templates if parts]
+        offsets = [parts[0][1] for _, parts in words] or [0]
         self.min_offset = min(offsets)
         self.n_offsets = max(offsets) - self.min_offset + 1
         self._bias_seeds = numpy.array([seed for seed, parts in templates if not parts], dtype=numpy.uint64)
         self._seeds = numpy.array([seed for seed, _ in words], dtype=numpy.uint64)
-        self._columns = numpy.array([column for _, (column, _) in words], dtype=numpy.int32)
-        self._slots = numpy.array([offset - self.min_offset for _, (_, offset) in words], dtype=numpy.int32)
+        self._n_parts = numpy.array([len(parts) for _, parts in words], dtype=numpy.int32)
+        columns = numpy.zeros((len(words), max([len(parts) for _, parts in words] + [1])), dtype=numpy.int32)
+        for j, (_, parts) in enumerate(words):
+            columns[j, : len(parts)] = [column for column, _ in parts]
+        self._columns = columns
+        self._slots = numpy.array([offset - self.min_offset for offset in offsets[: len(words)]], dtype=numpy.int32)
         self.n_buckets = n_buckets
         self._weights = None
         self._templates = templates
@@ -51,8 +61,8 @@ cdef class WordScores:
     def _reset(self, weights, int generation, Py_ssize_t n_rows):
         cdef int n_tags = weights.shape[1]
         cdef const float[:, ::1] w = weights
-        cdef Py_ssize_t j, slot, tag
-        cdef uint64_t row
+        cdef Py_ssize_t j, k, slot, tag
+        cdef uint64_t row, padding
         self._weights, self._generation = weights, generation
         self._cache = numpy.zeros((max(n_rows, 1024), self.n_offsets, n_tags), dtype=numpy.float32)
         self._filled = numpy.zeros(self._cache.shape[0], dtype=numpy.uint8)
@@ -64,7 +74,11 @@ cdef class WordScores:
                 f[0, tag] += w[row, tag]
         for j in range(self._seeds.shape[0]):
             slot = self._slots[j]
-            row = _mix(self._seeds[j] ^ (_PADDING * <uint64_t>(2 + (slot + self.min_offset > 0)))) % self.n_buckets
+            padding = _PADDING * <uint64_t>(2 + (slot + self.min_offset > 0))
+            row = self._seeds[j]
+            for k in range(self._n_parts[j]):  # as FeatureExtractor hashes the parts
+                row = _mix(row ^ padding)
+            row %= self.n_buckets
             for tag in range(n_tags):
                 f[1 + slot, tag] += w[row, tag]
         self._fixed = fixed
@@ -119,11 +133,14 @@ cdef class WordScores:
 
     cdef void _fill(self, int32_t row, const uint64_t[:, ::1] table, const float[:, ::1] w,
                     float[:, :, ::1] cache) noexcept nogil:
-        cdef Py_ssize_t j, tag, slot
+        cdef Py_ssize_t j, k, tag, slot
         cdef uint64_t bucket
         for j in range(self._seeds.shape[0]):
             slot = self._slots[j]
-            bucket = _mix(self._seeds[j] ^ table[row, self._columns[j]]) % self.n_buckets
+            bucket = self._seeds[j]
+            for k in range(self._n_parts[j]):
+                bucket = _mix(bucket ^ table[row, self._columns[j, k]])
+            bucket %= self.n_buckets
             for tag in range(w.shape[1]):
                 cache[row, slot, tag] += w[bucket, tag]
 

@@ -30,7 +30,7 @@ from ..core.templates import (
 )
 from ..core.vector_clusters import VectorClusters
 from ..core.word_clusters import shipped_clusters
-from ..core.word_scores import WordScores, single_word_templates
+from ..core.word_scores import WordScores, reads_one_word, single_word_templates
 from ..gazetteer.token_codes import match_codes
 from .abbreviations import Initials
 from .batch import Layout, laid_end_to_end, over_words
@@ -54,7 +54,7 @@ class Featurizer:
         self.extractor = FeatureExtractor(templates, n_buckets)
         # Prediction scores single-word templates from a per-word cache and hashes only the others.
         self.word_scores = WordScores(single_word_templates(templates), n_buckets)
-        self.joint_extractor = FeatureExtractor([t for t in templates if len(t[1]) > 1], n_buckets)
+        self.joint_extractor = FeatureExtractor([t for t in templates if not reads_one_word(t[1])], n_buckets)
         attributes = functools.partial(word_attributes, clusters=word_clusters, word_case=word_case_of(features))
         self.lexicon = Lexicon(attributes, N_ATTRIBUTES, mention_column=COLUMNS["lower"])
         self.initials = Initials()
