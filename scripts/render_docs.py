@@ -511,7 +511,7 @@ def _casing(record: dict) -> list:
         "## Text as people type it",
         "",
         "configs/bioner.cfg trained on CoNLL-2003 train, as shipped (case and start variants in training, the",
-        "`casing`, `sentences` and `lowercase_docs` families, the letters rules, `line_breaks` \"short_lines\") and",
+        '`casing`, `sentences` and `lowercase_docs` families, the letters rules, `line_breaks` "short_lines") and',
         "as it was before them, in the same run. CoNLL-2003 dev from",
         "raw text as it is and with every word lower-cased, upper-cased or",
         "title-cased; WNUT-17 dev (tweets) on PER, LOC and ORG; the probe set of `bench/probe/`, 150 short",
