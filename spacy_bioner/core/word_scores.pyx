@@ -61,7 +61,8 @@ cdef class WordScores:
     def _reset(self, weights, int generation, Py_ssize_t n_rows):
         cdef int n_tags = weights.shape[1]
         cdef const float[:, ::1] w = weights
-        cdef Py_ssize_t j, k, slot, tag
+        cdef Py_ssize_t j, slot, tag
+        cdef int parts
         cdef uint64_t row, padding
         self._weights, self._generation = weights, generation
         self._cache = numpy.zeros((max(n_rows, 1024), self.n_offsets, n_tags), dtype=numpy.float32)
@@ -76,8 +77,10 @@ cdef class WordScores:
             slot = self._slots[j]
             padding = _PADDING * <uint64_t>(2 + (slot + self.min_offset > 0))
             row = self._seeds[j]
-            for k in range(self._n_parts[j]):  # as FeatureExtractor hashes the parts
+            parts = self._n_parts[j]
+            while parts > 0:  # as FeatureExtractor hashes the parts, each padded here
                 row = _mix(row ^ padding)
+                parts -= 1
             row %= self.n_buckets
             for tag in range(n_tags):
                 f[1 + slot, tag] += w[row, tag]
