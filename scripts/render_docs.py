@@ -577,6 +577,11 @@ def _casing(record: dict) -> list:
         lines.append(
             f"| {category} | " + " | ".join(f"{c['f']:.2f} ({c['p']:.1f} / {c['r']:.1f})" for c in cells) + " |"
         )
+    if "lower_case_raised" in shipped["probes"]:
+        lines += [
+            "",
+            "lower_case_raised: the lower_case texts with their first letter raised, as phones type them (not in all).",
+        ]
     lines += [
         "",
         "The opt-in `names` family (shipped + names), against shipped, on text of other domains and on CoNLL:",

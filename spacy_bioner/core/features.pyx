@@ -9,7 +9,8 @@ across a window by the templates and maps each combination to a weight row.
 from cython.operator cimport dereference as deref
 from libc.stdint cimport int32_t, uint8_t, uint32_t, uint64_t
 from libcpp.unordered_map cimport unordered_map
-from spacy.attrs cimport IS_LOWER, IS_SPACE
+from spacy.attrs cimport IS_LOWER, IS_SPACE, IS_TITLE
+from spacy.structs cimport LexemeC
 from spacy.lexeme cimport Lexeme
 from spacy.tokens.doc cimport Doc
 
@@ -110,22 +111,35 @@ cdef class Lexicon:
         return (Lexicon, (self._attributes, self.table.shape[1], self._max_size, self._mention_column))
 
 
+# The tokens that end a sentence (batch_layout's sentence_ends, lowercase_docs); "I", which is never lower case.
+cdef uint64_t _FULL_STOP = get_string_id("."), _EXCLAMATION = get_string_id("!"), _QUESTION = get_string_id("?")
+cdef uint64_t _I = get_string_id("I")
 # A lower-case doc's words read in rows of their own (templates.CASE_ATTRIBUTES).
 cdef uint64_t _LOWERCASE_SALT = 0x2545f4914f6cdd1dULL
 
 
 def lowercase_docs(docs):
-    """Whether each doc is lower-case text (uint8 per doc): a letter, and no capital in any word."""
+    """Whether each doc is lower-case text (uint8 per doc): a letter, and no capital but those that
+    phones and habit add while the rest is typed in lower case: the first letter of a word that
+    opens a sentence (the doc, a line, or after ".", "!" or "?"), and the pronoun "I"."""
     cdef Doc doc
     cdef Py_ssize_t i, d = 0
-    cdef bint lower, capital
+    cdef bint lower, capital, opens
+    cdef const LexemeC* lex
+    cdef uint64_t before
     out = numpy.zeros(len(docs), dtype=numpy.uint8)
     cdef uint8_t[::1] out_view = out
     for doc in docs:
         lower = capital = False
         for i in range(doc.length):
-            lower |= Lexeme.c_check_flag(doc.c[i].lex, IS_LOWER)
-            capital |= doc.c[i].lex.lower != doc.c[i].lex.orth
+            lex = doc.c[i].lex
+            lower |= Lexeme.c_check_flag(lex, IS_LOWER)
+            if lex.lower == lex.orth or lex.orth == _I:
+                continue
+            before = doc.c[i - 1].lex.orth if i > 0 else 0
+            opens = (i == 0 or Lexeme.c_check_flag(doc.c[i - 1].lex, IS_SPACE) or before == _FULL_STOP
+                     or before == _EXCLAMATION or before == _QUESTION)
+            capital |= not (opens and Lexeme.c_check_flag(lex, IS_TITLE))
         out_view[d] = lower and not capital
         d += 1
     return out
@@ -145,10 +159,6 @@ def batch_orths(docs):
             orth_view[n + i] = doc.c[i].lex.orth
         n += doc.length
     return orths
-
-
-# The tokens after which `batch_layout(sentence_ends=True)` starts a new sentence number.
-cdef uint64_t _FULL_STOP = get_string_id("."), _EXCLAMATION = get_string_id("!"), _QUESTION = get_string_id("?")
 
 
 def batch_layout(docs, bint sentence_ends=False):

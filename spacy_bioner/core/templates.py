@@ -272,8 +272,9 @@ FAMILY_DESCRIPTIONS = {
         "of any sentence read as those of a doc do, so that a doc's first sentence is not taken for a headline."
     ),
     LOWERCASE_DOCS_FAMILY: (
-        "A doc with no capital letter reads the case templates (case, shape) with values of their own, learned from "
-        "lower-case training text (the case variants): in such text a word's case says nothing of a name."
+        "A doc typed in lower case reads the case templates (case, shape) with values of their own, learned from "
+        "lower-case training text (the case variants): in such text a word's case says nothing of a name. A doc is "
+        'read so when no word has a capital but the first letter of a sentence\'s first word and the pronoun "I".'
     ),
     "casing": (
         "How the word is usually cased in English text and how common it is (a table shipped with "
