@@ -137,8 +137,9 @@ def lowercase_docs(docs):
             if lex.lower == lex.orth or lex.orth == _I:
                 continue
             before = doc.c[i - 1].lex.orth if i > 0 else 0
-            opens = (i == 0 or Lexeme.c_check_flag(doc.c[i - 1].lex, IS_SPACE) or before == _FULL_STOP
-                     or before == _EXCLAMATION or before == _QUESTION)
+            opens = i == 0 or before == _FULL_STOP or before == _EXCLAMATION or before == _QUESTION
+            if not opens and Lexeme.c_check_flag(doc.c[i - 1].lex, IS_SPACE):
+                opens = "\n" in doc.vocab.strings[before]  # a line break; a tab or spaces open nothing
             capital |= not (opens and Lexeme.c_check_flag(lex, IS_TITLE))
         out_view[d] = lower and not capital
         d += 1
