@@ -111,9 +111,15 @@ cdef class Lexicon:
         return (Lexicon, (self._attributes, self.table.shape[1], self._max_size, self._mention_column))
 
 
-# The tokens that end a sentence (batch_layout's sentence_ends, lowercase_docs); "I", which is never lower case.
 cdef uint64_t _FULL_STOP = get_string_id("."), _EXCLAMATION = get_string_id("!"), _QUESTION = get_string_id("?")
-cdef uint64_t _I = get_string_id("I")
+cdef uint64_t _I = get_string_id("I")  # the pronoun, never lower case
+
+
+cdef inline bint _ends_sentence(uint64_t orth) noexcept nogil:
+    """Whether a token ends a sentence in raw text (batch_layout's sentence_ends, lowercase_docs)."""
+    return orth == _FULL_STOP or orth == _EXCLAMATION or orth == _QUESTION
+
+
 # A lower-case doc's words read in rows of their own (templates.CASE_ATTRIBUTES).
 cdef uint64_t _LOWERCASE_SALT = 0x2545f4914f6cdd1dULL
 
@@ -137,7 +143,7 @@ def lowercase_docs(docs):
             if lex.lower == lex.orth or lex.orth == _I:
                 continue
             before = doc.c[i - 1].lex.orth if i > 0 else 0
-            opens = i == 0 or before == _FULL_STOP or before == _EXCLAMATION or before == _QUESTION
+            opens = i == 0 or _ends_sentence(before)
             if not opens and Lexeme.c_check_flag(doc.c[i - 1].lex, IS_SPACE):
                 opens = "\n" in doc.vocab.strings[before]  # a line break; a tab or spaces open nothing
             capital |= not (opens and Lexeme.c_check_flag(lex, IS_TITLE))
@@ -177,7 +183,6 @@ def batch_layout(docs, bint sentence_ends=False):
     cdef Doc doc
     cdef Py_ssize_t i, d = 0, n = 0
     cdef int32_t sentence = 0
-    cdef uint64_t before
     offsets = numpy.zeros(len(docs) + 1, dtype=numpy.int64)
     for doc in docs:
         n += doc.length
@@ -192,8 +197,7 @@ def batch_layout(docs, bint sentence_ends=False):
     for doc in docs:
         for i in range(doc.length):
             start_view[n + i] = i == 0 or doc.c[i].sent_start == 1
-            before = doc.c[i - 1].lex.orth if i > 0 and sentence_ends else 0
-            sentence += start_view[n + i] or before == _FULL_STOP or before == _EXCLAMATION or before == _QUESTION
+            sentence += start_view[n + i] or (sentence_ends and i > 0 and _ends_sentence(doc.c[i - 1].lex.orth))
             sentence_view[n + i] = sentence
             space_view[n + i] = Lexeme.c_check_flag(doc.c[i].lex, IS_SPACE)
         n += doc.length
