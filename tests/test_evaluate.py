@@ -111,7 +111,8 @@ def test_candidate_recall_rises_as_the_threshold_falls(model_and_data):
     from spacy_bioner.cli import evaluate
 
     _, path = model_and_data
-    figures = evaluate(str(path / "model"), path / "dev.spacy", thresholds=[1.0, 0.1, 1e-12])
+    # The tiny model is uncalibrated and sure of itself: its misses lie far below 0.1.
+    figures = evaluate(str(path / "model"), path / "dev.spacy", thresholds=[1.0, 0.1, 1e-30])
     recalls = [point["r"] for point in figures["candidates"]]
     assert recalls[0] == pytest.approx(figures["overall"]["r"])  # nothing else is certain: the entities alone
     assert recalls[0] <= recalls[1] <= recalls[2] and recalls[0] < recalls[2]
