@@ -11,7 +11,8 @@ run timed. For each, on raw text:
 - the F1 of the entities that open a sentence, beside that of all entities;
 - WNUT-17 dev (tweets) on PER, LOC and ORG (person, location, corporation and group);
 - the probe set, bench/probe/probes.jsonl, category by category, beside en_core_web_sm
-  (PERSON -> PER; GPE, LOC, FAC -> LOC; ORG -> ORG; other labels left out);
+  (PERSON -> PER; GPE, LOC, FAC -> LOC; ORG -> ORG; other labels left out), and its recall
+  split by whether an entity's text is an entity of CoNLL-2003 train (world knowledge);
 - tagging speed, the bioner component over pre-tokenized CoNLL dev docs, the two models
   taking turns, medians of --repeats.
 The shipped model is then calibrated on CoNLL dev (bioner calibrate's temperature fit), and
@@ -32,7 +33,7 @@ from pathlib import Path
 
 import numpy
 import spacy
-from common import ROOT, convert, f1, gold_token_examples, paired_rates, train, write_results
+from common import ROOT, convert, entity_texts, f1, gold_token_examples, paired_rates, train, write_results
 from spacy.tokens import DocBin, Span
 from spacy.training import Example
 from thinc.api import Config
@@ -112,8 +113,9 @@ def scored(nlp, refs, labels=None) -> dict:
 RAISED = "lower_case_raised"  # the lower_case probes with their first letter raised, as phones type them
 
 
-def probes(nlp, labels=None) -> dict:
-    """P/R/F1 on the probe set, overall and per category, and on RAISED (not in "all")."""
+def probe_entities(nlp, labels=None) -> tuple[dict, dict, dict]:
+    """The probe set's gold and predicted (text, start, end, label) per category, RAISED included, and the
+    gold entities' surface text by key."""
     lines = [json.loads(line) for line in open(ROOT / "bench" / "probe" / "probes.jsonl", encoding="utf8")]
     lines += [
         {**line, "category": RAISED, "text": line["text"][:1].upper() + line["text"][1:]}
@@ -122,6 +124,7 @@ def probes(nlp, labels=None) -> dict:
     ]
     gold: dict = {}
     predicted: dict = {}
+    surfaces: dict = {}
     for i, (line, doc) in enumerate(zip(lines, nlp.pipe(line["text"] for line in lines))):
         at, category = 0, line["category"]
         text = line["text"].lower() if category == RAISED else line["text"]
@@ -129,11 +132,31 @@ def probes(nlp, labels=None) -> dict:
             start = text.index(surface, at)
             at = start + len(surface)
             gold.setdefault(category, set()).add((i, start, at, label))
+            surfaces[(i, start, at, label)] = surface
         predicted.setdefault(category, set()).update((i, *key) for key in entities(doc, labels) if key[2] in KEPT)
+    return gold, predicted, surfaces
+
+
+def probes(nlp, labels=None) -> dict:
+    """P/R/F1 on the probe set, overall and per category, and on RAISED (not in "all")."""
+    gold, predicted, _ = probe_entities(nlp, labels)
     figures = {category: prf(gold[category], predicted.get(category, set())) for category in gold}
     written = [category for category in gold if category != RAISED]
     every = set().union(*(gold[c] for c in written)), set().union(*(predicted.get(c, set()) for c in written))
     return {"all": prf(*every), **figures}
+
+
+def probe_recall_by_training(nlp, trained: set, labels=None) -> dict:
+    """Recall on the written probes of the gold entities whose text is, and is not, an entity of the
+    training data (any label, case ignored): what the probe set asks of world knowledge."""
+    gold, predicted, surfaces = probe_entities(nlp, labels)
+    written = [category for category in gold if category != RAISED]
+    every, found = set().union(*(gold[c] for c in written)), set().union(*(predicted.get(c, set()) for c in written))
+    figures = {}
+    for name, wanted in (("in_training", True), ("not_in_training", False)):
+        part = {key for key in every if (surfaces[key].lower() in trained) == wanted}
+        figures[name] = {"gold": len(part), "r": round(100 * len(part & found) / max(len(part), 1), 2)}
+    return figures
 
 
 def ece(ner, nlp, refs, temperature: float) -> dict:
@@ -213,6 +236,7 @@ def main() -> None:
     wnut_path = convert(args.data / "wnut17" / "emerging.dev.conll", work / "wnut", "1")
     figures: dict = {"train_seconds": {}, "models": {}}
     models = {}
+    trained = {text.lower() for text in entity_texts(spacy.blank("en"), train_path)}
     for name, extra, rules in (("shipped", [], {}), ("before", BEFORE, BEFORE_RULES), ("families", FAMILIES, {})):
         figures["train_seconds"][name] = round(train(train_path, dev_path, work / name, extra), 1)
         nlp = models[name] = spacy.load(work / name / "model-best", config={"components": {"bioner": {"rules": rules}}})
@@ -222,6 +246,7 @@ def main() -> None:
             "dev": dev_variants(nlp, refs),
             "wnut17": scored(nlp, wnut_refs(nlp, wnut_path)),
             "probes": probes(nlp),
+            "probe_recall_by_training": probe_recall_by_training(nlp, trained),
         }
         print(name, json.dumps(figures["models"][name]), flush=True)
     refs = list(DocBin().from_disk(dev_path).get_docs(models["shipped"].vocab))
@@ -239,7 +264,11 @@ def main() -> None:
     figures["line_breaks"] = line_break_modes(work / "shipped" / "model-best", refs)
     try:
         peer = spacy.load(PEER)
-        figures["peer"] = {"name": f"{PEER} {peer.meta['version']}", "probes": probes(peer, SM_LABELS)}
+        figures["peer"] = {
+            "name": f"{PEER} {peer.meta['version']}",
+            "probes": probes(peer, SM_LABELS),
+            "probe_recall_by_training": probe_recall_by_training(peer, trained, SM_LABELS),
+        }
         figures["peer"]["wnut17"] = scored(peer, wnut_refs(models["shipped"], wnut_path), SM_LABELS)
     except OSError:
         figures["peer"] = None

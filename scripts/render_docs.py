@@ -582,6 +582,21 @@ def _casing(record: dict) -> list:
             "",
             "lower_case_raised: the lower_case texts with their first letter raised, as phones type them (not in all).",
         ]
+    if "probe_recall_by_training" in shipped:
+        split = shipped["probe_recall_by_training"]
+        seen, unseen = split["in_training"], split["not_in_training"]
+        lines += [
+            "",
+            f"Of the probe set's {seen['gold'] + unseen['gold']} entities, {unseen['gold']} are no entity of "
+            "CoNLL-2003 train (case ignored): names a 1996 news corpus never saw. Recall on the others "
+            f"{seen['r']:.2f}, on these {unseen['r']:.2f}"
+            + (
+                f"; `en_core_web_sm` {peer['probe_recall_by_training']['in_training']['r']:.2f} and "
+                f"{peer['probe_recall_by_training']['not_in_training']['r']:.2f}."
+                if peer and "probe_recall_by_training" in peer
+                else "."
+            ),
+        ]
     lines += [
         "",
         "The opt-in `names` family (shipped + names), against shipped, on text of other domains and on CoNLL:",
