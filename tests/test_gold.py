@@ -1,11 +1,15 @@
+import gc
+
 import numpy
 import pytest
 import spacy
+from conftest import TRAIN_DATA, make_examples
 from spacy.tokens import Doc, Span
 from spacy.training import Example
 
 from spacy_bioner.core.schemes import TagScheme
-from spacy_bioner.ner.gold import gold_tags, sentence_runs
+from spacy_bioner.ner import gold
+from spacy_bioner.ner.gold import GoldCache, gold_tags, sentence_runs
 
 
 @pytest.fixture
@@ -98,3 +102,58 @@ def test_whitespace_at_a_gold_entity_edge_is_outside_it(nlp, same_tokens):
     tags = gold_tags(example, scheme).tolist()
     b_per, l_per = scheme.tag_id("B", 0), scheme.tag_id("L", 0)
     assert tags[:7] == [0, 0, 0, b_per, l_per, 0, 0]
+
+
+def _retokenized_example(nlp):
+    """An example whose predicted tokens are not the reference's, as a case variant's are."""
+    words = ["Ann", "met", "Bob", "in", "New", "York-based", "Acme"]
+    reference = reference_doc(nlp, words, [None] * 7, spaces=[True, True, True, True, True, True, False])
+    reference.ents = [Span(reference, 0, 1, "PER"), Span(reference, 2, 3, "PER")]
+    spaces = [True, True, True, True, True, False, False, True, False]
+    words = ["Ann", "met", "Bob", "in", "New", "York", "-", "based", "Acme"]
+    return Example(Doc(nlp.vocab, words=words, spaces=spaces), reference)
+
+
+def test_the_gold_cache_aligns_an_example_once_while_nothing_it_reads_changes(nlp, monkeypatch):
+    calls = []
+    monkeypatch.setattr(gold, "gold_tags", lambda example, scheme: calls.append(1) or gold_tags(example, scheme))
+    scheme = TagScheme("BILOU", ["PER"])
+    cache = GoldCache()
+    example = _retokenized_example(nlp)
+    tags, runs = cache.gold(example, scheme)
+    assert tags.tolist() == gold_tags(example, scheme).tolist() and runs == sentence_runs(example)
+    tags[0] = 99  # the caller may change its copy
+    copied = Example(example.predicted.copy(), example.reference)  # what spaCy's update hands over each epoch
+    assert cache.gold(copied, scheme)[0].tolist() == gold_tags(example, scheme).tolist() and len(calls) == 1
+    # Anything gold_tags reads changed: aligned anew.
+    assert cache.gold(copied, TagScheme("BILOU", ["PER", "LOC"]))[0].tolist() != tags.tolist() and len(calls) == 2
+    example.reference.ents = [Span(example.reference, 0, 1, "PER")]
+    assert cache.gold(copied, scheme)[0].tolist() == gold_tags(example, scheme).tolist() and len(calls) == 3
+    retokenized = Example(Doc(nlp.vocab, words=[t.text for t in example.reference]), example.reference)
+    assert cache.gold(retokenized, scheme)[0].tolist() == gold_tags(retokenized, scheme).tolist() and len(calls) == 4
+
+
+def test_the_gold_cache_keeps_no_doc_alive(nlp):
+    cache = GoldCache()
+    example = _retokenized_example(nlp)
+    cache.gold(example, TagScheme("BIO", ["PER"]))
+    assert len(cache._entries) == 1
+    del example
+    gc.collect()
+    assert len(cache._entries) == 0
+
+
+def test_training_on_the_same_examples_again_learns_what_fresh_copies_teach():
+    """The second epoch reads the cached gold of the same reference docs, or aligns fresh ones: same weights."""
+
+    def trained(fresh: bool):
+        nlp = spacy.blank("en")
+        nlp.add_pipe("bioner")
+        examples = make_examples(nlp, TRAIN_DATA)
+        nlp.initialize(lambda: examples)
+        for _ in range(3):
+            nlp.update(make_examples(nlp, TRAIN_DATA) if fresh else examples)
+        return nlp.get_pipe("bioner").model.averages()
+
+    for cached, fresh in zip(trained(False), trained(True)):
+        assert numpy.array_equal(cached, fresh)

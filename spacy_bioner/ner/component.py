@@ -40,6 +40,7 @@ from .batch import groups
 from .decoder import Decoded, Prediction, decode, predict_group
 from .entities import entity_annotated
 from .featurizer import Featurizer, check_vectors, fit_clusters, word_clusters
+from .gold import GoldCache
 from .memory import EntityMemory
 from .saved import FORMAT_VERSION, check_trained, check_weights, component_cfg, read_cfg
 from .settings import DEFAULT_CONFIG, Confidence, GazetteerSettings, Rules, Settings, Trainer
@@ -115,6 +116,7 @@ class BioNER(PerceptronPipe):
         # Terms are split by the pipeline's own tokenizer, so they align with its tokens.
         self.gazetteer = Gazetteer(tokenizer or Tokenizer(vocab), case_sensitive=self.settings.gazetteer.case_sensitive)
         self.memory = EntityMemory(self.gazetteer.tokenizer)
+        self.gold_cache = GoldCache()  # gold tags and sentences of the training examples
         self._build()
 
     def _build(self) -> None:

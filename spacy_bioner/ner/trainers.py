@@ -15,7 +15,6 @@ from .decoder import best_tags
 from .dropout import match_dropout, word_dropout
 from .featurizer import features as features_of
 from .featurizer import history
-from .gold import gold_tags, sentence_runs
 from .memory import fold
 from .trellis import presets_of, trellis_of
 
@@ -36,7 +35,7 @@ def train_example(ner, example: Example) -> float:
             ner.add_label(ent.label_)
         if ent.label_ in ner.cfg["labels_from_presets"]:  # taught now
             ner.cfg["labels_from_presets"].remove(ent.label_)
-    known = gold_tags(example, ner.scheme)
+    known, token_runs = ner.gold_cache.gold(example, ner.scheme)
     if (known < 0).all():
         return 0.0
     longest = longest_entity(
@@ -49,7 +48,7 @@ def train_example(ner, example: Example) -> float:
     layout = lay_out(ner, [doc], folds=[fold(example.reference)])
     presets = [presets_of(ner, doc, matches)]
     features = features_of(ner, layout, [matches])
-    token_runs = runs = sentence_runs(example)
+    runs = token_runs
     # Trained over the rows it is decoded over: the words alone if there are whitespace tokens.
     trellis = trellis_of(ner, layout, presets)
     features, known = trellis.rows(features), trellis.rows(known)
