@@ -114,7 +114,7 @@ RAISED = "lower_case_raised"  # the lower_case probes with their first letter ra
 
 
 def probe_entities(nlp, labels=None) -> tuple[dict, dict, dict]:
-    """The probe set's gold and predicted (text, start, end, label) per category, RAISED included, and the
+    """The probe set's gold and predicted (line, start, end, label) per category, RAISED included, and the
     gold entities' surface text by key."""
     lines = [json.loads(line) for line in open(ROOT / "bench" / "probe" / "probes.jsonl", encoding="utf8")]
     lines += [
@@ -141,17 +141,20 @@ def probes(nlp, labels=None) -> dict:
     """P/R/F1 on the probe set, overall and per category, and on RAISED (not in "all")."""
     gold, predicted, _ = probe_entities(nlp, labels)
     figures = {category: prf(gold[category], predicted.get(category, set())) for category in gold}
+    return {"all": prf(*written_probes(gold, predicted)), **figures}
+
+
+def written_probes(gold: dict, predicted: dict) -> tuple[set, set]:
+    """The gold and predicted entities of every category written for the set (RAISED left out)."""
     written = [category for category in gold if category != RAISED]
-    every = set().union(*(gold[c] for c in written)), set().union(*(predicted.get(c, set()) for c in written))
-    return {"all": prf(*every), **figures}
+    return set().union(*(gold[c] for c in written)), set().union(*(predicted.get(c, set()) for c in written))
 
 
 def probe_recall_by_training(nlp, trained: set, labels=None) -> dict:
     """Recall on the written probes of the gold entities whose text is, and is not, an entity of the
     training data (any label, case ignored): what the probe set asks of world knowledge."""
     gold, predicted, surfaces = probe_entities(nlp, labels)
-    written = [category for category in gold if category != RAISED]
-    every, found = set().union(*(gold[c] for c in written)), set().union(*(predicted.get(c, set()) for c in written))
+    every, found = written_probes(gold, predicted)
     figures = {}
     for name, wanted in (("in_training", True), ("not_in_training", False)):
         part = {key for key in every if (surfaces[key].lower() in trained) == wanted}

@@ -88,7 +88,7 @@ class GoldCache:
 
     spaCy's training loop reads its corpus once and hands over copies of the same examples at every
     epoch: the same reference docs beside copies of the same predicted docs. Aligning the two
-    tokenizations is a third of an epoch's update on CoNLL-2003 with its case variants, so each
+    tokenizations is about a quarter of an epoch's update on CoNLL-2003 with its case variants, so each
     reference's tags and runs are kept while it lives (a weak reference: the cache keeps no doc alive)
     and reused while its tokens, entities and sentences, the predicted tokens and sentences and the tag
     scheme are the same.
