@@ -481,10 +481,7 @@ FULL_FEATURES = [
 WITHOUT_LOWERCASE_DOCS = [family for family in DEFAULT_FAMILIES if family != LOWERCASE_DOCS_FAMILY]
 
 
-@pytest.mark.parametrize(
-    "config",
-    [{}, {"features": FULL_FEATURES}, {"scheme": "BIO", "trainer": CRF}],
-)
+@pytest.mark.parametrize("config", [{}, {"features": FULL_FEATURES}, {"scheme": "BIO", "trainer": CRF}])
 def test_training_over_whitespace_tokens_learns_what_it_does_without(config):
     """Whitespace tokens in the training docs (raw text's line breaks, even inside an
     entity) are left out of training as they are of decoding: the same weights, where
