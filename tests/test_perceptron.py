@@ -1,12 +1,15 @@
 """The Cython perceptron against a plain numpy reference."""
 
 import numpy
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from spacy.strings import get_string_id
 
 from spacy_bioner.core.features import FeatureExtractor, Lexicon
 from spacy_bioner.core.perceptron import DROPPED, AveragedPerceptron
+from spacy_bioner.core.schemes import OUTSIDE, TagScheme
+from spacy_bioner.core.sparse_perceptron import SparsePerceptron
 from spacy_bioner.core.templates import (
     ATTRIBUTE_NAMES,
     CLUSTER_ATTRIBUTES,
@@ -210,3 +213,33 @@ def test_steps_equal_one_python_step_per_run(seed, factored, margin):
                 == by_hand.scores(every_row, averaged=averaged).tobytes()
             )
             assert stepped.transitions(averaged=averaged).tobytes() == by_hand.transitions(averaged=averaged).tobytes()
+
+
+@pytest.mark.parametrize("kind", [AveragedPerceptron, SparsePerceptron])
+@pytest.mark.parametrize("factored", [False, True])
+def test_start_follows_gives_the_averaged_start_the_row_of_a_tag(kind, factored):
+    scheme = TagScheme("BILOU", ["A", "B"])
+    learned, tied = kind(20, scheme.n_tags), kind(20, scheme.n_tags)
+    tied.start_follows = OUTSIDE
+    features = numpy.array([[1], [2], [3]], dtype=numpy.uint32)
+    for model in (learned, tied):
+        if factored:
+            model.factor(scheme.continuing())
+        for _ in range(3):  # every sentence opens with an entity that the guesses miss
+            model.update(features, scheme.from_spans([(0, 1, 0)], 3), scheme.from_spans([], 3))
+    assert learned.transitions()[-1].argmax() == scheme.tag_id("U", 0)  # the start learned the opening entity
+    for model, averaged in ((learned, True), (tied, False)):
+        assert not numpy.array_equal(model.transitions(averaged=averaged)[-1], model.transitions(averaged=averaged)[0])
+    assert numpy.array_equal(tied.transitions()[-1], tied.transitions()[OUTSIDE])
+    pairs, factors = tied.decoding_weights()
+    assert numpy.array_equal(pairs[-1], pairs[OUTSIDE])
+    if factored:
+        assert factors[0][-1] == factors[0][OUTSIDE]
+    # The same averages survive conversion to sparse rows, and saved weights load as they were saved.
+    if kind is AveragedPerceptron:
+        assert numpy.array_equal(SparsePerceptron.from_dense(tied).transitions(), tied.transitions())
+    loaded = kind(20, scheme.n_tags)
+    loaded.start_follows = OUTSIDE
+    learned_arrays = learned.to_arrays()
+    loaded.load_arrays(learned_arrays)
+    assert numpy.array_equal(loaded.decoding_weights()[0], learned_arrays["transition"])

@@ -3,9 +3,12 @@ what training fixed, and a config that contradicts it is refused with a clear er
 
 import json
 
+import numpy
 import pytest
 import spacy
 from conftest import TRAIN_DATA, train_nlp
+
+from spacy_bioner.core.schemes import OUTSIDE
 
 TEXT = TRAIN_DATA[0][0]
 
@@ -107,3 +110,23 @@ def test_training_settings_may_change_for_further_training(saved):
 
     losses = nlp.update(make_examples(nlp))
     assert "bioner" in losses
+
+
+@pytest.mark.parametrize("trainer", ["bioner.perceptron.v1", "bioner.crf.v1"])
+def test_the_trained_start_reads_as_after_an_outside_tag_unless_learned(trainer, tmp_path):
+    # Every training sentence but one opens with an entity: the learned start weights favour one.
+    tied = train_nlp({"trainer": {"@misc": trainer}})
+    learned = train_nlp({"trainer": {"@misc": trainer, "start_transitions": "learned"}})
+    for nlp in (tied, learned):
+        assert [(e.text, e.label_) for e in nlp(TEXT).ents] == [("Alice Smith", "PER"), ("Paris", "LOC")]
+    tied_start = tied.get_pipe("bioner").model.transitions()
+    learned_start = learned.get_pipe("bioner").model.transitions()
+    assert numpy.array_equal(tied_start[-1], tied_start[OUTSIDE])
+    assert not numpy.array_equal(learned_start[-1], learned_start[OUTSIDE])
+    tied.to_disk(tmp_path)
+    assert numpy.array_equal(spacy.load(tmp_path).get_pipe("bioner").model.transitions(), tied_start)
+
+
+def test_an_unknown_start_transitions_value_is_refused():
+    with pytest.raises(Exception, match="start_transitions"):
+        train_nlp({"trainer": {"@misc": "bioner.perceptron.v1", "start_transitions": "first"}})

@@ -7,6 +7,7 @@ cdef class AveragedPerceptron:
     cdef public object exits
     cdef public object entries
     cdef public object continuing
+    cdef public object start_follows
     cdef object _emission_totals
     cdef object _transition_totals
     cdef object _exit_totals

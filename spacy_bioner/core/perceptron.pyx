@@ -120,6 +120,7 @@ cdef class AveragedPerceptron:
         self.emission = numpy.zeros((n_buckets, n_tags), dtype=numpy.float32)
         self.transition = numpy.zeros((n_tags + 1, n_tags), dtype=numpy.float32)
         self.continuing = None
+        self.start_follows = None
         self.exits = numpy.zeros(n_tags + 1, dtype=numpy.float32)
         self.entries = numpy.zeros(n_tags, dtype=numpy.float32)
         self._reset_totals()
@@ -201,14 +202,23 @@ cdef class AveragedPerceptron:
                 found = self._averaged_emission()
             elif part == "pairs":
                 found = (self.transition - self._transition_totals / self.step).astype(numpy.float32)
+                self._start_as_follower(found)
             elif part == "factors":
                 found = None if not self.factored else (
                     (self.exits - self._exit_totals / self.step).astype(numpy.float32),
                     (self.entries - self._entry_totals / self.step).astype(numpy.float32))
+                if found is not None:
+                    self._start_as_follower(found[0])
             else:
                 found = self._full(self._averaged("pairs"), self._averaged("factors"))
             self._averages[part] = found
         return self._averages[part]
+
+    def _start_as_follower(self, from_rows):
+        """Give the start row (the last) of averaged transitions or exits the row of `start_follows`.
+        Only averages of training steps: weights set or loaded since are kept as they are."""
+        if self.start_follows is not None and self.step > 1:
+            from_rows[-1] = from_rows[self.start_follows]
 
     def _averaged_emission(self):
         if self.step == 1:

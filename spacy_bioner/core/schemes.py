@@ -15,6 +15,7 @@ from .decode import allowed_mask
 Span = tuple[int, int, int]  # [start, end) in tokens, label index
 
 SchemeName = Literal["BIO", "BILOU"]
+OUTSIDE = 0  # the tag id of "O" in every scheme
 SCHEMES = get_args(SchemeName)
 
 

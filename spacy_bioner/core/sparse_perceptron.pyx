@@ -51,6 +51,7 @@ cdef class SparsePerceptron(AveragedPerceptron):
         self.emission = None
         self.transition = numpy.zeros((n_tags + 1, n_tags), dtype=numpy.float32)
         self.continuing = None
+        self.start_follows = None
         self.exits = numpy.zeros(n_tags + 1, dtype=numpy.float32)
         self.entries = numpy.zeros(n_tags, dtype=numpy.float32)
         self._reset_totals()
@@ -68,7 +69,7 @@ cdef class SparsePerceptron(AveragedPerceptron):
         model.transition, model._transition_totals = dense.transition.copy(), dense._transition_totals.copy()
         model.exits, model._exit_totals = dense.exits.copy(), dense._exit_totals.copy()
         model.entries, model._entry_totals = dense.entries.copy(), dense._entry_totals.copy()
-        model.continuing, model.step = dense.continuing, dense.step
+        model.continuing, model.step, model.start_follows = dense.continuing, dense.step, dense.start_follows
         return model
 
     def _reset_emission_totals(self):

@@ -32,6 +32,7 @@ MAX_ALTERNATIVE_LENGTH = 10
 GazetteerMode = Literal["features", "fallback", "ents"]
 LineBreaks = Literal["short_lines", "blank_or_indented", "every", "none"]
 TransitionsKind = Literal["auto", "pairwise", "factored"]
+StartTransitions = Literal["outside", "learned"]
 # transitions = "auto" factors them above this many labels: pairwise decoding costs labels squared per token.
 FACTORED_ABOVE = 50
 # What a model's files keep of its settings (Settings.trained_cfg)
@@ -73,6 +74,15 @@ class PerceptronTrainer(Block):
             "so that context and shape learn too."
         ),
     )
+    start_transitions: StartTransitions = Field(
+        "outside",
+        description=(
+            '"outside": in the averaged weights, a sentence\'s first tag scores as if an O came before it. The start '
+            "weights that training learns record how the training sentences open (CoNLL-2003's often open with a "
+            "team's name, so a name opening a sentence was read as ORG); with an O before it, the words decide. "
+            '"learned": the start\'s own averaged weights.'
+        ),
+    )
 
 
 class CRFTrainer(Block):
@@ -86,6 +96,7 @@ class CRFTrainer(Block):
         0.0, ge=0, lt=1, description="L2 penalty, applied to the weights of the features that occur in a step."
     )
     word_dropout: float = Field(0.1, ge=0, lt=1, description="As the perceptron's.")
+    start_transitions: StartTransitions = Field("outside", description="As the perceptron's.")
 
 
 class HMMTrainer(Block):

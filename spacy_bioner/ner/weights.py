@@ -7,7 +7,7 @@ whose scores are the same. Transitions are pairwise or factored (settings.transi
 """
 
 from ..core.perceptron import AveragedPerceptron
-from ..core.schemes import TagScheme
+from ..core.schemes import OUTSIDE, TagScheme
 from ..core.sparse_perceptron import SparsePerceptron
 from .hmm import CountedHMM
 from .settings import Settings
@@ -29,6 +29,7 @@ def new_weights(settings: Settings, scheme: TagScheme):
     )
     if settings.transitions_for(len(scheme.labels)) == "factored":
         model.factor(scheme.continuing())
+    _set_start(model, settings)
     return model
 
 
@@ -51,7 +52,14 @@ def loaded_weights(arrays, settings: Settings, n_buckets: int):
     else:
         model = SparsePerceptron(n_buckets, n_tags) if "emission_rows" in arrays else AveragedPerceptron(0, n_tags)
     model.load_arrays(arrays)
+    _set_start(model, settings)
     return model
+
+
+def _set_start(model, settings: Settings) -> None:
+    """What the averages of training steps read a sentence's start as (settings.trainer.start_transitions)."""
+    if getattr(settings.trainer, "start_transitions", "learned") == "outside":
+        model.start_follows = OUTSIDE
 
 
 def _check_fits(settings: Settings, n_tags: int) -> None:
