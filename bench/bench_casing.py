@@ -2,9 +2,9 @@
 
 Trains configs/bioner.cfg on CoNLL-2003 train three times with `spacy train`: as shipped
 (case and start variants in training, the casing, sentences and lowercase_docs families, the
-letters rules, line_breaks "short_lines"), as it was before them ("before": no augmenter, none
-of those three families, tagging without the letters rules, with line_breaks
-"blank_or_indented"), and as shipped with the opt-in `names` family added ("families"), each
+letters rules, line_breaks "short_lines", start_transitions "outside"), as it was before them
+("before": no augmenter, none of those three families, the learned start weights, tagging without
+the letters rules, with line_breaks "blank_or_indented"), and as shipped with the opt-in `names` family added ("families"), each
 run timed. For each, on raw text:
 - CoNLL-2003 dev F1 as it is (on gold tokens too, as bench_accuracy.py scores it), and
   lower-cased, upper-cased and title-cased (every word's first letter raised);
@@ -53,6 +53,7 @@ BEFORE = [
     *["--corpora.train.augmenter.base.upper", "0", "--corpora.train.augmenter.base.title", "0"],
     "--components.bioner.features",
     json.dumps([f for f in SHIPPED_FEATURES if f not in ("casing", "sentences", "lowercase_docs")]),
+    *["--components.bioner.trainer.start_transitions", "learned"],
 ]
 FAMILIES = ["--components.bioner.features", json.dumps(SHIPPED_FEATURES + ["names"])]
 
