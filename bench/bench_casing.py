@@ -4,8 +4,8 @@ Trains configs/bioner.cfg on CoNLL-2003 train three times with `spacy train`: as
 (case and start variants in training, the casing, sentences and lowercase_docs families, the
 letters rules, line_breaks "short_lines", start_transitions "outside"), as it was before them
 ("before": no augmenter, none of those three families, the learned start weights, tagging without
-the letters rules, with line_breaks "blank_or_indented"), and as shipped with the opt-in `names` family added ("families"), each
-run timed. For each, on raw text:
+the letters rules, with line_breaks "blank_or_indented"), and as shipped with the opt-in `names`
+family added ("families"), each run timed. For each, on raw text:
 - CoNLL-2003 dev F1 as it is (on gold tokens too, as bench_accuracy.py scores it), and
   lower-cased, upper-cased and title-cased (every word's first letter raised);
 - the F1 of the entities that open a sentence, beside that of all entities;
