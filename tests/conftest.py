@@ -89,6 +89,7 @@ def save_as_version_0_1(nlp, path, drop=()) -> None:
     flat = {key: cfg[key] for key in ("scheme", "n_buckets", "features", "seed")}
     trainer = dict(cfg["trainer"])
     flat["trainer"] = trainer.pop("@misc").split(".")[1]
+    trainer.pop("start_transitions", None)  # came later
     flat.update(trainer)
     confidence = {key: value for key, value in cfg["confidence"].items() if key != "@misc"}
     flat["confidence"] = confidence.pop("probabilities")
