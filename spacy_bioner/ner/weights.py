@@ -57,7 +57,8 @@ def loaded_weights(arrays, settings: Settings, n_buckets: int):
 
 
 def _set_start(model, settings: Settings) -> None:
-    """What the averages of training steps read a sentence's start as (settings.trainer.start_transitions)."""
+    """What the averages of training steps read a sentence's start as (settings.trainer.start_transitions;
+    the HMM trainer has no such setting: its start counts are probabilities of their own)."""
     if getattr(settings.trainer, "start_transitions", "learned") == "outside":
         model.start_follows = OUTSIDE
 
