@@ -79,7 +79,7 @@ class PerceptronTrainer(Block):
         description=(
             '"outside": in the averaged weights, a sentence\'s first tag scores as if an O came before it. The start '
             "weights that training learns record how the training sentences open (CoNLL-2003's often open with a "
-            "team's name, so a name opening a sentence was read as ORG); with an O before it, the words decide. "
+            "team's name, so that a name opening a sentence reads as ORG); with an O before it, the words decide. "
             '"learned": the start\'s own averaged weights, which can score a little higher on text like the '
             "training text (WNUT-17 trained and tested: 41.6 against 40.8 F1)."
         ),
