@@ -8,8 +8,9 @@ model). Steps, each adding one choice to the one before:
 - dictionary alone: the lists' matches on dev (leftmost longest), and the labeller's entities on dev;
 - lists, O elsewhere: trained on matches, every other token O (no ambiguity filter, no missing tokens);
 - + ambiguous entries: common words matched alone missing, lower-case matches of name lists dropped;
-- + repeated surnames: the last word of a person's full name, alone elsewhere in the doc, is the person (the
-  workflow's default labels, round 0);
+- + repeated surnames: the last word of a person's full name, alone elsewhere in the doc, is the person;
+- + short forms: a short form the doc defines ("atrial fibrillation ( AF )") takes its long form's label
+  wherever it occurs (the workflow's default labels, round 0);
 - + unknown names missing: name-like unmatched tokens missing too (`--unknown-names`);
 - self-training: one `bioner distant relabel` round (--threshold) from round 0, and training again;
 - gold: the same config trained on the gold labels (the ceiling).
@@ -48,12 +49,18 @@ CORPORA = {
     "ncbi_disease": ("train.tsv", "devel.tsv", "abstracts", ["mesh_diseases", "disease_ontology"]),
 }  # fmt: skip
 STEPS = {
-    "lists_o_elsewhere": {"ambiguous_words": False, "repeat_surnames": False, "unknown_names": False},
-    "ambiguous_entries": {"ambiguous_words": True, "repeat_surnames": False, "unknown_names": False},
-    "repeated_surnames": {"ambiguous_words": True, "repeat_surnames": True, "unknown_names": False},
-    "unknown_names_missing": {"ambiguous_words": True, "repeat_surnames": True, "unknown_names": True},
+    "lists_o_elsewhere": {"ambiguous_words": False, "repeat_surnames": False, "short_forms": False},
+    "ambiguous_entries": {"ambiguous_words": True, "repeat_surnames": False, "short_forms": False},
+    "repeated_surnames": {"ambiguous_words": True, "repeat_surnames": True, "short_forms": False},
+    "short_forms": {"ambiguous_words": True, "repeat_surnames": True, "short_forms": True},
+    "unknown_names_missing": {
+        "ambiguous_words": True,
+        "repeat_surnames": True,
+        "short_forms": True,
+        "unknown_names": True,
+    },
 }
-ROUND_0 = "repeated_surnames"  # the workflow's default labels
+ROUND_0 = "short_forms"  # the workflow's default labels
 
 
 def spans(doc) -> set:

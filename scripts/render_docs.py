@@ -758,7 +758,8 @@ DISTANT_CORPORA = {"conll2003": "CoNLL-2003", "bc5cdr": "BC5CDR", "ncbi_disease"
 DISTANT_STEPS = [
     ("lists_o_elsewhere", "lists, O elsewhere"),
     ("ambiguous_entries", "+ ambiguous entries missing"),
-    ("repeated_surnames", "+ a full name's surname alone is the person (round 0)"),
+    ("repeated_surnames", "+ a full name's surname alone is the person"),
+    ("short_forms", "+ a defined short form takes its long form's label (round 0)"),
     ("unknown_names_missing", "+ unknown names missing (--unknown-names)"),
     ("self_training", "round 0 + one self-training round"),
 ]

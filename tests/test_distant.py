@@ -59,6 +59,8 @@ def test_ambiguous_and_lower_case_entries_are_no_entities(terms):
     assert [(e.text, e.label_) for e in doc.ents] == [("Anna Berg", "PER")]
     # "Will" is a common English word: its token is missing; lower-case "will" and "china" are no names: O
     assert iob(doc)[7] == 0 and iob(doc)[2] == 2 and iob(doc)[4] == 2
+    # "China" is a frequent word, but one usually capitalized: a name
+    assert [e.text for e in labelled(nlp, terms, "Anna Berg flew to China .").ents] == ["Anna Berg", "China"]
 
 
 def labelled_by_list(tmp_path, rows: str, text: str):
@@ -75,6 +77,28 @@ def test_ordinary_and_calendar_words_in_name_lists_are_ambiguous(tmp_path):
     assert [(e.text, e.label_) for e in doc.ents] == [("Novak", "PER")]
     # usually lower case ("sales"), or a weekday or month: missing, neither a name nor O
     assert iob(doc)[0] == 0 and iob(doc)[3] == 0 and iob(doc)[8] == 0 and iob(doc)[1] == 2
+
+
+def test_single_characters_numbers_and_frequent_words_in_term_lists_are_ambiguous(tmp_path):
+    rows = "P\tChemical\nten\tChemical\ncontrol\tChemical\ncocaine\tChemical\n"
+    doc = labelled_by_list(tmp_path, rows, "Ten rats took cocaine versus control ( P < 0.05 ) .")
+    assert [(e.text, e.label_) for e in doc.ents] == [("cocaine", "Chemical")]
+    # a single character, a number and a frequent English word: missing; "rats" and "versus" are O
+    assert iob(doc)[0] == 0 and iob(doc)[5] == 0 and iob(doc)[7] == 0 and iob(doc)[1] == 2 and iob(doc)[4] == 2
+
+
+def test_a_short_form_takes_the_label_of_its_long_form_throughout_the_doc(tmp_path):
+    rows = "atrial fibrillation\tDisease\n"
+    text = "Patients with atrial fibrillation ( AF ) were treated . AF recurred in two . A ( AB ) test ."
+    doc = labelled_by_list(tmp_path, rows, text)
+    expected = [("atrial fibrillation", "Disease"), ("AF", "Disease"), ("AF", "Disease")]
+    assert [(e.text, e.label_) for e in doc.ents] == expected
+    # a short form whose long form is no entity stays O
+    assert iob(doc)[text.split().index("AB")] == 2
+    nlp = spacy.blank("en")
+    path = tmp_path / "list.tsv"
+    off = DistantLabeller(nlp, [path], DistantSettings(short_forms=False))(nlp.make_doc(text))
+    assert [e.text for e in off.ents] == ["atrial fibrillation"]
 
 
 def test_a_word_of_text_more_than_of_names_is_ambiguous_in_a_list_of_people(tmp_path):

@@ -62,6 +62,7 @@ def label_cli(
     unknown_names: bool = typer.Option(False, help="Name-like tokens no list matched are missing, not O"),
     extend_names: bool = typer.Option(True, help="A name list's entity runs on over unmatched capitalized words"),
     repeat_surnames: bool = typer.Option(True, help="A full name's last word alone elsewhere in the doc is the person"),
+    short_forms: bool = typer.Option(True, help="A short form the doc defines takes its long form's label throughout"),
 ) -> None:
     """Label raw text from term lists: matches become entities, name-like unmatched tokens missing, the rest O."""
     if clash not in ("priority", "missing"):
@@ -73,6 +74,7 @@ def label_cli(
         unknown_names=unknown_names,
         extend_names=extend_names,
         repeat_surnames=repeat_surnames,
+        short_forms=short_forms,
     )
     try:
         labeller = DistantLabeller(nlp, terms, settings)

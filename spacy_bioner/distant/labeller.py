@@ -1,7 +1,7 @@
 """Distant labels: term lists matched in raw text become partial annotation to train bioner on.
 
-text -> tokens -> list matches -> (ambiguous entries, type clashes, case, names run on, surnames) -> entities, O
-and missing
+text -> tokens -> list matches -> (ambiguous entries, type clashes, case, names run on, surnames, short forms) ->
+entities, O and missing
 
 A token a list matches is part of an entity, unless the match is ambiguous; a token no list matches
 is outside (O). Ambiguous matches (and, as a setting, name-like tokens no list matched) are missing:
@@ -21,14 +21,15 @@ from spacy.tokens import Doc, Span
 from ..core.word_case import shipped_word_case
 from ..gazetteer.matcher import Gazetteer, filter_matches
 from ..gazetteer.terms import TERM_SUFFIXES, read_terms
+from ..ner.abbreviations import Words, definitions, mentions
 from ..ner.surnames import PERSON_LABELS, is_name
 from ..values.units import read_unit
 
 # Frequency classes of the word case table that make a one-word entry ambiguous: for names (cased labels)
-# "Will", "May"; for terms, only the most common words ("lead"), as domain terms are often common words
-# ("pain", "cocaine").
+# "Will", "May"; for terms too ("lead", "control": large lists of synonyms have them), but not the next class,
+# as domain terms are often ordinary words ("cancer", "cocaine").
 COMMON_FOR_NAMES = ("common", "frequent")
-COMMON_FOR_TERMS = ("common",)
+COMMON_FOR_TERMS = ("common", "frequent")
 # A one-word match of a list of people's names is ambiguous too where the word is usual in text but no common
 # first name or surname (the word case table's name kinds): its frequency comes from another reading.
 USUAL_FOR_NAMES = ("usual",)
@@ -37,6 +38,7 @@ RARE_NAMES = ("unknown", "rare_first", "rare_surname", "rare_first+rare_surname"
 # "President", "Union": an ordinary word, capitalized here by a title or a sentence start), or is a month or
 # weekday (capitalized by convention, and a name only beside another: "April Jones").
 ORDINARY_CASES = ("lower", "mostly_lower", "mixed")
+NAME_CASES = ("mostly_title", "title", "upper")
 CALENDAR_WORDS = frozenset(
     "january february march april may june july august september october november december "
     "jan feb mar apr jun jul aug sep sept oct nov dec "
@@ -50,17 +52,21 @@ class DistantSettings:
 
     cased_labels: labels whose entries are names: a match of one in lower case ("will", "china") is no
         entity. None: the labels most of whose entries are capitalized.
-    ambiguous_words: a one-word match that is a common English word (for a name list, also a word
-        usually written in lower case, or a month or weekday; for a list of people's names, also a word
-        usual in text but no common first name or surname) is ambiguous: its tokens are missing,
-        neither entity nor O. So are two name lists' entities of different labels side by side
-        ("David", a city, + "Williams", a surname).
+    ambiguous_words: a one-word match that is a number, a single character ("P" in "P < 0.05") or a
+        common English word (for a name list, one not usually capitalized, or a word usually written in
+        lower case, or a month or weekday; for a list of people's names, also a word usual in text but no
+        common first name or surname) is ambiguous: its tokens are missing, neither entity nor O. So are
+        two name lists' entities of different labels side by side ("David", a city, + "Williams", a
+        surname).
     merge_adjacent: adjacent matches of one label are one entity (a first name and a surname).
     extend_names: an entity of a name list runs on over the capitalized words beside it that no list
         matched, unless they are ordinary or calendar words: "Marc" (a first name) + "Dollendorf".
     repeat_surnames: the last word of a person's full name is that person where the doc uses it alone
         ("Yasser Arafat" ... "Arafat said"), as bioner's `person_labels` rule reads it when tagging.
     person_labels: the labels that name people, for repeat_surnames and ambiguous_words.
+    short_forms: a short form the doc defines ("atrial fibrillation ( AF )") whose long form ends an
+        entity is an entity of its label wherever it occurs in the doc ("AF recurred"), as bioner's
+        tagging rule reads it.
     unknown_names: unmatched tokens that look like names (capitalized away from a sentence start,
         upper case, letters with digits) are missing, not O. Off by default: it costs dev F1 on
         CoNLL-2003, BC5CDR and NCBI-disease (benchmarks page).
@@ -74,6 +80,7 @@ class DistantSettings:
     extend_names: bool = True
     repeat_surnames: bool = True
     person_labels: tuple[str, ...] = PERSON_LABELS
+    short_forms: bool = True
     unknown_names: bool = False
     clash: str = "priority"
 
@@ -125,6 +132,8 @@ class DistantLabeller:
             kept = self._without_mixed_names(kept, missing)
         if self.settings.repeat_surnames:
             kept = self._with_surnames(doc, kept, missing)
+        if self.settings.short_forms:
+            kept = self._with_short_forms(doc, kept, missing)
         for start, end, label in kept:
             entities.append(Span(doc, start, end, label=label))
             counts["entities"] += 1
@@ -140,12 +149,15 @@ class DistantLabeller:
     def _ambiguous(self, token, label: str) -> bool:
         """A common English word, or for a name list an ordinary or calendar word, or for a list of people's
         names a word of text more than of names: as an entity it is as likely wrong as right."""
-        _, frequency, name_kind = self.word_case.values_of(token.text)
+        if len(token.text) == 1 or token.like_num:
+            return True
+        usual_case, frequency, name_kind = self.word_case.values_of(token.text)
         if label not in self.name_labels:
             return frequency in COMMON_FOR_TERMS
         if label in self.settings.person_labels and frequency in USUAL_FOR_NAMES and name_kind in RARE_NAMES:
             return True  # "Senate", "Arab", "Britain": frequent in text, rare as names
-        return frequency in COMMON_FOR_NAMES or self._ordinary(token)
+        # "China", "Canada": frequent, but as names (usually capitalized)
+        return frequency in COMMON_FOR_NAMES and usual_case not in NAME_CASES or self._ordinary(token)
 
     def _extended(
         self, doc: Doc, spans: list[tuple[int, int, str]], missing: numpy.ndarray
@@ -201,6 +213,29 @@ class DistantLabeller:
         alone = [span for span in alone if free(span[0] - 1) and free(span[1])]
         self.counts["surnames"] += len(alone)
         return sorted(spans + alone)
+
+    def _with_short_forms(
+        self, doc: Doc, spans: list[tuple[int, int, str]], missing: numpy.ndarray
+    ) -> list[tuple[int, int, str]]:
+        """The spans, and an entity at each free mention of a short form whose long form ends an entity of
+        the spans ("atrial fibrillation ( AF ) ... AF recurred"): it takes that entity's label."""
+        sentences = numpy.cumsum(doc.to_array("SENT_START") == 1)
+        words = Words(doc.vocab.strings, doc.to_array("ORTH"), sentences)
+        label_of_end = {end: label for _, end, label in spans}
+        typed = {key: span for key, span in definitions(words).items() if span[1] in label_of_end}
+        if not typed:
+            return spans
+        heads, starts = mentions(words, typed)
+        taken = _covered(spans, missing)
+        added = []
+        for start in numpy.flatnonzero(starts).tolist():
+            end = start + 1
+            while end < len(doc) and heads[end] == heads[start] and not starts[end]:
+                end += 1
+            if not taken[start:end].any():
+                added.append((start, end, label_of_end[int(heads[start]) + 1]))
+        self.counts["short_forms"] += len(added)
+        return sorted(spans + added)
 
     def _name_part(self, token) -> bool:
         """A capitalized word (not in capitals, not opening the doc or a sentence) that is no ordinary or
