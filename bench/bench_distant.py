@@ -7,13 +7,19 @@ with `spacy train` for --epochs epochs, and model-last is scored on the dev spli
 model). Steps, each adding one choice to the one before:
 - dictionary alone: the lists' matches on dev (leftmost longest), and the labeller's entities on dev;
 - lists, O elsewhere: trained on matches, every other token O (no ambiguity filter, no missing tokens);
-- + ambiguous entries: common words matched alone missing, lower-case matches of name lists dropped;
+- + ambiguous entries: common words, numbers and single characters matched alone missing, lower-case
+  matches of name lists dropped;
 - + repeated surnames: the last word of a person's full name, alone elsewhere in the doc, is the person;
 - + short forms: a short form the doc defines ("atrial fibrillation ( AF )") takes its long form's label
-  wherever it occurs (the workflow's default labels, round 0);
-- + unknown names missing: name-like unmatched tokens missing too (`--unknown-names`);
-- self-training: one `bioner distant relabel` round (--threshold) from round 0, and training again;
-- gold: the same config trained on the gold labels (the ceiling).
+  wherever it occurs (the workflow's labels);
+- + lists as features: the same labels, configs/bioner_gazetteer.cfg trained with the list entries the
+  labels trust (`--terms-output`) as term-list features (the workflow's round 0);
+- + unknown names missing: the short-form step's labels with name-like unmatched tokens missing too
+  (`--unknown-names`), without features;
+- self-training: one `bioner distant relabel` round (--threshold) from round 0, and training again, with
+  the features;
+- gold: configs/bioner.cfg trained on the gold labels, and bioner_gazetteer.cfg with the same features
+  (the ceilings).
 Label agreement with the dropped gold labels is reported beside each labelling. Timing: the workflow's
 steps on the corpus (label, train, relabel, train), on one core. Written to bench/results/distant_<corpus>.json.
 
@@ -27,6 +33,7 @@ import tempfile
 import time
 from collections import Counter
 from pathlib import Path
+from typing import Optional
 
 import spacy
 from bench_casing import prf
@@ -34,7 +41,7 @@ from common import ROOT, convert, train, write_results
 from spacy.tokens import DocBin
 from spacy.training import Corpus
 
-from spacy_bioner.distant.cli import read_texts
+from spacy_bioner.distant.cli import read_texts, write_terms
 from spacy_bioner.distant.labeller import DistantLabeller, DistantSettings
 from spacy_bioner.distant.self_training import relabel
 from spacy_bioner.gazetteer.matcher import filter_matches
@@ -53,6 +60,7 @@ STEPS = {
     "ambiguous_entries": {"ambiguous_words": True, "repeat_surnames": False, "short_forms": False},
     "repeated_surnames": {"ambiguous_words": True, "repeat_surnames": True, "short_forms": False},
     "short_forms": {"ambiguous_words": True, "repeat_surnames": True, "short_forms": True},
+    "lists_as_features": {"ambiguous_words": True, "repeat_surnames": True, "short_forms": True},
     "unknown_names_missing": {
         "ambiguous_words": True,
         "repeat_surnames": True,
@@ -60,7 +68,8 @@ STEPS = {
         "unknown_names": True,
     },
 }
-ROUND_0 = "short_forms"  # the workflow's default labels
+WITH_FEATURES = ("lists_as_features",)  # trained with the trusted list entries as term-list features
+ROUND_0 = "lists_as_features"  # the workflow's default
 
 
 def spans(doc) -> set:
@@ -79,11 +88,15 @@ def dev_scores(model: Path, dev: Path) -> dict:
     return {key: round(100 * scores[key], 2) for key in ("ents_p", "ents_r", "ents_f")}
 
 
-def trained(name: str, docs: list, dev: Path, work: Path, epochs: int) -> tuple[dict, float]:
+def trained(name: str, docs: list, dev: Path, work: Path, epochs: int, features: Optional[Path] = None):
+    """(dev scores, training seconds) of configs/bioner.cfg trained on the docs, or of bioner_gazetteer.cfg
+    with the term list `features`."""
     path = work / f"{name}.spacy"
     DocBin(docs=docs).to_disk(path)
     extra = ["--training.max_epochs", str(epochs), "--training.patience", "0"]
-    seconds = train(path, dev, work / name, extra, config="bioner.cfg")
+    if features is not None:
+        extra += ["--paths.gazetteer", str(features)]
+    seconds = train(path, dev, work / name, extra, config="bioner_gazetteer.cfg" if features else "bioner.cfg")
     return dev_scores(work / name / "model-last", dev), seconds
 
 
@@ -114,30 +127,37 @@ def main() -> None:
     figures["dictionary_matches_on_dev"] = prf(gold, {(i, *span) for i, found in enumerate(matched) for span in found})
     figures["labeller_on_dev"] = agreement(gold_dev, [labeller(doc) for doc in read_texts(nlp, dev_path)])
 
-    for step, settings in STEPS.items():
-        step_labeller = DistantLabeller(nlp, terms, DistantSettings(**settings))
-        docs = list(step_labeller.pipe(read_texts(nlp, train_path)))
-        scores, seconds = trained(step, docs, dev_path, work, args.epochs)
-        figures["steps"][step] = {"dev": scores, "labels_vs_gold": agreement(gold_train, docs),
-                                  "counts": dict(step_labeller.counts), "train_seconds": seconds}  # fmt: skip
-        print(step, json.dumps(figures["steps"][step]), flush=True)
-    # the workflow: round 0 is the default labels; self-training from its model
+    # the workflow: round 0 is the default labels and the lists' trusted entries as features
     round_0 = DistantLabeller(nlp, terms, DistantSettings(**STEPS[ROUND_0]))
     start = time.perf_counter()
     docs = list(round_0.pipe(read_texts(nlp, train_path)))
+    trusted = work / "trusted_terms.tsv"
+    figures["trusted_entries"] = write_terms(round_0.trusted_terms(), trusted)
     label_seconds = time.perf_counter() - start
+    for step, settings in STEPS.items():
+        step_labeller = DistantLabeller(nlp, terms, DistantSettings(**settings))
+        docs = list(step_labeller.pipe(read_texts(nlp, train_path)))
+        features = trusted if step in WITH_FEATURES else None
+        scores, seconds = trained(step, docs, dev_path, work, args.epochs, features)
+        figures["steps"][step] = {"dev": scores, "labels_vs_gold": agreement(gold_train, docs),
+                                  "counts": dict(step_labeller.counts), "train_seconds": seconds}  # fmt: skip
+        print(step, json.dumps(figures["steps"][step]), flush=True)
+    # self-training from round 0's model
+    docs = list(round_0.pipe(read_texts(nlp, train_path)))
     seconds = figures["steps"][ROUND_0]["train_seconds"]
     start = time.perf_counter()
     model = spacy.load(work / ROUND_0 / "model-last")
     counts: Counter = Counter()
     round_1 = list(relabel(model, docs, args.threshold, counts))
     relabel_seconds = time.perf_counter() - start
-    scores, seconds_1 = trained("self_training", round_1, dev_path, work, args.epochs)
+    scores, seconds_1 = trained("self_training", round_1, dev_path, work, args.epochs, trusted)
     figures["steps"]["self_training"] = {"dev": scores, "labels_vs_gold": agreement(gold_train, round_1),
                                          "counts": dict(counts), "threshold": args.threshold}  # fmt: skip
     print("self_training", json.dumps(figures["steps"]["self_training"]), flush=True)
     gold_scores, _ = trained("gold", gold_train, dev_path, work, args.epochs)
     figures["gold"] = {"dev": gold_scores}
+    gold_scores, _ = trained("gold_features", gold_train, dev_path, work, args.epochs, trusted)
+    figures["gold_with_features"] = {"dev": gold_scores}
     figures["workflow_seconds"] = {
         "label": round(label_seconds),
         "train": round(seconds),

@@ -210,3 +210,23 @@ def test_the_command_reads_a_full_names_surname_unless_told_not_to(terms, tmp_pa
         (doc,) = DocBin().from_disk(output).get_docs(spacy.blank("en").vocab)
         found[bool(flag)] = [e.text for e in doc.ents]
     assert found == {False: ["Anna Berg Lindqvist", "Lindqvist"], True: ["Anna Berg Lindqvist"]}
+
+
+def test_the_trusted_entries_leave_out_clashing_terms_and_entries_ambiguous_everywhere(tmp_path):
+    first, second = tmp_path / "chemicals.tsv", tmp_path / "places.tsv"
+    first.write_text("P\tChemical\ncontrol\tChemical\ncocaine\tChemical\nJordan\tChemical\n", encoding="utf8")
+    second.write_text("Jordan\tLOC\nOslo\tLOC\natrial fibrillation\tLOC\n", encoding="utf8")
+    labeller = DistantLabeller(spacy.blank("en"), [first, second])
+    assert list(labeller.trusted_terms()) == [("cocaine", "Chemical"), ("Oslo", "LOC"), ("atrial fibrillation", "LOC")]
+    everything = DistantLabeller(spacy.blank("en"), [first], DistantSettings(ambiguous_words=False))
+    assert [term for term, _ in everything.trusted_terms()] == ["P", "control", "cocaine", "Jordan"]
+
+
+def test_the_command_writes_the_trusted_entries_for_the_models_features(terms, tmp_path):
+    text, output, trusted = tmp_path / "text.txt", tmp_path / "distant.spacy", tmp_path / "lists" / "trusted.tsv"
+    text.write_text("Anna Berg met Will in Oslo .\n", encoding="utf8")
+    args = ["distant", "label", str(text), str(terms), "--output", str(output), "--terms-output", str(trusted)]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    rows = [line.split("\t") for line in trusted.read_text(encoding="utf8").splitlines()]
+    assert ["Anna Berg", "PER"] in rows and ["Oslo", "LOC"] in rows and ["Will", "PER"] not in rows

@@ -1,7 +1,8 @@
 """`bioner distant`: train bioner from term lists and raw text, without annotation.
 
-    bioner distant label TEXTS TERMS... --output corpus/distant.spacy
-    python -m spacy train configs/bioner.cfg --paths.train corpus/distant.spacy ...
+    bioner distant label TEXTS TERMS... --output corpus/distant.spacy --terms-output corpus/distant_terms.tsv
+    python -m spacy train configs/bioner_gazetteer.cfg --paths.train corpus/distant.spacy \
+        --paths.gazetteer corpus/distant_terms.tsv ...
     bioner distant relabel training/model-last corpus/distant.spacy --output corpus/round1.spacy
     python -m spacy train ... --paths.train corpus/round1.spacy          (and so on, a round at a time)
 
@@ -11,6 +12,7 @@ The project's `distant` workflow runs these steps (docs/distant.md).
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Optional
 
 import spacy
 import typer
@@ -63,6 +65,9 @@ def label_cli(
     extend_names: bool = typer.Option(True, help="A name list's entity runs on over unmatched capitalized words"),
     repeat_surnames: bool = typer.Option(True, help="A full name's last word alone elsewhere in the doc is the person"),
     short_forms: bool = typer.Option(True, help="A short form the doc defines takes its long form's label throughout"),
+    terms_output: Optional[Path] = typer.Option(
+        None, help="Also write the list entries the labels trust (.tsv), for the model's term-list features"
+    ),
 ) -> None:
     """Label raw text from term lists: matches become entities, name-like unmatched tokens missing, the rest O."""
     if clash not in ("priority", "missing"):
@@ -84,6 +89,22 @@ def label_cli(
     output.parent.mkdir(parents=True, exist_ok=True)
     DocBin(docs=docs).to_disk(output)
     msg.good(f"{len(docs)} docs labelled to {output}: {dict(labeller.counts)}")
+    if terms_output is not None:
+        rows = write_terms(labeller.trusted_terms(), terms_output)
+        if not rows:
+            msg.fail(f"No .tsv or .jsonl term list entries to write to {terms_output}.", exits=1)
+        msg.good(f"{rows} trusted list entries written to {terms_output}")
+
+
+def write_terms(terms: Iterator[tuple[str, str]], path: Path) -> int:
+    """Write (term, label) rows as a term list (.tsv); RETURNS how many."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    rows = 0
+    with path.open("w", encoding="utf8") as out:
+        for term, label in terms:
+            out.write(f"{' '.join(term.split())}\t{label}\n")
+            rows += 1
+    return rows
 
 
 @distant_app.command("relabel")

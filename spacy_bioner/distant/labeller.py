@@ -9,7 +9,7 @@ training neither rewards nor punishes any tag there (bioner trains on partial an
 """
 
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
@@ -92,12 +92,14 @@ class DistantLabeller:
         self.settings = settings or DistantSettings()
         self.counts: Counter = Counter()  # what the labeller did, for its report
         self.gazetteer = Gazetteer(nlp.tokenizer)
+        self.tokenizer = nlp.tokenizer
+        self.term_paths = [Path(path) for path in term_paths]
         capitalized: Counter = Counter()
         entries: Counter = Counter()
         self.priority: dict[str, int] = {}  # label -> rank of the first list that has it
-        for path in term_paths:
+        for path in self.term_paths:
             self.gazetteer.load(path)
-            for term, label in _terms_of(Path(path)):
+            for term, label in _terms_of(path):
                 self.priority.setdefault(label, len(self.priority))
                 entries[label] += 1
                 capitalized[label] += term[:1].isupper()
@@ -145,6 +147,29 @@ class DistantLabeller:
     def pipe(self, docs: Iterable[Doc]) -> Iterable[Doc]:
         for doc in docs:
             yield self(doc)
+
+    def trusted_terms(self) -> Iterator[tuple[str, str]]:
+        """(term, label) of the list entries the labels trust, for the model's term-list features: all but
+        the terms two lists give different labels, and the one-word entries that are ambiguous wherever
+        they occur (with ambiguous_words). A model whose features fire on an entry the labels left
+        missing learns nothing of it in training, and then tags it everywhere."""
+        clash = ""  # the label of a term two lists label differently
+        label_of: dict[str, str] = {}
+        for path in self.term_paths:
+            for term, label in _terms_of(path):
+                key = term.lower()
+                label_of[key] = label if label_of.get(key, label) == label else clash
+        written = set()
+        for path in self.term_paths:
+            for term, label in _terms_of(path):
+                if label_of[term.lower()] == clash or (term, label) in written:
+                    continue
+                written.add((term, label))
+                if self.settings.ambiguous_words and not any(c.isspace() for c in term):
+                    tokens = self.tokenizer(term)
+                    if len(tokens) == 1 and self._ambiguous(tokens[0], label):
+                        continue
+                yield term, label
 
     def _ambiguous(self, token, label: str) -> bool:
         """A common English word, or for a name list an ordinary or calendar word, or for a list of people's
