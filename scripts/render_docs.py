@@ -761,7 +761,7 @@ DISTANT_STEPS = [
     ("repeated_surnames", "+ a full name's surname alone is the person"),
     ("short_forms", "+ a defined short form takes its long form's label"),
     ("lists_as_features", "+ the trusted list entries as features (round 0)"),
-    ("unknown_names_missing", "+ unknown names missing (--unknown-names)"),
+    ("unknown_names_missing", "short forms' step + unknown names missing (--unknown-names), no features"),
     ("self_training", "round 0 + one self-training round"),
 ]
 
@@ -776,8 +776,9 @@ def _distant(results: dict) -> list:
         "## Training without annotation",
         "",
         "Each corpus's train split with its gold labels dropped, labelled from public term lists",
-        "(`bioner distant label`), configs/bioner.cfg trained on it for a fixed number of epochs and model-last",
-        "scored on dev: entity F1 (P / R), each step adding one choice to the one before",
+        "(`bioner distant label`), configs/bioner.cfg trained on it for a fixed number of epochs (from round 0",
+        "on, configs/bioner_gazetteer.cfg with the trusted list entries as features) and model-last scored on",
+        "dev: entity F1 (P / R), each step adding one choice to the one before",
         "([Training without annotation](distant.md)). In brackets under each training step: how the labels",
         "agree with the dropped gold labels (P / R). Workflow time: the labelling pass (after the lists are",
         "loaded, a few seconds more), training, one relabelling, training again.",
