@@ -130,7 +130,7 @@ def main() -> None:
     # the workflow: round 0 is the default labels and the lists' trusted entries as features
     round_0 = DistantLabeller(nlp, terms, DistantSettings(**STEPS[ROUND_0]))
     start = time.perf_counter()
-    docs = list(round_0.pipe(read_texts(nlp, train_path)))
+    round_0_docs = list(round_0.pipe(read_texts(nlp, train_path)))
     trusted = work / "trusted_terms.tsv"
     figures["trusted_entries"] = write_terms(round_0.trusted_terms(), trusted)
     label_seconds = time.perf_counter() - start
@@ -143,12 +143,11 @@ def main() -> None:
                                   "counts": dict(step_labeller.counts), "train_seconds": seconds}  # fmt: skip
         print(step, json.dumps(figures["steps"][step]), flush=True)
     # self-training from round 0's model
-    docs = list(round_0.pipe(read_texts(nlp, train_path)))
     seconds = figures["steps"][ROUND_0]["train_seconds"]
     start = time.perf_counter()
     model = spacy.load(work / ROUND_0 / "model-last")
     counts: Counter = Counter()
-    round_1 = list(relabel(model, docs, args.threshold, counts))
+    round_1 = list(relabel(model, round_0_docs, args.threshold, counts))
     relabel_seconds = time.perf_counter() - start
     scores, seconds_1 = trained("self_training", round_1, dev_path, work, args.epochs, trusted)
     figures["steps"]["self_training"] = {"dev": scores, "labels_vs_gold": agreement(gold_train, round_1),

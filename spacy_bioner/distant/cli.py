@@ -69,7 +69,7 @@ def label_cli(
         None, help="Also write the list entries the labels trust (.tsv), for the model's term-list features"
     ),
 ) -> None:
-    """Label raw text from term lists: matches become entities, name-like unmatched tokens missing, the rest O."""
+    """Label raw text from term lists: matches become entities, ambiguous ones missing, the rest O."""
     if clash not in ("priority", "missing"):
         msg.fail(f"--clash must be 'priority' or 'missing', got {clash!r}.", exits=1)
     nlp = spacy.blank(lang)
