@@ -12,6 +12,7 @@ KERNELS = [
     "core.sparse_perceptron",
     "core.decode",
     "core.marginals",
+    "gazetteer.automaton",
     "gazetteer.token_codes",
     "gazetteer.spans",
     "ner.document",

@@ -2,7 +2,7 @@ import numpy
 import pytest
 import spacy
 from conftest import TRAIN_DATA, make_examples
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from spacy.tokens import Doc, Span
 
@@ -118,10 +118,12 @@ def test_span_groups_equal_spans_made_one_by_one(nlp):
 
 @given(st.lists(st.tuples(st.integers(0, 8), st.integers(1, 4), st.integers(0, 2)), max_size=12))
 def test_filter_matches_agrees_with_a_greedy_loop(starts_lengths_labels):
-    matches = sorted((start, start + length, label, 0) for start, length, label in starts_lengths_labels)
-    for how, rank in (
-        ("leftmost_longest", lambda m: (m[0], -(m[1] - m[0]))),
-        ("longest", lambda m: (-(m[1] - m[0]), m[0])),
+    """In the order Gazetteer.match gives (by start, then length) and in any other order."""
+    as_drawn = [(start, start + length, label, 0) for start, length, label in starts_lengths_labels]
+    for matches, how, rank in (
+        (sorted(as_drawn), "leftmost_longest", lambda m: (m[0], -(m[1] - m[0]))),
+        (as_drawn, "leftmost_longest", lambda m: (m[0], -(m[1] - m[0]))),
+        (as_drawn, "longest", lambda m: (-(m[1] - m[0]), m[0])),
     ):
         taken, kept = set(), []
         for match in sorted(matches, key=rank):
@@ -436,6 +438,48 @@ def test_phrase_words_match_alone_and_after_unknown_runs(nlp):
     # Docs of a batch never match across their border.
     first, second = nlp("I like New"), nlp("York a lot")
     assert [len(m) for m in gaz.match_batch([first, nlp(""), second])] == [1, 0, 1]
+
+
+WORDS = ["a", "b", "c", "d", "\n"]
+BLANK = spacy.blank("en")
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.lists(st.sampled_from(WORDS[:3]), min_size=1, max_size=4), min_size=1, max_size=8),
+    st.lists(st.lists(st.sampled_from(WORDS), max_size=16), min_size=1, max_size=3),
+)
+def test_matches_equal_every_span_whose_words_are_a_term(terms, texts):
+    """The word automaton against the definition: a match is every run of non-whitespace tokens,
+    in one doc, whose words are a term; terms that are suffixes and prefixes of each other included."""
+    nlp = BLANK
+    gaz = Gazetteer(nlp.tokenizer)
+    for term in terms:
+        gaz.add(" ".join(term), "X")
+    docs = [Doc(nlp.vocab, words=words) for words in texts]
+    wanted = []
+    for doc in docs:
+        words = [token.i for token in doc if not token.is_space]
+        term_set = {tuple(term) for term in terms}
+        spans = {
+            (words[i], words[j] + 1)
+            for i in range(len(words))
+            for j in range(i, len(words))
+            if tuple(doc[k].text for k in words[i : j + 1]) in term_set
+        }
+        wanted.append(sorted(spans, key=lambda span: (span[0], span[1] - span[0])))
+    assert [[(s, e) for s, e, _, _ in rows.tolist()] for rows in gaz.match_batch(docs)] == wanted
+
+
+def test_terms_added_after_matching_are_found(nlp):
+    """A word read before its term was added is looked up again (the encoder caches words)."""
+    gaz = Gazetteer(nlp.tokenizer)
+    gaz.add("New York", "LOC")
+    doc = nlp("New York")
+    assert len(gaz.match(doc)) == 1
+    gaz.add("York", "LOC")
+    gaz.add("York City", "LOC")
+    assert found(gaz, nlp("New York City")) == [("New York", "LOC", ""), ("York", "LOC", ""), ("York City", "LOC", "")]
 
 
 def test_match_batch_without_terms_shares_one_read_only_empty_array(nlp):

@@ -71,10 +71,9 @@ class Gazetteer:
 
     def _add_chunk(self, chunk: list[tuple[str, str, str]], term_words: list[list[str]]) -> int:
         """Add terms given their normalized tokens. RETURNS (int): how many were added."""
-        added, skipped, new_words = add_terms(self.tables, chunk, term_words)
+        added, skipped = add_terms(self.tables, chunk, term_words)
         self.skipped += skipped
-        if new_words:
-            self._encoder.clear()  # tokens cached as in no term may be in one now
+        self._encoder.clear()  # what the cache says of a word may have changed
         self.tables.entries = None
         return added
 

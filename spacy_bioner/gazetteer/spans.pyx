@@ -20,35 +20,56 @@ import numpy
 
 cdef enum:
     MISSING, INSIDE, OUTSIDE, BEGIN  # spaCy's ENT_IOB codes
-    UNSEEN, SYMBOL, HASHED  # how an Interned string's value is known
+    UNSEEN, SYMBOL, KEPT, ADDED  # how an Interned string's value is known
+
+
+cdef struct Known:
+    uint64_t value  # in the StringStore
+    uint64_t generation  # of a KEPT value: the pool generation it was added in
+    char kind  # UNSEEN, SYMBOL, KEPT or ADDED
 
 
 cdef class Interned:
     """A growing list of strings (a gazetteer's labels or KB ids) and their StringStore values,
     each added to a doc's StringStore when first used with it, as `Span(label=..., kb_id=...)` adds
-    them. A value is found once; after that a C lookup tells whether a store holds it, so a match's
-    strings cost no Python call (a store may be another vocab's, or have dropped a memory zone's strings)."""
+    them. A value is found once, so a match's strings cost no Python call. A string added outside a
+    memory zone stays in its store for as long as the store keeps its memory pool, so it is kept
+    for that pool and costs no lookup either; one added inside a zone may be dropped with the zone,
+    and a C lookup checks that the store still holds it (a store may also be another vocab's)."""
     cdef list strings
-    cdef vector[uint64_t] values
-    cdef vector[char] kinds
+    cdef vector[Known] known
+    cdef object pool  # the permanent memory pool of the store last used
+    cdef uint64_t generation  # counts the pools seen
 
     def __init__(self, list strings):
         self.strings = strings  # appended to by the gazetteer's tables; never reordered
 
     cdef uint64_t value(self, StringStore store, Py_ssize_t index) except? 0:
-        if not 0 <= index < <Py_ssize_t>self.values.size():
+        cdef Known unseen
+        if not 0 <= index < <Py_ssize_t>self.known.size():
             if not 0 <= index < len(self.strings):
                 raise IndexError(f"No string {index}: there are {len(self.strings)}.")
-            self.values.resize(len(self.strings), 0)
-            self.kinds.resize(len(self.strings), UNSEEN)
-        if self.kinds[index] == SYMBOL:
-            return self.values[index]  # spaCy's symbols (and "", 0) are in no store's map
-        if self.kinds[index] == HASHED and store._map.get(self.values[index]) != NULL:
-            return self.values[index]
+            unseen.value, unseen.generation, unseen.kind = 0, 0, UNSEEN
+            self.known.resize(len(self.strings), unseen)
+        if store._non_temp_mem is not self.pool:
+            self.pool = store._non_temp_mem
+            self.generation += 1
+        cdef Known* string_of = &self.known[index]
+        if string_of.kind == SYMBOL:
+            return string_of.value  # spaCy's symbols (and "", 0) are in no store's map
+        if string_of.kind == KEPT and string_of.generation == self.generation:
+            return string_of.value
+        if string_of.kind == ADDED and store._map.get(string_of.value) != NULL:
+            return string_of.value
         string = self.strings[index]
-        self.values[index] = store.add(string)
-        self.kinds[index] = HASHED if string and self.values[index] == hash_string(string) else SYMBOL
-        return self.values[index]
+        string_of.value = store.add(string)
+        if not string or string_of.value != hash_string(string):
+            string_of.kind = SYMBOL
+        elif store.mem is store._non_temp_mem:  # outside a memory zone: kept with the pool
+            string_of.kind, string_of.generation = KEPT, self.generation
+        else:
+            string_of.kind = ADDED
+        return string_of.value
 
     def values_of(self, StringStore store, indices) -> numpy.ndarray:
         """uint64, the store's value of each of these strings (by index), added to it if new."""
@@ -74,6 +95,7 @@ def span_group(Doc doc, str name, rows, Interned labels, Interned kb_ids):
     cdef SpanGroup group = SpanGroup(doc, name=name)
     cdef SpanC span
     cdef Py_ssize_t k
+    group.c.reserve(matches.shape[0])
     for k in range(matches.shape[0]):
         span.start, span.end = matches[k, 0], matches[k, 1]
         _check_row(doc, span.start, span.end)
@@ -137,7 +159,10 @@ cdef bint _starts_before(const Ranked& a, const Ranked& b) noexcept nogil:
 def non_overlapping(rows, bint longest_first):
     """The rows (start, end, ...) that overlap no row taken before them, taken leftmost first then
     longest, or longest first then leftmost; ties in their order in `rows`. RETURNS the kept rows, by start."""
-    cdef const int64_t[:, :] matches = numpy.asarray(rows, dtype=numpy.int64).reshape(-1, 4)
+    rows = numpy.asarray(rows, dtype=numpy.int64).reshape(-1, 4)
+    cdef const int64_t[:, :] matches = rows
+    if not longest_first and _by_start_then_length(matches):  # as Gazetteer.match gives them
+        return rows[_leftmost_longest(matches)]
     cdef vector[Ranked] order, kept
     cdef Ranked item
     cdef Py_ssize_t k, i, n_tokens = 0
@@ -170,4 +195,37 @@ def non_overlapping(rows, bint longest_first):
     cdef Py_ssize_t[::1] rows_kept = chosen
     for k in range(<Py_ssize_t>kept.size()):
         rows_kept[k] = kept[k].row
-    return numpy.asarray(matches)[chosen].reshape(-1, 4)
+    return rows[chosen]
+
+
+cdef bint _by_start_then_length(const int64_t[:, :] matches) noexcept:
+    cdef Py_ssize_t k
+    for k in range(1, matches.shape[0]):
+        if matches[k, 0] < matches[k - 1, 0] or (
+            matches[k, 0] == matches[k - 1, 0] and matches[k, 1] < matches[k - 1, 1]
+        ):
+            return False
+    return True
+
+
+def _leftmost_longest(const int64_t[:, :] matches):
+    """non_overlapping's leftmost-longest rows of rows sorted by start, then length: with no sort,
+    as a row overlaps one taken before it exactly when it starts before the last taken one ends.
+    RETURNS (ndarray): the kept rows' indices."""
+    chosen = numpy.empty(matches.shape[0], dtype=numpy.intp)
+    cdef Py_ssize_t[::1] kept = chosen
+    cdef Py_ssize_t k = 0, last, n_kept = 0
+    cdef int64_t taken_end = matches[0, 0] if matches.shape[0] else 0
+    while k < matches.shape[0]:
+        last = k  # the rows of this start end at last; the first row of the longest length wins
+        while last + 1 < matches.shape[0] and matches[last + 1, 0] == matches[k, 0]:
+            last += 1
+        while last > k and matches[last - 1, 1] == matches[last, 1]:
+            last -= 1
+        if matches[k, 0] >= taken_end:
+            kept[n_kept] = last
+            n_kept += 1
+            taken_end = matches[last, 1]
+        while k < matches.shape[0] and matches[k, 0] == matches[last, 0]:
+            k += 1
+    return chosen[:n_kept]

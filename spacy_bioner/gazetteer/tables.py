@@ -1,4 +1,4 @@
-"""The gazetteer's term tables: words, keys, labels, KB ids, the automaton, and the entries
+"""The gazetteer's term tables: words, keys, labels, KB ids, the word automaton, and the entries
 that tie them together; compiled for matching and saved without pickle.
 
 token_codes.add_terms fills them; the Gazetteer (matcher.py) reads them.
@@ -7,13 +7,12 @@ token_codes.add_terms fills them; the Gazetteer (matcher.py) reads them.
 import io
 import json
 from array import array
-from operator import itemgetter
 
-import ahocorasick
 import numpy
 import srsly
 
 from ..core.serialize import ModelFileError, opened, seal
+from .automaton import WordAutomaton
 from .terms import collector_paused
 from .token_codes import CODE_LENGTH, MAX_WORDS
 
@@ -32,7 +31,8 @@ class TermTables:
         self.word_ids: dict[str, int] = {}
         self.unit_keys = array("i")  # per word id: the key id of the one-token term, or -1
         self.in_phrases = array("b")  # per word id: 1 if in a multi-token term
-        self.automaton = ahocorasick.Automaton(ahocorasick.STORE_INTS)  # multi-token key codes -> key id
+        self.phrase_keys: dict[str, int] = {}  # multi-token key (its words' codes) -> key id, in the order added
+        self.word_automaton = None  # compiled from phrase_keys
         self.key_tokens = array("i")  # tokens per key id
         # Entries as they were added: (key id, label, kb id), compact until compiled.
         self.added = (array("i"), array("i"), array("i"))
@@ -44,8 +44,7 @@ class TermTables:
     def compile(self):
         """Make the automaton and sort the entries by key (duplicates dropped)."""
         if self.entries is None:
-            if self.automaton.kind == ahocorasick.TRIE:
-                self.automaton.make_automaton()
+            self.word_automaton = WordAutomaton(self.phrase_keys)
             keys, labels, kbs = (numpy.frombuffer(column, dtype=numpy.int32) for column in self.added)
             order = numpy.lexsort((kbs, labels, keys))
             keys, labels, kbs = keys[order], labels[order], kbs[order]
@@ -63,7 +62,7 @@ class TermTables:
         # Keys are stored in the order they were first added, so that loading
         # rebuilds the trie as it was built: nodes of the terms listed first
         # (in big lists, the common ones) are allocated close together.
-        items = sorted(self.automaton.items(), key=itemgetter(1))
+        items = list(self.phrase_keys.items())
         key_ids = numpy.fromiter((key_id for _, key_id in items), dtype=numpy.int32, count=len(items))
         buffer = io.BytesIO()
         numpy.savez(
@@ -150,9 +149,7 @@ class TermTables:
         self.word_ids = dict(zip(words, range(len(words))))
         self.unit_keys = array("i", unit_keys.astype(numpy.int32).tobytes())
         self.in_phrases = array("b", (in_phrases != 0).astype(numpy.int8).tobytes())
-        add_word = self.automaton.add_word
-        for key, key_id in zip(keys, key_ids.tolist()):
-            add_word(key, key_id)
+        self.phrase_keys = dict(zip(keys, key_ids.tolist()))
         key_tokens = numpy.ones(len(all_keys), dtype=numpy.int32)
         key_tokens[key_ids] = key_lengths // CODE_LENGTH
         self.key_tokens = array("i", key_tokens.tobytes())

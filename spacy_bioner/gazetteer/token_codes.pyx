@@ -1,29 +1,27 @@
 # cython: language_level=3
-"""Tokens -> the string the gazetteer's automaton reads.
+"""Tokens -> word ids -> the matches of the gazetteer's terms.
 
-Every word of the term lists gets an id, written as CODE_LENGTH characters:
-its base-64 digits, most significant first, each digit position drawing on its
-own character range. Because the ranges are disjoint, a match can only start on
-a first digit and end on a last one, so matches align with tokens. The
-automaton takes four steps a token instead of one a byte, and no trie node has
-more than 64 children: pyahocorasick scans a node's children in order, and on
-CoNLL text with 1.2M place names base 64 matched 1.7x faster than base 256.
+Every word of the term lists gets an id. A one-token term is found by its
+word id; a longer one by the word automaton (automaton.pyx), which steps
+along the word ids of the tokens. A token whose word is in no multi-token
+term resets it: that is most tokens, and they cost one lookup each.
 
-Only multi-token terms go to the automaton. A one-token term is found by its
-word id here, and a token whose word is in no multi-token term is written as
-one SEPARATOR character: that halves the automaton's work and its size.
+Term keys are kept as strings of their words' codes, CODE_LENGTH characters
+a word (its base-64 digits, most significant first, each digit position
+drawing on its own character range): compact to store, and the automaton
+reads them back as word ids.
 """
 from cpython.array cimport array
-from cython.operator cimport dereference as deref
 from libc.stdint cimport int8_t, int32_t, int64_t, uint16_t, uint64_t
 from libcpp.algorithm cimport stable_sort
 from libcpp.vector cimport vector
-from libcpp.unordered_map cimport unordered_map
+from preshed.maps cimport PreshMap, map_get
 from spacy.attrs cimport IS_SPACE
 from spacy.lexeme cimport Lexeme
 from spacy.tokens.doc cimport Doc
 
-import ahocorasick
+from .automaton cimport WordAutomaton
+
 import numpy
 
 cdef extern from "Python.h":
@@ -33,12 +31,10 @@ cdef extern from "Python.h":
 cdef enum:
     BASE = 64
     FIRST_DIGIT = 0x100  # digit d at position p is chr(FIRST_DIGIT + BASE * p + d)
-    SEPARATOR_CHAR = 1  # a token in no multi-token term, and the break between docs
     UNKNOWN = -1  # cached word id of a token in no term
     SPACE = -2  # of a whitespace token
 
 CODE_LENGTH = 4
-SEPARATOR = chr(SEPARATOR_CHAR)
 MAX_WORDS = BASE ** CODE_LENGTH
 
 
@@ -76,17 +72,16 @@ def add_terms(tables, list terms, list term_words):
     is appended to the entries.
     terms (List[Tuple[str, str, str]]): (term, label, KB id) triples.
     term_words (List[List[str]]): The normalized words of each term; empty to skip it.
-    RETURNS (Tuple[int, int, bool]): Terms added, terms skipped, whether any word was new.
+    RETURNS (Tuple[int, int]): Terms added, terms skipped.
     """
     cdef dict word_ids = tables.word_ids, label_index = tables.label_index, kb_index = tables.kb_index
     cdef list words = tables.words, labels = tables.labels, kb_ids = tables.kb_ids
     cdef array unit_keys = tables.unit_keys, in_phrases = tables.in_phrases, key_tokens = tables.key_tokens
     cdef array entry_keys = tables.added[0], entry_labels = tables.added[1], entry_kbs = tables.added[2]
-    get_key, add_key = tables.automaton.get, tables.automaton.add_word
+    cdef dict phrase_keys = tables.phrase_keys
     cdef Py_ssize_t added = 0, skipped = 0, i, n
     cdef int64_t word_id
     cdef int key_id, label_id, kb
-    cdef bint new_words = False
     cdef list term_words_i
     cdef vector[int64_t] ids
     cdef vector[uint16_t] key
@@ -106,7 +101,6 @@ def add_terms(tables, list terms, list term_words):
                 words.append(word)
                 unit_keys.append(-1)
                 in_phrases.append(0)
-                new_words = True
             else:
                 word_id = found
             ids.push_back(word_id)
@@ -120,10 +114,9 @@ def add_terms(tables, list terms, list term_words):
             for i in range(n):
                 _write_code(&key[CODE_LENGTH * i], ids[i])
             text = PyUnicode_FromKindAndData(PyUnicode_2BYTE_KIND, key.data(), key.size())
-            key_id = get_key(text, -1)
+            key_id = phrase_keys.get(text, -1)
             if key_id < 0:
-                key_id = len(key_tokens)
-                add_key(text, key_id)
+                key_id = phrase_keys[text] = len(key_tokens)
                 key_tokens.append(n)
                 for i in range(n):
                     in_phrases.data.as_schars[ids[i]] = 1
@@ -134,7 +127,7 @@ def add_terms(tables, list terms, list term_words):
         entry_labels.append(label_id)
         entry_kbs.append(kb)
         added += 1
-    return added, skipped, new_words
+    return added, skipped
 
 
 cdef struct Found:
@@ -145,30 +138,55 @@ cdef bint _before(const Found& a, const Found& b) noexcept nogil:
     return a.first < b.first or (a.first == b.first and a.last - a.first < b.last - b.first)
 
 
+cdef struct Word:
+    int64_t id  # word id, UNKNOWN or SPACE
+    int32_t unit_key  # the key of the one-token term of this word, or -1
+    int32_t root_child  # the automaton's node of a key that begins with this word, or -1
+    bint in_phrase  # whether a multi-token term has this word
+
+
 cdef class TokenEncoder:
-    """Caches word form hash -> word id, and writes the text of docs.
+    """Caches what the term tables say of each word form (by hash), and matches docs.
+    One lookup in this cache, which holds the forms of the text read, is all a token
+    costs unless it is in a multi-token term: the tables by word id are far bigger.
 
     word_id (Callable[[str], int]): The id of a token's text, -1 if no term has it.
     max_size (int): Cached forms kept before the cache starts over.
     """
-    cdef unordered_map[uint64_t, int64_t] _ids
+    cdef PreshMap _index  # word form hash -> 1 + its place in _words
+    cdef vector[Word] _words
     cdef object _word_id
     cdef size_t _max_size
 
     def __init__(self, word_id, size_t max_size=1_000_000):
         self._word_id = word_id
         self._max_size = max_size
+        self.clear()
 
     def clear(self):
-        """Forget cached ids (call when the term lists gain words)."""
-        self._ids.clear()
+        """Forget the cached words (call whenever terms are added)."""
+        self._index = PreshMap()
+        self._words.clear()
+
+    cdef Word _new_word(self, Doc doc, Py_ssize_t i, tables, WordAutomaton automaton) except *:
+        """What the tables say of a doc's token, found and cached by its form."""
+        cdef uint64_t orth = doc.c[i].lex.orth
+        cdef const int32_t[::1] unit_keys = tables.unit_keys
+        cdef const int8_t[::1] in_phrases = tables.in_phrases
+        cdef Word word
+        word.id = SPACE if Lexeme.c_check_flag(doc.c[i].lex, IS_SPACE) else self._word_id(doc.vocab.strings[orth])
+        word.unit_key = unit_keys[word.id] if word.id >= 0 else -1
+        word.in_phrase = word.id >= 0 and in_phrases[word.id]
+        word.root_child = automaton.step(0, word.id) if word.in_phrase else -1
+        self._words.push_back(word)
+        self._index.set(orth, <void*>self._words.size())
+        return word
 
     def match(self, docs, tables, relabel=None):
         """Every match of the term tables (tables.TermTables, compiled) in the docs laid end to end.
 
-        The docs become the automaton's text: whitespace tokens are skipped, so
-        multi-token terms match across any whitespace, and one SEPARATOR between
-        docs stops matches crossing them. One-token terms are found by word id.
+        Whitespace tokens are skipped, so multi-token terms match across any
+        whitespace; no match crosses from one doc into the next.
         One call from tokens to rows: for a sentence, the arrays and numpy calls
         between separate steps cost more than matching does.
         relabel (Optional[ndarray]): int64, a new label index for each term label,
@@ -177,57 +195,46 @@ cdef class TokenEncoder:
             of the batch, as _match_rows sorts them.
         """
         entry_offsets, entry_labels, entry_kbs = tables.compile()
-        cdef const int32_t[::1] unit_keys = tables.unit_keys
-        cdef const int8_t[::1] in_phrases = tables.in_phrases
+        cdef WordAutomaton automaton = tables.word_automaton
         cdef const int32_t[::1] key_tokens = tables.key_tokens
         cdef Doc doc
         cdef Py_ssize_t i, n = 0, offset = 0
-        cdef int64_t word, end, key
-        cdef uint64_t orth
-        cdef unordered_map[uint64_t, int64_t].iterator found
-        cdef vector[uint16_t] chars
-        cdef vector[int32_t] char_tokens  # the batch position of each character's token
+        cdef Word word
+        cdef size_t place
+        cdef int32_t state, node
+        cdef vector[int64_t] run  # batch positions of the words read since the automaton last reset
         cdef vector[Found] matches
         cdef Found item
         for doc in docs:
-            n += doc.length + 1
-        if self._ids.size() + n > self._max_size:
-            self._ids.clear()
-        chars.reserve(4 * n)
-        char_tokens.reserve(4 * n)
+            n += doc.length
+        if self._words.size() + n > self._max_size:
+            self.clear()
         for doc in docs:
+            state = 0
+            run.clear()
             for i in range(doc.length):
-                orth = doc.c[i].lex.orth
-                found = self._ids.find(orth)
-                if found != self._ids.end():
-                    word = deref(found).second
-                elif Lexeme.c_check_flag(doc.c[i].lex, IS_SPACE):
-                    word = self._ids[orth] = SPACE
-                else:
-                    word = self._ids[orth] = self._word_id(doc.vocab.strings[orth])
-                if word == SPACE:
+                place = <size_t>map_get(self._index.c_map, doc.c[i].lex.orth)
+                word = self._words[place - 1] if place else self._new_word(doc, i, tables, automaton)
+                if word.id == SPACE:
                     continue
-                if word >= 0 and unit_keys[word] >= 0:
+                if word.unit_key >= 0:
                     item.first = item.last = offset + i
-                    item.key = unit_keys[word]
+                    item.key = word.unit_key
                     matches.push_back(item)
-                if word >= 0 and in_phrases[word]:
-                    chars.resize(chars.size() + 4)
-                    _write_code(&chars[chars.size() - 4], word)
-                    char_tokens.insert(char_tokens.end(), 4, offset + i)
-                elif chars.empty() or chars.back() != SEPARATOR_CHAR:  # one separator holds a run
-                    chars.push_back(SEPARATOR_CHAR)
-                    char_tokens.push_back(offset + i)
+                if not word.in_phrase:
+                    state = 0
+                    run.clear()
+                    continue
+                run.push_back(offset + i)
+                state = automaton.advance(state, word.id, word.root_child)
+                node = state if automaton.nodes[state].key >= 0 else automaton.nodes[state].output
+                while node >= 0:
+                    item.key = automaton.nodes[node].key
+                    item.first = run[run.size() - key_tokens[item.key]]
+                    item.last = offset + i
+                    matches.push_back(item)
+                    node = automaton.nodes[node].output
             offset += doc.length
-            chars.push_back(SEPARATOR_CHAR)
-            char_tokens.push_back(offset)
-        if tables.automaton.kind == ahocorasick.AHOCORASICK:
-            text = PyUnicode_FromKindAndData(PyUnicode_2BYTE_KIND, chars.data(), chars.size())
-            for end, key in tables.automaton.iter(text):
-                item.first = char_tokens[end - CODE_LENGTH * key_tokens[key] + 1]
-                item.last = char_tokens[end]
-                item.key = key
-                matches.push_back(item)
         return _match_rows(matches, entry_offsets, entry_labels, entry_kbs, relabel)
 
     def __reduce__(self):
