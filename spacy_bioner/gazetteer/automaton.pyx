@@ -3,10 +3,10 @@
 
 A term of n words is a path of n edges from the root, one per word id, so the
 automaton takes one step per token. Its edges live in one open-addressing hash
-table keyed by (node, word); a node's failure link and the first node on that
-link's chain that ends a term (the output link) are plain arrays. Everything is
-built from the term keys in one pass when the tables compile, and read without
-the GIL by TokenEncoder.match.
+table keyed by (node, word); each node holds its failure link, the key it ends,
+and the first node on its failure chain that ends a key (its output link).
+Everything is built from the term keys when the tables compile, and only read
+by TokenEncoder.match.
 
 A byte-level automaton over the words' codes took four steps a token and scanned
 a node's children one by one; on CoNLL text against 1.2M place names it spent
