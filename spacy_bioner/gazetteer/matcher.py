@@ -73,7 +73,7 @@ class Gazetteer:
         """Add terms given their normalized tokens. RETURNS (int): how many were added."""
         added, skipped = add_terms(self.tables, chunk, term_words)
         self.skipped += skipped
-        self._encoder.clear()  # what the cache says of a word may have changed
+        self._encoder.clear()  # a word's cached keys and automaton node change with the terms
         self.tables.entries = None
         return added
 
