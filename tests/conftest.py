@@ -2,9 +2,14 @@ from pathlib import Path
 
 import pytest
 import spacy
+from hypothesis import settings
 from spacy.training import Example
 
 ROOT = Path(__file__).resolve().parent.parent
+
+# No test asserts how long anything takes: a slow machine, or tests run side by side, must fail none.
+settings.register_profile("no_deadlines", deadline=None)
+settings.load_profile("no_deadlines")
 
 TRAIN_DATA = [
     ("Alice Smith lives in Paris .", [(0, 11, "PER"), (21, 26, "LOC")]),
