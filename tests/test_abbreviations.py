@@ -69,7 +69,7 @@ def reference_long_form(short, words):
     return 0
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=500)
 @given(
     st.text(alphabet="abAB1-( ", min_size=1, max_size=6),
     st.lists(st.text(alphabet="abAB1-' ", min_size=1, max_size=5), max_size=12),
@@ -106,7 +106,7 @@ def test_definitions_and_their_mentions():
     ]
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200)
 @given(
     st.lists(
         st.sampled_from(["(", ")", ";", ",", "-", "AF", "A", "T", "atrial", "fibrillation", "Smith", "35"]), max_size=12
@@ -249,7 +249,7 @@ def reference_mentions(orths, found):
     return heads, starts
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(
     st.lists(st.sampled_from("a b c d -".split()), min_size=1, max_size=30),
     st.lists(st.lists(st.sampled_from("a b c d -".split()), min_size=1, max_size=3), max_size=4),

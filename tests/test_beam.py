@@ -27,7 +27,7 @@ def _is_tree(heads):
     return True
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60)
 @given(
     system=st.sampled_from(sorted(SYSTEMS)),
     lengths=st.lists(st.integers(0, 15), min_size=1, max_size=4),
@@ -50,7 +50,7 @@ def test_any_weights_give_a_tree_per_sentence(system, lengths, width, seed):
 
 
 @pytest.mark.parametrize("system", ["arc-eager", "arc-standard", "covington-projective"])
-@settings(max_examples=15, deadline=None)
+@settings(max_examples=15)
 @given(heads=projective_trees(max_words=8))
 def test_training_on_one_tree_until_no_violation_parses_it(system, heads):
     n = len(heads) - 1

@@ -34,7 +34,7 @@ def path_score(emissions, transitions, tags):
     return score
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=150)
 @given(
     name=st.sampled_from(["BIO", "BILOU"]),
     n=st.integers(1, 5),
@@ -88,7 +88,7 @@ def test_viterbi_reports_infeasible_constraints():
         )
 
 
-@settings(max_examples=50, deadline=None)
+@settings(max_examples=50)
 @given(lengths=st.lists(st.integers(0, 6), min_size=1, max_size=6), seed=st.integers(0, 2**31))
 def test_sequences_laid_end_to_end_decode_as_alone(lengths, seed):
     rng = numpy.random.default_rng(seed)
@@ -121,7 +121,7 @@ def test_offsets_must_cover_the_sequence():
         )
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=150)
 @given(
     name=st.sampled_from(["BIO", "BILOU"]),
     n=st.integers(1, 5),
@@ -183,7 +183,7 @@ def reference_viterbi(emissions, transitions, allowed):
     return tags[::-1]
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200)
 @given(
     n=st.integers(1, 12),
     n_tags=st.integers(2, 40),

@@ -35,7 +35,7 @@ def best_within(scheme, emissions, transitions, allowed, bound):
     return best, best_tags
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=80)
 @given(name=st.sampled_from(["BIO", "BILOU"]), n=st.integers(1, 5), bound=st.integers(1, 3), seed=st.integers(0, 2**31))
 def test_bounded_viterbi_is_the_best_path_with_no_entity_over_the_bound(name, n, bound, seed):
     rng = numpy.random.default_rng(seed)
@@ -78,7 +78,7 @@ def test_no_entity_is_longer_than_training_saw_or_the_setting_says(tmp_path):
     assert max(len(ent) for ent in strict(text).ents) <= 2
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200)
 @given(
     st.sampled_from(["BIO", "BILOU"]),
     st.lists(st.tuples(st.integers(0, 2), st.integers(1, 4), st.integers(0, 1)), max_size=8),

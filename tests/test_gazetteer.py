@@ -444,7 +444,7 @@ WORDS = ["a", "b", "c", "d", "\n"]
 BLANK = spacy.blank("en")
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(
     st.lists(st.lists(st.sampled_from(WORDS[:3]), min_size=1, max_size=4), min_size=1, max_size=8),
     st.lists(st.lists(st.sampled_from(WORDS), max_size=16), min_size=1, max_size=3),

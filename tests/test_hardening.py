@@ -43,7 +43,7 @@ TEXT = st.lists(
 ).map(" ".join)
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=300, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(text=TEXT)
 def test_ner_and_gazetteer_never_crash_on_random_text(ner_nlp, text):
     CASES["ner"] += 1
@@ -60,7 +60,7 @@ def test_ner_and_gazetteer_never_crash_on_random_text(ner_nlp, text):
     assert all(tag != "I" or (i > 0 and iob[i - 1] in "BI") for i, tag in enumerate(iob))
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=300, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(text=TEXT)
 def test_tagger_and_parser_never_crash_on_random_text(parser_nlp, text):
     CASES["parser"] += 1

@@ -28,7 +28,7 @@ def continuation(scheme, tags, end, label):
     return scheme.tag_id("I", label) if scheme.name == "BIO" else -1
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60)
 @given(
     name=st.sampled_from(["BIO", "BILOU"]),
     n=st.integers(1, 4),
@@ -79,7 +79,7 @@ def test_temperature_must_be_positive():
         )
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=40)
 @given(name=st.sampled_from(["BIO", "BILOU"]), n=st.integers(1, 4), seed=st.integers(0, 2**31))
 def test_span_probabilities_equal_brute_force(name, n, seed):
     from spacy_bioner.core.marginals import span_probabilities
@@ -111,7 +111,7 @@ def test_span_probabilities_equal_brute_force(name, n, seed):
         assert probability == pytest.approx(expected, rel=1e-6, abs=1e-9)
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=30)
 @given(name=st.sampled_from(["BIO", "BILOU"]), n=st.integers(1, 4), seed=st.integers(0, 2**31))
 def test_expected_counts_equal_brute_force(name, n, seed):
     from spacy_bioner.core.marginals import expected_counts
@@ -167,7 +167,7 @@ def log_space_sums(emissions, transitions, allowed, legal, inv_t):
     return alpha, beta
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=40)
 @given(
     name=st.sampled_from(["BIO", "BILOU"]),
     n=st.integers(1, 30),

@@ -113,7 +113,7 @@ def make_docs(vocab, batch, starts_seed):
     return docs
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=40)
 @given(batch=docs_words, starts_seed=st.integers(0, 2**16))
 def test_compiled_passes_equal_the_python_steps(any_nlp, batch, starts_seed):
     ner = any_nlp.get_pipe("bioner")

@@ -27,7 +27,7 @@ def reference_scores(weights, features):
     return numpy.stack([weights[[f for f in row if f != DROPPED]].sum(axis=0) for row in features])
 
 
-@settings(max_examples=50, deadline=None)
+@settings(max_examples=50)
 @given(seed=st.integers(0, 2**31), steps=st.integers(1, 8))
 def test_updates_and_averages_match_reference(seed, steps):
     rng = numpy.random.default_rng(seed)
@@ -166,7 +166,7 @@ def test_power_of_two_tables_take_the_low_bits_of_the_hash():
     assert FeatureExtractor(templates, 1000).extract(rows, lexicon.table, sentence).max() < 1000
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=40)
 @given(seed=st.integers(0, 2**16), factored=st.booleans(), margin=st.sampled_from([0.0, 1.5, 100.0]))
 def test_steps_equal_one_python_step_per_run(seed, factored, margin):
     """AveragedPerceptron.steps gives the weights and loss of scoring, adding the cost, decoding and

@@ -28,7 +28,7 @@ def test_lift_then_lower_restores_hand_made_trees(heads, labels):
     assert lower(lifted_heads, lifted_labels) == (heads, labels)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(heads=trees(max_words=10))
 def test_lift_always_gives_a_projective_tree_and_lower_a_tree(heads):
     labels = [""] + [f"l{k % 3}" for k in range(1, len(heads))]

@@ -46,7 +46,7 @@ def tagged_batches(draw):
     return scheme, numpy.array(tags, dtype=numpy.int32), numpy.array(offsets), numpy.array(words, dtype=numpy.int32)
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=500)
 @given(tagged_batches(), st.data())
 def test_may_split_a_list_is_true_where_an_entity_is_made_of_known_names(batch, data):
     scheme, tags, _, _ = batch
@@ -66,7 +66,7 @@ def test_may_split_a_list_is_true_where_an_entity_is_made_of_known_names(batch, 
     assert may_split_a_list(wide, tags, scheme.continuing().view(numpy.uint8)) is expected
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(tagged_batches())
 def test_may_relabel_a_surname_is_true_where_label_surnames_has_candidates(batch):
     scheme, tags, offsets, words = batch
@@ -82,7 +82,7 @@ def test_may_relabel_a_surname_is_true_where_label_surnames_has_candidates(batch
     assert found is expected
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(tagged_batches(), st.integers(1, 4))
 def test_may_exceed_bound_is_true_where_an_entity_is_longer_than_the_bound(batch, bound):
     scheme, tags, _, _ = batch
@@ -94,7 +94,7 @@ SHORT_FORM_WORDS = ["(", ")", "-", ";", "\n", "AF", "IDDM", "NATO", "ABC", "atri
 SHORT_FORM_WORDS += ["dependent", "diabetes", "mellitus", "all", "boys", "can", "never", "ate", "trout", "only"]
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(st.lists(st.lists(st.sampled_from(SHORT_FORM_WORDS), min_size=1, max_size=12), min_size=1, max_size=3))
 def test_may_have_mentions_is_true_where_the_stage_reads_docs_word_by_word(docs_words):
     """The layout's short-form stage reads docs word by word where a "(" may define (may_define) or,

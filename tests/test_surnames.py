@@ -196,7 +196,7 @@ def batches(draw):
     return docs
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=500)
 @given(batches(), st.sampled_from(["BILOU", "BIO"]))
 def test_label_surnames_agrees_with_a_doc_at_a_time_reference(docs, scheme_name):
     labels, person_ids = ["LOC", "PER", "ORG"], [1]

@@ -66,7 +66,7 @@ def _is_forest(heads):
 
 
 @pytest.mark.parametrize("system", PROJECTIVE_SYSTEMS)
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=150)
 @given(heads=projective_trees())
 def test_oracle_builds_every_projective_tree(system, heads):
     labels = labels_for(heads)
@@ -77,7 +77,7 @@ def test_oracle_builds_every_projective_tree(system, heads):
         assert len(moves) <= 2 * (len(heads) - 1)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(heads=trees())
 def test_covington_oracle_builds_every_tree(heads):
     labels = labels_for(heads)
@@ -86,7 +86,7 @@ def test_covington_oracle_builds_every_tree(heads):
 
 
 @pytest.mark.parametrize("system", sorted(SYSTEMS))
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=150)
 @given(n=st.integers(0, 14), data=st.data())
 def test_every_transition_sequence_gives_a_forest(system, n, data):
     config = Configuration(n, system)
