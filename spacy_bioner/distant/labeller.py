@@ -39,6 +39,7 @@ RARE_NAMES = ("unknown", "rare_first", "rare_surname", "rare_first+rare_surname"
 # weekday (capitalized by convention, and a name only beside another: "April Jones").
 ORDINARY_CASES = ("lower", "mostly_lower", "mixed")
 NAME_CASES = ("mostly_title", "title", "upper")
+CLASH = ""  # term_labels' label of a term two lists label differently
 CALENDAR_WORDS = frozenset(
     "january february march april may june july august september october november december "
     "jan feb mar apr jun jul aug sep sept oct nov dec "
@@ -97,12 +98,15 @@ class DistantLabeller:
         capitalized: Counter = Counter()
         entries: Counter = Counter()
         self.priority: dict[str, int] = {}  # label -> rank of the first list that has it
+        self.term_labels: dict[str, str] = {}  # lower-cased term -> its label, CLASH if two lists differ
         for path in self.term_paths:
             self.gazetteer.load(path)
             for term, label in _terms_of(path):
                 self.priority.setdefault(label, len(self.priority))
                 entries[label] += 1
                 capitalized[label] += term[:1].isupper()
+                key = term.lower()
+                self.term_labels[key] = label if self.term_labels.get(key, label) == label else CLASH
         if self.settings.cased_labels is None:
             self.settings.cased_labels = [label for label in entries if capitalized[label] > 0.8 * entries[label]]
         self.name_labels = frozenset(self.settings.cased_labels)  # the labels of name lists
@@ -153,16 +157,10 @@ class DistantLabeller:
         the terms two lists give different labels, and the one-word entries that are ambiguous wherever
         they occur (with ambiguous_words). A model whose features fire on an entry the labels left
         missing learns nothing of it in training, and then tags it everywhere."""
-        clash = ""  # the label of a term two lists label differently
-        label_of: dict[str, str] = {}
-        for path in self.term_paths:
-            for term, label in _terms_of(path):
-                key = term.lower()
-                label_of[key] = label if label_of.get(key, label) == label else clash
         written = set()
         for path in self.term_paths:
             for term, label in _terms_of(path):
-                if label_of[term.lower()] == clash or (term, label) in written:
+                if self.term_labels[term.lower()] == CLASH or (term, label) in written:
                     continue
                 written.add((term, label))
                 if self.settings.ambiguous_words and not any(c.isspace() for c in term):
