@@ -15,6 +15,7 @@ KERNELS = [
     "gazetteer.automaton",
     "gazetteer.token_codes",
     "gazetteer.spans",
+    "gazetteer.doc_pass",
     "ner.document",
     "ner.entities",
     "ner.passes",

@@ -550,3 +550,39 @@ def test_no_helper_process_is_forked_beside_other_threads():
     finally:
         release.set()
         waiting.join()
+
+
+@settings(max_examples=200)
+@given(
+    st.lists(
+        st.tuples(
+            st.lists(st.sampled_from(WORDS[:4]), min_size=1, max_size=3), st.sampled_from("XY"), st.sampled_from("pq")
+        ),
+        max_size=8,
+    ),
+    st.lists(st.sampled_from(WORDS), max_size=14),
+    st.lists(st.tuples(st.integers(0, 13), st.integers(1, 3)), max_size=2),
+    st.sampled_from(["leftmost_longest", "longest"]),
+    st.booleans(),
+)
+def test_component_call_equals_its_steps_one_at_a_time(terms, words, entities, how, overwrite):
+    """The component's one compiled pass against the steps it fuses: match, span_group,
+    non_overlapping and write_ents, on docs that may already have entities."""
+    nlp = BLANK
+    component = nlp.create_pipe("bioner_gazetteer", config={"filter": how, "overwrite_ents": overwrite})
+    for term, label, kb_id in terms:
+        component.gazetteer.add(" ".join(term), label, kb_id)
+    docs = [Doc(nlp.vocab, words=words) for _ in range(2)]
+    for doc in docs:
+        doc.set_ents(spacy.util.filter_spans([Span(doc, s, e, "OLD") for s, e in entities if e <= len(doc) and s < e]))
+    gaz, (called, stepwise) = component.gazetteer, docs
+    component(called)
+    rows = gaz.match(stepwise)
+    stepwise.spans["bioner_gazetteer"] = gaz.span_group(stepwise, "bioner_gazetteer", rows)
+    gaz.write_ents(stepwise, non_overlapping(rows, how == "longest"), keep_entities=not overwrite)
+
+    def annotations(doc):
+        spans = [(s.start, s.end, s.label_, s.kb_id_) for s in doc.spans["bioner_gazetteer"]]
+        return spans, [(t.ent_iob_, t.ent_type_, t.ent_kb_id_) for t in doc]
+
+    assert annotations(called) == annotations(stepwise)

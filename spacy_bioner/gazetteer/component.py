@@ -22,7 +22,6 @@ from ..core.serialize import (
     write_files,
 )
 from .matcher import Gazetteer, MatchFilter
-from .spans import non_overlapping
 
 
 @Language.factory(
@@ -125,11 +124,14 @@ class GazetteerComponent(Pipe):
             self.add_patterns(patterns)
 
     def __call__(self, doc: Doc) -> Doc:
-        matches = self.gazetteer.match(doc)
-        doc.spans[self.cfg["spans_key"]] = self.gazetteer.span_group(doc, self.cfg["spans_key"], matches)
-        if self.cfg["write_ents"]:
-            kept = non_overlapping(matches, longest_first=self.cfg["filter"] == "longest")
-            self.gazetteer.write_ents(doc, kept, keep_entities=not self.cfg["overwrite_ents"])
+        cfg = self.cfg
+        self.gazetteer.annotate(
+            doc,
+            cfg["spans_key"],
+            write_ents=cfg["write_ents"],
+            longest_first=cfg["filter"] == "longest",
+            keep_entities=not cfg["overwrite_ents"],
+        )
         return doc
 
     def score(self, examples: Iterable[Example], **kwargs: Any) -> dict[str, Any]:

@@ -15,6 +15,7 @@ from typing import Callable, Literal, Optional, Union, get_args
 import numpy
 from spacy.tokens import Span, SpanGroup
 
+from .doc_pass import annotate_doc
 from .spans import Interned, non_overlapping, span_group, write_ents
 from .tables import TermTables
 from .terms import TERM_SUFFIXES, TermSplitter, checked_chunks, chunk_splitter, collector_paused, read_terms
@@ -162,6 +163,22 @@ class Gazetteer:
         """Write non-overlapping match rows to `doc.ents`, as `doc.set_ents` with their spans and
         default="unmodified" would; with keep_entities, rows overlapping an entity are left out."""
         write_ents(doc, rows, self._labels, self._kb_ids, keep_entities)
+
+    def annotate(self, doc, spans_key: str, write_ents: bool, longest_first: bool, keep_entities: bool) -> None:
+        """Every match to `doc.spans[spans_key]` and, with write_ents, the non-overlapping ones
+        (leftmost longest, or longest first) to `doc.ents`: what `span_group`, `non_overlapping` and
+        `write_ents` do with `match`'s rows, in one compiled call."""
+        annotate_doc(
+            doc,
+            self._encoder,
+            self.tables,
+            self._labels,
+            self._kb_ids,
+            spans_key,
+            write_ents,
+            longest_first,
+            keep_entities,
+        )
 
     def match(self, doc) -> numpy.ndarray:
         """Every match in a doc, overlapping and nested ones included.

@@ -7,8 +7,13 @@ document matched against a large term list has hundreds of matches, and making
 their Spans cost more than finding them. Here a SpanGroup is filled with span
 structs read straight from the doc's tokens, as spaCy's own Cython fills them,
 and entities go straight into the tokens, as `Doc.set_ents` writes them.
+
+The work is done on MatchRow arrays (token_codes.pxd), so that the component's
+one compiled call (gazetteer/doc_pass.pyx) runs every step without an array
+between them; the `def` functions are the same steps on int64 (n, 4) rows.
 """
 from libc.stdint cimport int64_t, uint64_t
+from libc.string cimport memcpy
 from libcpp.algorithm cimport stable_sort
 from libcpp.vector cimport vector
 from spacy.strings cimport StringStore, hash_string
@@ -16,17 +21,13 @@ from spacy.structs cimport SpanC
 from spacy.tokens.doc cimport Doc
 from spacy.tokens.span_group cimport SpanGroup
 
+from .token_codes cimport MatchRow
+
 import numpy
 
 cdef enum:
     MISSING, INSIDE, OUTSIDE, BEGIN  # spaCy's ENT_IOB codes
     UNSEEN, SYMBOL, KEPT, ADDED  # how an Interned string's value is known
-
-
-cdef struct Known:
-    uint64_t value  # in the StringStore
-    uint64_t generation  # of a KEPT value: the pool generation it was added in
-    char kind  # UNSEEN, SYMBOL, KEPT or ADDED
 
 
 cdef class Interned:
@@ -36,11 +37,6 @@ cdef class Interned:
     memory zone stays in its store for as long as the store keeps its memory pool, so it is kept
     for that pool and costs no lookup either; one added inside a zone may be dropped with the zone,
     and a C lookup checks that the store still holds it (a store may also be another vocab's)."""
-    cdef list strings
-    cdef vector[Known] known
-    cdef object pool  # the permanent memory pool of the store last used
-    cdef uint64_t generation  # counts the pools seen
-
     def __init__(self, list strings):
         self.strings = strings  # appended to by the gazetteer's tables; never reordered
 
@@ -82,37 +78,70 @@ cdef class Interned:
         return found
 
 
-cdef inline void _check_row(Doc doc, int64_t start, int64_t end) except *:
-    if not 0 <= start < end <= doc.length:
-        raise ValueError(f"Match ({start}, {end}) does not lie in a doc of {doc.length} tokens.")
+cdef inline uint64_t _value(Interned strings, StringStore store, Py_ssize_t index) except? 0:
+    """strings.value(store, index), with its common case inlined: a value known for this store's pool."""
+    cdef const Known* string_of
+    if 0 <= index < <Py_ssize_t>strings.known.size() and store._non_temp_mem is strings.pool:
+        string_of = &strings.known[index]
+        if string_of.kind == SYMBOL or (string_of.kind == KEPT and string_of.generation == strings.generation):
+            return string_of.value
+    return strings.value(store, index)
+
+
+cdef inline int _check_row(Doc doc, const MatchRow& row) except -1:
+    if not 0 <= row.start < row.end <= doc.length:
+        raise ValueError(f"Match ({row.start}, {row.end}) does not lie in a doc of {doc.length} tokens.")
+    return 0
+
+
+cdef const MatchRow* _rows_of(rows, vector[MatchRow]& copy) except *:
+    """int64 (n, 4) rows as MatchRows (copied into `copy`, which holds them)."""
+    cdef const int64_t[:, ::1] matches = numpy.ascontiguousarray(rows, dtype=numpy.int64).reshape(-1, 4)
+    copy.resize(matches.shape[0])
+    if matches.shape[0]:
+        memcpy(copy.data(), &matches[0, 0], matches.shape[0] * sizeof(MatchRow))
+    return copy.data()
+
+
+cdef object _array_of(const vector[MatchRow]& rows):
+    """MatchRows as int64 (n, 4) rows."""
+    array = numpy.empty((rows.size(), 4), dtype=numpy.int64)
+    cdef int64_t[:, ::1] out = array
+    if rows.size():
+        memcpy(&out[0, 0], rows.data(), rows.size() * sizeof(MatchRow))
+    return array
+
+
+cdef int fill_group(Doc doc, SpanGroup group, const MatchRow* rows, Py_ssize_t n, Interned labels,
+                    Interned kb_ids) except -1:
+    """Append a span to the group for each row, as `Span(doc, start, end, label=..., kb_id=...)` makes it."""
+    cdef StringStore store = doc.vocab.strings
+    cdef SpanC span
+    cdef Py_ssize_t k
+    group.c.reserve(group.c.size() + n)
+    for k in range(n):
+        _check_row(doc, rows[k])
+        span.start, span.end = rows[k].start, rows[k].end
+        span.start_char = doc.c[span.start].idx
+        span.end_char = doc.c[span.end - 1].idx + doc.c[span.end - 1].lex.length
+        span.label, span.kb_id, span.id = _value(labels, store, rows[k].label), _value(kb_ids, store, rows[k].kb), 0
+        group.push_back(span)
+    return 0
 
 
 def span_group(Doc doc, str name, rows, Interned labels, Interned kb_ids):
     """A SpanGroup of a doc's match rows (start, end, label, kb id), each span as
     `Span(doc, start, end, label=labels[label], kb_id=kb_ids[kb id])` makes it."""
-    cdef const int64_t[:, :] matches = numpy.asarray(rows, dtype=numpy.int64).reshape(-1, 4)
-    cdef StringStore store = doc.vocab.strings
+    cdef vector[MatchRow] copy
+    cdef const MatchRow* matches = _rows_of(rows, copy)
     cdef SpanGroup group = SpanGroup(doc, name=name)
-    cdef SpanC span
-    cdef Py_ssize_t k
-    group.c.reserve(matches.shape[0])
-    for k in range(matches.shape[0]):
-        span.start, span.end = matches[k, 0], matches[k, 1]
-        _check_row(doc, span.start, span.end)
-        span.start_char = doc.c[span.start].idx
-        span.end_char = doc.c[span.end - 1].idx + doc.c[span.end - 1].lex.length
-        span.label, span.kb_id, span.id = labels.value(store, matches[k, 2]), kb_ids.value(store, matches[k, 3]), 0
-        group.push_back(span)
+    fill_group(doc, group, matches, copy.size(), labels, kb_ids)
     return group
 
 
-def write_ents(Doc doc, rows, Interned labels, Interned kb_ids, bint keep_entities):
-    """Write match rows (start, end, label, kb id) to the doc's entities, as
-    `doc.set_ents(spans, default="unmodified")` writes them: other tokens keep their values.
-    A row that overlaps one written before it is left out (filter them first: non_overlapping).
-    keep_entities: leave out the rows that overlap an entity the doc has; else they replace
-    the tokens they cover, and what is left of such an entity stays an entity."""
-    cdef const int64_t[:, :] matches = numpy.asarray(rows, dtype=numpy.int64).reshape(-1, 4)
+cdef int write_rows(Doc doc, const MatchRow* rows, Py_ssize_t n, Interned labels, Interned kb_ids,
+                    bint keep_entities) except -1:
+    """`write_ents` on MatchRows."""
     cdef StringStore store = doc.vocab.strings
     cdef vector[char] taken = vector[char](doc.length, 0)
     cdef Py_ssize_t i, k
@@ -126,22 +155,34 @@ def write_ents(Doc doc, rows, Interned labels, Interned kb_ids, bint keep_entiti
             elif doc.c[i].ent_iob != INSIDE:
                 in_entity = False
             taken[i] = in_entity
-    for k in range(matches.shape[0]):
-        _check_row(doc, matches[k, 0], matches[k, 1])
+    for k in range(n):
+        _check_row(doc, rows[k])
         free = True
-        for i in range(matches[k, 0], matches[k, 1]):
+        for i in range(rows[k].start, rows[k].end):
             free = free and not taken[i]
         if not free:
             continue
-        for i in range(matches[k, 0], matches[k, 1]):
-            doc.c[i].ent_iob = BEGIN if i == matches[k, 0] else INSIDE
-            doc.c[i].ent_type = labels.value(store, matches[k, 2])
-            doc.c[i].ent_kb_id = kb_ids.value(store, matches[k, 3])
+        for i in range(rows[k].start, rows[k].end):
+            doc.c[i].ent_iob = BEGIN if i == rows[k].start else INSIDE
+            doc.c[i].ent_type = _value(labels, store, rows[k].label)
+            doc.c[i].ent_kb_id = _value(kb_ids, store, rows[k].kb)
             taken[i] = True
     for i in range(doc.length - 1):  # as set_ents: an I after no entity, or after another type, begins one
         if doc.c[i + 1].ent_iob == INSIDE and (doc.c[i].ent_iob in (MISSING, OUTSIDE)
                                                or doc.c[i].ent_type != doc.c[i + 1].ent_type):
             doc.c[i + 1].ent_iob = BEGIN
+    return 0
+
+
+def write_ents(Doc doc, rows, Interned labels, Interned kb_ids, bint keep_entities):
+    """Write match rows (start, end, label, kb id) to the doc's entities, as
+    `doc.set_ents(spans, default="unmodified")` writes them: other tokens keep their values.
+    A row that overlaps one written before it is left out (filter them first: non_overlapping).
+    keep_entities: leave out the rows that overlap an entity the doc has; else they replace
+    the tokens they cover, and what is left of such an entity stays an entity."""
+    cdef vector[MatchRow] copy
+    cdef const MatchRow* matches = _rows_of(rows, copy)
+    write_rows(doc, matches, copy.size(), labels, kb_ids, keep_entities)
 
 
 cdef struct Ranked:
@@ -159,73 +200,71 @@ cdef bint _starts_before(const Ranked& a, const Ranked& b) noexcept nogil:
 def non_overlapping(rows, bint longest_first):
     """The rows (start, end, ...) that overlap no row taken before them, taken leftmost first then
     longest, or longest first then leftmost; ties in their order in `rows`. RETURNS the kept rows, by start."""
-    rows = numpy.asarray(rows, dtype=numpy.int64).reshape(-1, 4)
-    cdef const int64_t[:, :] matches = rows
-    if not longest_first and _by_start_then_length(matches):  # as Gazetteer.match gives them
-        return rows[_leftmost_longest(matches)]
-    cdef vector[Ranked] order, kept
+    cdef vector[MatchRow] copy, kept
+    cdef const MatchRow* matches = _rows_of(rows, copy)
+    kept_rows(matches, copy.size(), longest_first, kept)
+    return _array_of(kept)
+
+
+cdef void kept_rows(const MatchRow* rows, Py_ssize_t n, bint longest_first, vector[MatchRow]& kept) noexcept:
+    """`non_overlapping` on MatchRows: the kept ones go to `kept`, by start."""
+    kept.clear()
+    if not longest_first and _by_start_then_length(rows, n):  # as Gazetteer.match gives them
+        _leftmost_longest(rows, n, kept)
+        return
+    cdef vector[Ranked] order, chosen
     cdef Ranked item
     cdef Py_ssize_t k, i, n_tokens = 0
     cdef int64_t length
-    for k in range(matches.shape[0]):
-        length = matches[k, 1] - matches[k, 0]
+    for k in range(n):
+        length = rows[k].end - rows[k].start
         if longest_first:
-            item.first, item.second = -length, matches[k, 0]
+            item.first, item.second = -length, rows[k].start
         else:
-            item.first, item.second = matches[k, 0], -length
+            item.first, item.second = rows[k].start, -length
         item.row = k
         order.push_back(item)
-        n_tokens = max(n_tokens, matches[k, 1])
+        n_tokens = max(n_tokens, rows[k].end)
     stable_sort(order.begin(), order.end(), _ranked_before)
     cdef vector[char] taken = vector[char](n_tokens, 0)
     cdef bint free
     for item in order:
         free = True
-        for i in range(matches[item.row, 0], matches[item.row, 1]):
+        for i in range(rows[item.row].start, rows[item.row].end):
             if taken[i]:
                 free = False
                 break
         if free:
-            for i in range(matches[item.row, 0], matches[item.row, 1]):
+            for i in range(rows[item.row].start, rows[item.row].end):
                 taken[i] = 1
-            item.second = matches[item.row, 0]  # kept ones are disjoint: their starts order them
-            kept.push_back(item)
-    stable_sort(kept.begin(), kept.end(), _starts_before)
-    chosen = numpy.empty(kept.size(), dtype=numpy.intp)
-    cdef Py_ssize_t[::1] rows_kept = chosen
-    for k in range(<Py_ssize_t>kept.size()):
-        rows_kept[k] = kept[k].row
-    return rows[chosen]
+            item.second = rows[item.row].start  # kept ones are disjoint: their starts order them
+            chosen.push_back(item)
+    stable_sort(chosen.begin(), chosen.end(), _starts_before)
+    for item in chosen:
+        kept.push_back(rows[item.row])
 
 
-cdef bint _by_start_then_length(const int64_t[:, :] matches) noexcept:
+cdef bint _by_start_then_length(const MatchRow* rows, Py_ssize_t n) noexcept:
     cdef Py_ssize_t k
-    for k in range(1, matches.shape[0]):
-        if matches[k, 0] < matches[k - 1, 0] or (
-            matches[k, 0] == matches[k - 1, 0] and matches[k, 1] < matches[k - 1, 1]
-        ):
+    for k in range(1, n):
+        if rows[k].start < rows[k - 1].start or (rows[k].start == rows[k - 1].start and rows[k].end < rows[k - 1].end):
             return False
     return True
 
 
-def _leftmost_longest(const int64_t[:, :] matches):
-    """non_overlapping's leftmost-longest rows of rows sorted by start, then length: with no sort,
-    as a row overlaps one taken before it exactly when it starts before the last taken one ends.
-    RETURNS (ndarray): the kept rows' indices."""
-    chosen = numpy.empty(matches.shape[0], dtype=numpy.intp)
-    cdef Py_ssize_t[::1] kept = chosen
-    cdef Py_ssize_t k = 0, last, n_kept = 0
-    cdef int64_t taken_end = matches[0, 0] if matches.shape[0] else 0
-    while k < matches.shape[0]:
+cdef void _leftmost_longest(const MatchRow* rows, Py_ssize_t n, vector[MatchRow]& kept) noexcept:
+    """kept_rows's leftmost-longest rows of rows sorted by start, then length: with no sort,
+    as a row overlaps one taken before it exactly when it starts before the last taken one ends."""
+    cdef Py_ssize_t k = 0, last
+    cdef int64_t taken_end = rows[0].start if n else 0
+    while k < n:
         last = k  # the rows of this start end at last; the first row of the longest length wins
-        while last + 1 < matches.shape[0] and matches[last + 1, 0] == matches[k, 0]:
+        while last + 1 < n and rows[last + 1].start == rows[k].start:
             last += 1
-        while last > k and matches[last - 1, 1] == matches[last, 1]:
+        while last > k and rows[last - 1].end == rows[last].end:
             last -= 1
-        if matches[k, 0] >= taken_end:
-            kept[n_kept] = last
-            n_kept += 1
-            taken_end = matches[last, 1]
-        while k < matches.shape[0] and matches[k, 0] == matches[last, 0]:
+        if rows[k].start >= taken_end:
+            kept.push_back(rows[last])
+            taken_end = rows[last].end
+        while k < n and rows[k].start == rows[last].start:
             k += 1
-    return chosen[:n_kept]

@@ -13,6 +13,7 @@ reads them back as word ids.
 """
 from cpython.array cimport array
 from libc.stdint cimport int8_t, int32_t, int64_t, uint16_t, uint64_t
+from libc.string cimport memcpy
 from libcpp.algorithm cimport stable_sort
 from libcpp.vector cimport vector
 from preshed.maps cimport PreshMap, map_get
@@ -138,13 +139,6 @@ cdef bint _before(const Found& a, const Found& b) noexcept nogil:
     return a.first < b.first or (a.first == b.first and a.last - a.first < b.last - b.first)
 
 
-cdef struct Word:
-    int64_t id  # word id, UNKNOWN or SPACE
-    int32_t unit_key  # the key of the one-token term of this word, or -1
-    int32_t root_child  # the automaton's node of a key that begins with this word, or -1
-    bint in_phrase  # whether a multi-token term has this word
-
-
 cdef class TokenEncoder:
     """Caches what the term tables say of each word form (by hash), and matches docs.
     One lookup in this cache, which holds the forms of the text read, is all a token
@@ -153,11 +147,6 @@ cdef class TokenEncoder:
     word_id (Callable[[str], int]): The id of a token's text, -1 if no term has it.
     max_size (int): Cached forms kept before the cache starts over.
     """
-    cdef PreshMap _index  # word form hash -> 1 + its place in _words
-    cdef vector[Word] _words
-    cdef object _word_id
-    cdef size_t _max_size
-
     def __init__(self, word_id, size_t max_size=1_000_000):
         self._word_id = word_id
         self._max_size = max_size
@@ -187,13 +176,29 @@ cdef class TokenEncoder:
 
         Whitespace tokens are skipped, so multi-token terms match across any
         whitespace; no match crosses from one doc into the next.
-        One call from tokens to rows: for a sentence, the arrays and numpy calls
-        between separate steps cost more than matching does.
         relabel (Optional[ndarray]): int64, a new label index for each term label,
             -1 to leave its matches out; the KB ids are then left out (0).
         RETURNS (ndarray): int64 rows (start, end, label, kb id) in positions
-            of the batch, as _match_rows sorts them.
+            of the batch, as find_rows sorts them.
         """
+        cdef vector[MatchRow] found
+        cdef const int64_t[::1] new_labels
+        if relabel is None:
+            self.find_rows(docs, tables, NULL, found)
+        else:
+            new_labels = numpy.ascontiguousarray(relabel, dtype=numpy.int64)
+            if new_labels.shape[0] < len(tables.labels):
+                raise ValueError(f"relabel has {new_labels.shape[0]} labels; the gazetteer has {len(tables.labels)}.")
+            self.find_rows(docs, tables, &new_labels[0] if new_labels.shape[0] else NULL, found)
+        rows = numpy.empty((found.size(), 4), dtype=numpy.int64)
+        cdef int64_t[:, ::1] out = rows
+        if found.size():
+            memcpy(&out[0, 0], found.data(), found.size() * sizeof(MatchRow))
+        return rows
+
+    cdef int find_rows(self, docs, tables, const int64_t* relabel, vector[MatchRow]& rows) except -1:
+        """`match` into `rows`, with no array made: one call from tokens to rows, as for a
+        sentence the arrays and calls between separate steps cost more than matching does."""
         entry_offsets, entry_labels, entry_kbs = tables.compile()
         cdef WordAutomaton automaton = tables.word_automaton
         cdef const int32_t[::1] key_tokens = tables.key_tokens
@@ -235,7 +240,8 @@ cdef class TokenEncoder:
                     matches.push_back(item)
                     node = automaton.nodes[node].output
             offset += doc.length
-        return _match_rows(matches, entry_offsets, entry_labels, entry_kbs, relabel)
+        _match_rows(matches, entry_offsets, entry_labels, entry_kbs, relabel, rows)
+        return 0
 
     def __reduce__(self):
         return (TokenEncoder, (self._word_id, self._max_size))
@@ -278,27 +284,26 @@ def match_codes(matches, int n_tokens, int n_labels):
     return codes
 
 
-cdef _match_rows(vector[Found]& found, const int64_t[::1] entry_offsets, const int32_t[::1] entry_labels,
-                 const int32_t[::1] entry_kbs, const int64_t[::1] relabel):
+cdef void _match_rows(vector[Found]& found, const int64_t[::1] entry_offsets, const int32_t[::1] entry_labels,
+                      const int32_t[::1] entry_kbs, const int64_t* relabel, vector[MatchRow]& rows) noexcept:
     """The matches of keys found at tokens first..last, one row per entry of each key
-    (an ambiguous term matches once per label and id): int64 (start, end, label, kb id),
+    (an ambiguous term matches once per label and id): (start, end, label, kb id),
     sorted by start, then length, then the order found (units before phrases), then the
     key's entry order. With `relabel`, labels are mapped and KB ids dropped (TokenEncoder.match)."""
-    cdef Py_ssize_t n = 0
     cdef int64_t entry, label
     cdef Found item
+    cdef MatchRow row
+    cdef Py_ssize_t n = 0
     for item in found:
         n += entry_offsets[item.key + 1] - entry_offsets[item.key]
     stable_sort(found.begin(), found.end(), _before)
-    rows = numpy.empty((n, 4), dtype=numpy.int64)
-    cdef int64_t[:, ::1] out = rows
-    n = 0
+    rows.clear()
+    rows.reserve(n)
     for item in found:
         for entry in range(entry_offsets[item.key], entry_offsets[item.key + 1]):
-            label = entry_labels[entry] if relabel is None else relabel[entry_labels[entry]]
+            label = entry_labels[entry] if relabel == NULL else relabel[entry_labels[entry]]
             if label < 0:
                 continue
-            out[n, 0], out[n, 1], out[n, 2] = item.first, item.last + 1, label
-            out[n, 3] = entry_kbs[entry] if relabel is None else 0
-            n += 1
-    return rows[:n]
+            row.start, row.end, row.label = item.first, item.last + 1, label
+            row.kb = entry_kbs[entry] if relabel == NULL else 0
+            rows.push_back(row)

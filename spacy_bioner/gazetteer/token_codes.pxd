@@ -1,0 +1,27 @@
+from libc.stdint cimport int32_t, int64_t
+from libcpp.vector cimport vector
+from preshed.maps cimport PreshMap
+from spacy.tokens.doc cimport Doc
+
+from .automaton cimport WordAutomaton
+
+
+cdef struct MatchRow:  # laid out as a row of match's int64 (n, 4) array
+    int64_t start, end, label, kb
+
+
+cdef struct Word:
+    int64_t id  # word id, UNKNOWN or SPACE
+    int32_t unit_key  # the key of the one-token term of this word, or -1
+    int32_t root_child  # the automaton's node of a key that begins with this word, or -1
+    bint in_phrase  # whether a multi-token term has this word
+
+
+cdef class TokenEncoder:
+    cdef PreshMap _index  # word form hash -> 1 + its place in _words
+    cdef vector[Word] _words
+    cdef object _word_id
+    cdef size_t _max_size
+
+    cdef Word _new_word(self, Doc doc, Py_ssize_t i, tables, WordAutomaton automaton) except *
+    cdef int find_rows(self, docs, tables, const int64_t* relabel, vector[MatchRow]& rows) except -1
