@@ -25,7 +25,11 @@ from .token_codes cimport MatchRow
 
 import numpy
 
+cdef extern from *:
+    void _prefetch "__builtin_prefetch"(const void* address) noexcept nogil
+
 cdef enum:
+    PREFETCH_AHEAD = 8  # rows: a row's KB id record is fetched while earlier rows are filled
     MISSING, INSIDE, OUTSIDE, BEGIN  # spaCy's ENT_IOB codes
     UNSEEN, SYMBOL, KEPT, ADDED  # how an Interned string's value is known
 
@@ -120,6 +124,8 @@ cdef int fill_group(Doc doc, SpanGroup group, const MatchRow* rows, Py_ssize_t n
     cdef Py_ssize_t k
     group.c.reserve(group.c.size() + n)
     for k in range(n):
+        if k + PREFETCH_AHEAD < n and 0 <= rows[k + PREFETCH_AHEAD].kb < <Py_ssize_t>kb_ids.known.size():
+            _prefetch(&kb_ids.known[rows[k + PREFETCH_AHEAD].kb])  # a large list's KB ids miss the cache
         _check_row(doc, rows[k])
         span.start, span.end = rows[k].start, rows[k].end
         span.start_char = doc.c[span.start].idx

@@ -29,7 +29,11 @@ cdef extern from "Python.h":
     object PyUnicode_FromKindAndData(int kind, const void* buffer, Py_ssize_t size)
     int PyUnicode_2BYTE_KIND
 
+cdef extern from *:
+    void _prefetch "__builtin_prefetch"(const void* address) noexcept nogil
+
 cdef enum:
+    PREFETCH_AHEAD = 8  # keys: a key's entries are fetched while earlier keys' rows are written
     BASE = 64
     FIRST_DIGIT = 0x100  # digit d at position p is chr(FIRST_DIGIT + BASE * p + d)
     UNKNOWN = -1  # cached word id of a token in no term
@@ -299,7 +303,14 @@ cdef void _match_rows(vector[Found]& found, const int64_t[::1] entry_offsets, co
     stable_sort(found.begin(), found.end(), _before)
     rows.clear()
     rows.reserve(n)
-    for item in found:
+    cdef Py_ssize_t k
+    for k in range(<Py_ssize_t>found.size()):
+        if k + PREFETCH_AHEAD < <Py_ssize_t>found.size():  # a large list's entries miss the cache
+            entry = entry_offsets[found[k + PREFETCH_AHEAD].key]
+            if entry < entry_labels.shape[0]:
+                _prefetch(&entry_labels[entry])
+                _prefetch(&entry_kbs[entry])
+        item = found[k]
         for entry in range(entry_offsets[item.key], entry_offsets[item.key + 1]):
             label = entry_labels[entry] if relabel == NULL else relabel[entry_labels[entry]]
             if label < 0:
