@@ -30,6 +30,8 @@ cdef extern from *:
 
 cdef enum:
     PREFETCH_AHEAD = 8  # rows: a row's KB id record is fetched while earlier rows are filled
+
+cdef enum:
     MISSING, INSIDE, OUTSIDE, BEGIN  # spaCy's ENT_IOB codes
     UNSEEN, SYMBOL, KEPT, ADDED  # how an Interned string's value is known
 

@@ -34,6 +34,8 @@ cdef extern from *:
 
 cdef enum:
     PREFETCH_AHEAD = 8  # keys: a key's entries are fetched while earlier keys' rows are written
+
+cdef enum:
     BASE = 64
     FIRST_DIGIT = 0x100  # digit d at position p is chr(FIRST_DIGIT + BASE * p + d)
     UNKNOWN = -1  # cached word id of a token in no term
