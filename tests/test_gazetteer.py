@@ -9,7 +9,7 @@ from spacy.tokens import Doc, Span
 from spacy_bioner.core.serialize import ModelFileError
 from spacy_bioner.gazetteer.matcher import Gazetteer, filter_matches
 from spacy_bioner.gazetteer.spans import Interned, non_overlapping, span_group, write_ents
-from spacy_bioner.gazetteer.token_codes import match_codes
+from spacy_bioner.gazetteer.token_codes import TokenEncoder, match_codes
 from spacy_bioner.ner.batch import lay_out
 from spacy_bioner.ner.featurizer import features as features_of
 from spacy_bioner.ner.featurizer import match_ids
@@ -586,3 +586,23 @@ def test_component_call_equals_its_steps_one_at_a_time(terms, words, entities, h
         return spans, [(t.ent_iob_, t.ent_type_, t.ent_kb_id_) for t in doc]
 
     assert annotations(called) == annotations(stepwise)
+
+
+def test_word_cache_grows_and_starts_over_with_the_same_matches(nlp):
+    """Thousands of distinct words: the encoder's cache grows several times over, and the
+    matches read from it equal those of a first reading and of a cache that starts over."""
+    gaz = Gazetteer(nlp.tokenizer)
+    gaz.add_patterns(
+        {"label": label, "pattern": pattern}
+        for i in range(0, 3000, 3)
+        for label, pattern in [("X", f"w{i}"), ("Y", f"w{i} w{i + 1}")]
+    )
+    doc = Doc(nlp.vocab, words=[f"w{i}" for i in range(3000)])
+    wanted = [(i, i + 1, 0, 0) for i in range(0, 3000, 3)] + [(i, i + 2, 1, 0) for i in range(0, 3000, 3)]
+    wanted.sort(key=lambda row: (row[0], row[1] - row[0]))
+    assert gaz.match(doc).tolist() == [list(row) for row in wanted]
+    assert gaz.match(doc).tolist() == [list(row) for row in wanted]  # every word from the cache
+    small = Gazetteer(nlp.tokenizer)
+    small._encoder = TokenEncoder(small._word_id, max_size=100)
+    small.tables = gaz.tables
+    assert small.match(doc).tolist() == [list(row) for row in wanted]

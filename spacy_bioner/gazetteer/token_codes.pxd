@@ -1,6 +1,5 @@
-from libc.stdint cimport int32_t, int64_t
+from libc.stdint cimport int32_t, int64_t, uint64_t
 from libcpp.vector cimport vector
-from preshed.maps cimport PreshMap
 from spacy.tokens.doc cimport Doc
 
 from .automaton cimport WordAutomaton
@@ -17,11 +16,19 @@ cdef struct Word:
     bint in_phrase  # whether a multi-token term has this word
 
 
+cdef struct WordCell:
+    uint64_t orth  # the word form's hash; 0 where the cell is free
+    Word word
+
+
 cdef class TokenEncoder:
-    cdef PreshMap _index  # word form hash -> 1 + its place in _words
-    cdef vector[Word] _words
+    cdef vector[WordCell] _cells  # open addressing by form, at most half full: a token costs one probe
+    cdef size_t _n_words
+    cdef int _shift  # a form's first cell: (orth * MIX) >> _shift
     cdef object _word_id
     cdef size_t _max_size
 
+    cdef WordCell* _cell(self, uint64_t orth) noexcept nogil
     cdef Word _new_word(self, Doc doc, Py_ssize_t i, tables, WordAutomaton automaton) except *
+    cdef void _grow(self) noexcept
     cdef int find_rows(self, docs, tables, const int64_t* relabel, vector[MatchRow]& rows) except -1

@@ -16,7 +16,6 @@ from libc.stdint cimport int8_t, int32_t, int64_t, uint16_t, uint64_t
 from libc.string cimport memcpy
 from libcpp.algorithm cimport stable_sort
 from libcpp.vector cimport vector
-from preshed.maps cimport PreshMap, map_get
 from spacy.attrs cimport IS_SPACE
 from spacy.lexeme cimport Lexeme
 from spacy.tokens.doc cimport Doc
@@ -40,6 +39,9 @@ cdef enum:
     FIRST_DIGIT = 0x100  # digit d at position p is chr(FIRST_DIGIT + BASE * p + d)
     UNKNOWN = -1  # cached word id of a token in no term
     SPACE = -2  # of a whitespace token
+    FIRST_CELLS_BITS = 10  # an empty word cache has 2 ** 10 cells
+
+cdef uint64_t MIX = 0x9E3779B97F4A7C15  # Fibonacci hashing: spreads word forms over the cells
 
 CODE_LENGTH = 4
 MAX_WORDS = BASE ** CODE_LENGTH
@@ -147,8 +149,10 @@ cdef bint _before(const Found& a, const Found& b) noexcept nogil:
 
 cdef class TokenEncoder:
     """Caches what the term tables say of each word form (by hash), and matches docs.
-    One lookup in this cache, which holds the forms of the text read, is all a token
+    One probe of this cache, which holds the forms of the text read, is all a token
     costs unless it is in a multi-token term: the tables by word id are far bigger.
+    A form's cell holds the form's hash and what the tables say of it, so that a probe
+    reads one place in memory (a map to a list of words read two).
 
     word_id (Callable[[str], int]): The id of a token's text, -1 if no term has it.
     max_size (int): Cached forms kept before the cache starts over.
@@ -160,11 +164,23 @@ cdef class TokenEncoder:
 
     def clear(self):
         """Forget the cached words (call whenever terms are added)."""
-        self._index = PreshMap()
-        self._words.clear()
+        cdef WordCell free
+        free.orth = 0
+        self._cells.assign(1 << FIRST_CELLS_BITS, free)
+        self._shift = 64 - FIRST_CELLS_BITS
+        self._n_words = 0
+
+    cdef WordCell* _cell(self, uint64_t orth) noexcept nogil:
+        """The cell of a word form: its own, or the free one where it would go."""
+        cdef size_t mask = self._cells.size() - 1
+        cdef size_t slot = (orth * MIX) >> self._shift
+        while self._cells[slot].orth != 0 and self._cells[slot].orth != orth:
+            slot = (slot + 1) & mask
+        return &self._cells[slot]
 
     cdef Word _new_word(self, Doc doc, Py_ssize_t i, tables, WordAutomaton automaton) except *:
-        """What the tables say of a doc's token, found and cached by its form."""
+        """What the tables say of a doc's token, found and cached by its form (the empty form,
+        hash 0, is not cached)."""
         cdef uint64_t orth = doc.c[i].lex.orth
         cdef const int32_t[::1] unit_keys = tables.unit_keys
         cdef const int8_t[::1] in_phrases = tables.in_phrases
@@ -173,9 +189,26 @@ cdef class TokenEncoder:
         word.unit_key = unit_keys[word.id] if word.id >= 0 else -1
         word.in_phrase = word.id >= 0 and in_phrases[word.id]
         word.root_child = automaton.step(0, word.id) if word.in_phrase else -1
-        self._words.push_back(word)
-        self._index.set(orth, <void*>self._words.size())
+        if orth == 0:
+            return word
+        if 2 * (self._n_words + 1) > self._cells.size():
+            self._grow()
+        cdef WordCell* cell = self._cell(orth)
+        cell.orth, cell.word = orth, word
+        self._n_words += 1
         return word
+
+    cdef void _grow(self) noexcept:
+        """Twice the cells, the words placed again."""
+        cdef vector[WordCell] old
+        old.swap(self._cells)
+        cdef WordCell free
+        free.orth = 0
+        self._cells.assign(2 * old.size(), free)
+        self._shift -= 1
+        for cell in old:
+            if cell.orth != 0:
+                self._cell(cell.orth)[0] = cell
 
     def match(self, docs, tables, relabel=None):
         """Every match of the term tables (tables.TermTables, compiled) in the docs laid end to end.
@@ -211,21 +244,21 @@ cdef class TokenEncoder:
         cdef Doc doc
         cdef Py_ssize_t i, n = 0, offset = 0
         cdef Word word
-        cdef size_t place
+        cdef WordCell* cell
         cdef int32_t state, node
         cdef vector[int64_t] run  # batch positions of the words read since the automaton last reset
         cdef vector[Found] matches
         cdef Found item
         for doc in docs:
             n += doc.length
-        if self._words.size() + n > self._max_size:
+        if self._n_words + n > self._max_size:
             self.clear()
         for doc in docs:
             state = 0
             run.clear()
             for i in range(doc.length):
-                place = <size_t>map_get(self._index.c_map, doc.c[i].lex.orth)
-                word = self._words[place - 1] if place else self._new_word(doc, i, tables, automaton)
+                cell = self._cell(doc.c[i].lex.orth)
+                word = cell.word if cell.orth != 0 else self._new_word(doc, i, tables, automaton)
                 if word.id == SPACE:
                     continue
                 if word.unit_key >= 0:
