@@ -27,6 +27,9 @@ TERM_SUFFIXES = {".jsonl": "jsonl", ".tsv": "tsv", ".txt": "text"}
 _CHUNKS_AHEAD = 2  # chunks the splitter process may work ahead: bounds memory on long sources
 
 
+KEEP_LOADING_LEXEMES = 50_000  # the loading tokenizer is kept across sources while its vocab is smaller
+
+
 class TermSplitter:
     """Splits terms into normalized words with the pipeline's tokenizer rules.
 
@@ -42,9 +45,11 @@ class TermSplitter:
         self._loading: Optional[Callable] = None
 
     def clear(self) -> None:
-        """Forget the words seen while loading a source."""
+        """Forget the words seen while loading a source, and the loading tokenizer once its vocab
+        is large: making one takes about a tenth of a second, too long to pay for each term added."""
         self.cache.clear()
-        self._loading = None
+        if self._loading is not None and len(getattr(self._loading, "vocab", ())) > KEEP_LOADING_LEXEMES:
+            self._loading = None
 
     def normalize(self, text: str) -> str:
         """The matching form of a token: NFKC, casefolded unless case-sensitive, whitespace removed."""
