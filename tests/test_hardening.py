@@ -7,6 +7,7 @@ import threading
 
 import numpy
 import pytest
+import spacy
 from conftest import reseal, train_nlp
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -14,6 +15,7 @@ from spacy.tokens import Doc
 from test_parser_component import _trained as train_parser
 
 from spacy_bioner.core.serialize import ModelFileError
+from spacy_bioner.gazetteer.token_codes import TokenEncoder
 from spacy_bioner.ner.component import BioNER
 from spacy_bioner.parser.component import BioParser
 from spacy_bioner.tagger.component import BioTagger
@@ -175,6 +177,38 @@ def test_two_threads_tag_and_parse_like_one(ner_nlp, parser_nlp):
             ([(e.start, e.end, e.label_) for e in doc.ents], [(t.head.i, t.dep_) for t in parse])
             for doc, parse in zip(ner_nlp.pipe(texts, batch_size=7), parser_nlp.pipe(texts, batch_size=5))
         ]
+
+    threads = [threading.Thread(target=work, args=(slot,)) for slot in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert results[0] == expected and results[1] == expected
+
+
+def test_two_threads_share_a_gazetteer_component_like_one():
+    """bioner_gazetteer has no lock: its word cache grows as words arrive, each word placed in one
+    step under the GIL, and the cache may grow, start over or be read by the other thread meanwhile."""
+    nlp = spacy.blank("en")
+    component = nlp.add_pipe("bioner_gazetteer")
+    component.add_patterns(
+        [{"label": "GPE", "pattern": f"Paris{i}", "id": f"Q{i}"} for i in range(300)]
+        + [{"label": "ORG", "pattern": f"Acme{i} Corp", "id": f"A{i}"} for i in range(300)]
+    )
+    texts = [f"Bob{i} of Acme{i % 400} Corp flew to Paris{i % 350} and Acme{i} ." for i in range(3000)]
+
+    def annotations(docs):
+        return [
+            ([(e.start, e.end, e.label_, e.kb_id_) for e in doc.ents], len(doc.spans["bioner_gazetteer"]))
+            for doc in docs
+        ]
+
+    expected = annotations(nlp.pipe(texts))
+    component.gazetteer._encoder = TokenEncoder(component.gazetteer._word_id, max_size=500)  # cold; starts over
+    results = [None, None]
+
+    def work(slot):
+        results[slot] = annotations(nlp.pipe(texts, batch_size=3))
 
     threads = [threading.Thread(target=work, args=(slot,)) for slot in range(2)]
     for thread in threads:
