@@ -170,20 +170,28 @@ def test_two_threads_tag_and_parse_like_one(ner_nlp, parser_nlp):
         for doc, parse in zip(ner_nlp.pipe(texts), parser_nlp.pipe(texts))
     ]
     ner_nlp, parser_nlp = pickle.loads(pickle.dumps(ner_nlp)), pickle.loads(pickle.dumps(parser_nlp))  # cold caches
-    results = [None, None]
-
-    def work(slot):
-        results[slot] = [
+    results = in_two_threads(
+        lambda: [
             ([(e.start, e.end, e.label_) for e in doc.ents], [(t.head.i, t.dep_) for t in parse])
             for doc, parse in zip(ner_nlp.pipe(texts, batch_size=7), parser_nlp.pipe(texts, batch_size=5))
         ]
+    )
+    assert results == [expected, expected]
 
-    threads = [threading.Thread(target=work, args=(slot,)) for slot in range(2)]
+
+def in_two_threads(work) -> list:
+    """What `work()` returns in each of two threads run at once."""
+    results = [None, None]
+
+    def run(slot):
+        results[slot] = work()
+
+    threads = [threading.Thread(target=run, args=(slot,)) for slot in range(2)]
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join()
-    assert results[0] == expected and results[1] == expected
+    return results
 
 
 def test_two_threads_share_a_gazetteer_component_like_one():
@@ -205,17 +213,7 @@ def test_two_threads_share_a_gazetteer_component_like_one():
 
     expected = annotations(nlp.pipe(texts))
     component.gazetteer._encoder = TokenEncoder(component.gazetteer._word_id, max_size=500)  # cold; starts over
-    results = [None, None]
-
-    def work(slot):
-        results[slot] = annotations(nlp.pipe(texts, batch_size=3))
-
-    threads = [threading.Thread(target=work, args=(slot,)) for slot in range(2)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    assert results[0] == expected and results[1] == expected
+    assert in_two_threads(lambda: annotations(nlp.pipe(texts, batch_size=3))) == [expected, expected]
 
 
 TRAIN_AND_HASH = """
