@@ -21,7 +21,7 @@ from spacy.structs cimport SpanC
 from spacy.tokens.doc cimport Doc
 from spacy.tokens.span_group cimport SpanGroup
 
-from .token_codes cimport MatchRow
+from .token_codes cimport MatchRow, rows_array
 
 import numpy
 
@@ -107,15 +107,6 @@ cdef const MatchRow* _rows_of(rows, vector[MatchRow]& copy) except *:
     if matches.shape[0]:
         memcpy(copy.data(), &matches[0, 0], matches.shape[0] * sizeof(MatchRow))
     return copy.data()
-
-
-cdef object _array_of(const vector[MatchRow]& rows):
-    """MatchRows as int64 (n, 4) rows."""
-    array = numpy.empty((rows.size(), 4), dtype=numpy.int64)
-    cdef int64_t[:, ::1] out = array
-    if rows.size():
-        memcpy(&out[0, 0], rows.data(), rows.size() * sizeof(MatchRow))
-    return array
 
 
 cdef int fill_group(Doc doc, SpanGroup group, const MatchRow* rows, Py_ssize_t n, Interned labels,
@@ -211,7 +202,7 @@ def non_overlapping(rows, bint longest_first):
     cdef vector[MatchRow] copy, kept
     cdef const MatchRow* matches = _rows_of(rows, copy)
     kept_rows(matches, copy.size(), longest_first, kept)
-    return _array_of(kept)
+    return rows_array(kept)
 
 
 cdef void kept_rows(const MatchRow* rows, Py_ssize_t n, bint longest_first, vector[MatchRow]& kept) noexcept:

@@ -32,3 +32,6 @@ cdef class TokenEncoder:
     cdef Word _new_word(self, Doc doc, Py_ssize_t i, tables, WordAutomaton automaton) except *
     cdef void _grow(self) noexcept
     cdef int find_rows(self, docs, tables, const int64_t* relabel, vector[MatchRow]& rows) except -1
+
+
+cdef object rows_array(const vector[MatchRow]& rows)

@@ -229,11 +229,7 @@ cdef class TokenEncoder:
             if new_labels.shape[0] < len(tables.labels):
                 raise ValueError(f"relabel has {new_labels.shape[0]} labels; the gazetteer has {len(tables.labels)}.")
             self.find_rows(docs, tables, &new_labels[0] if new_labels.shape[0] else NULL, found)
-        rows = numpy.empty((found.size(), 4), dtype=numpy.int64)
-        cdef int64_t[:, ::1] out = rows
-        if found.size():
-            memcpy(&out[0, 0], found.data(), found.size() * sizeof(MatchRow))
-        return rows
+        return rows_array(found)
 
     cdef int find_rows(self, docs, tables, const int64_t* relabel, vector[MatchRow]& rows) except -1:
         """`match` into `rows`, with no array made: one call from tokens to rows, as for a
@@ -284,6 +280,15 @@ cdef class TokenEncoder:
 
     def __reduce__(self):
         return (TokenEncoder, (self._word_id, self._max_size))
+
+
+cdef object rows_array(const vector[MatchRow]& rows):
+    """MatchRows as int64 (n, 4) rows, `match`'s array."""
+    found = numpy.empty((rows.size(), 4), dtype=numpy.int64)
+    cdef int64_t[:, ::1] out = found
+    if rows.size():
+        memcpy(&out[0, 0], rows.data(), rows.size() * sizeof(MatchRow))
+    return found
 
 
 cdef struct Coded:
