@@ -1,3 +1,5 @@
+import pickle
+
 import numpy
 import pytest
 import spacy
@@ -280,6 +282,22 @@ def test_standalone_component_is_an_entity_ruler(nlp, tmp_path):
     nlp.to_disk(tmp_path)
     loaded = spacy.load(tmp_path)
     assert [(e.text, e.kb_id_) for e in loaded("I love New York").ents] == [("New York", "Q60")]
+
+
+def test_pipelines_with_the_component_pickle_after_use():
+    """Process pools pickle pipelines: the component pickles after matching has filled its caches
+    (which hold StringStore memory pools), with or without terms, and tags as before."""
+    nlp = spacy.blank("en")
+    ruler = nlp.add_pipe("bioner_gazetteer", config={"case_sensitive": True})
+    ruler.add_patterns([{"label": "LOC", "pattern": "New York", "id": "Q60"}, {"label": "LOC", "pattern": "york"}])
+    text = "New York , new york and york"
+    expected = [("New York", "LOC", "Q60"), ("york", "LOC", ""), ("york", "LOC", "")]
+    assert [(e.text, e.label_, e.kb_id_) for e in nlp(text).ents] == expected
+    copy = pickle.loads(pickle.dumps(nlp))
+    assert [(e.text, e.label_, e.kb_id_) for e in copy(text).ents] == expected
+    empty = spacy.blank("en")
+    empty.add_pipe("bioner_gazetteer")
+    assert pickle.loads(pickle.dumps(empty))("New York").ents == ()
 
 
 def _trained(mode, patterns, epochs=15):

@@ -210,9 +210,17 @@ class Gazetteer:
     def to_bytes(self) -> bytes:
         return self.tables.to_bytes(self.case_sensitive)
 
+    def __reduce__(self) -> tuple:
+        # Pickled as its saved bytes: its caches hold the memory pools of StringStores, which do not pickle.
+        return (_unpickle_gazetteer, (self.tokenizer, self.to_bytes()))
+
     def from_bytes(self, data: bytes, where: str = "bytes") -> "Gazetteer":
         self._set_tables(*TermTables.from_bytes(data, where))
         return self
+
+
+def _unpickle_gazetteer(tokenizer: Callable, data: bytes) -> Gazetteer:
+    return Gazetteer(tokenizer).from_bytes(data)
 
 
 NO_MATCHES = numpy.zeros((0, 4), dtype=numpy.int64)
