@@ -193,6 +193,8 @@ class Gazetteer:
         if not len(self):  # no term lists: nothing to lay out, and every doc shares one empty, read-only array
             return [NO_MATCHES] * len(docs)
         rows = self.match_laid_out(docs, relabel)
+        if len(docs) == 1:  # one doc laid out is the doc itself (as for a single call)
+            return [rows]
         doc_starts = numpy.cumsum([0] + [len(doc) for doc in docs])
         bounds = numpy.searchsorted(rows[:, 0], doc_starts)
         rows[:, :2] -= numpy.repeat(doc_starts[:-1], numpy.diff(bounds))[:, None]  # each doc's own positions
