@@ -16,7 +16,8 @@ def marks(text):
     """The texts of the tokens outside any entity, of those before which entities end, and the names."""
     nlp = spacy.blank("en")
     doc = nlp.make_doc(text)
-    found = letter_marks([doc], numpy.array([0, len(doc)]), numpy.array([t.is_space for t in doc]))
+    is_space = numpy.array([t.is_space for t in doc])
+    found = letter_marks([doc], numpy.array([0, len(doc)]), is_space, bool(is_space.any()))
     if found is None:
         return doc, set(), [], []
     outside = {doc[i].text for i in numpy.flatnonzero(found.outside)}

@@ -88,9 +88,10 @@ cdef class Lexicon:
     def batch_rows(self, docs, lowercase=None):
         """`rows` of the tokens of docs laid end to end, read straight from the docs;
         lowercase: whether each doc is lower-case (lowercase_docs), or None."""
+        orths = batch_orths(docs)
         if lowercase is not None:
-            lowercase = numpy.repeat(numpy.asarray(lowercase, dtype=numpy.uint8), [len(doc) for doc in docs])
-        return self.rows(batch_orths(docs), docs[0].vocab.strings if len(docs) else None, lowercase)
+            lowercase = _per_token(numpy.asarray(lowercase, dtype=numpy.uint8), docs, orths.shape[0])
+        return self.rows(orths, docs[0].vocab.strings if len(docs) else None, lowercase)
 
     cdef int32_t _add(self, uint64_t orth, str text, bint lowercase) except -1:
         cdef uint64_t key
@@ -122,6 +123,21 @@ cdef inline bint _ends_sentence(uint64_t orth) noexcept nogil:
 
 # A lower-case doc's words read in rows of their own (templates.CASE_ATTRIBUTES).
 cdef uint64_t _LOWERCASE_SALT = 0x2545f4914f6cdd1dULL
+
+
+def _per_token(const uint8_t[::1] of_doc, docs, Py_ssize_t n_tokens):
+    """Each doc's value repeated for each of its tokens: uint8[n_tokens]. A loop, not numpy.repeat,
+    which costs more than the loop for a sentence."""
+    per_token = numpy.empty(n_tokens, dtype=numpy.uint8)
+    cdef uint8_t[::1] out = per_token
+    cdef Doc doc
+    cdef Py_ssize_t d = 0, i, n = 0
+    for doc in docs:
+        for i in range(doc.length):
+            out[n + i] = of_doc[d]
+        n += doc.length
+        d += 1
+    return per_token
 
 
 def lowercase_docs(docs):

@@ -33,7 +33,7 @@ from ..core.word_clusters import shipped_clusters
 from ..core.word_scores import WordScores, reads_one_word, single_word_templates
 from ..gazetteer.token_codes import match_codes
 from .abbreviations import Initials
-from .batch import Layout, laid_end_to_end, over_words
+from .batch import Layout, any_set, laid_end_to_end, over_words
 from .document import (
     ABBREVIATION_HISTORY_FEATURES,
     HISTORY_FEATURES,
@@ -128,7 +128,7 @@ def reads_short_forms(layout: Layout, predicting: bool) -> bool:
     """Whether the short forms' columns are made: with the abbreviations family, except when predicting
     a batch with no short form, where every id in them is DROPPED, which scores nothing."""
     starts = layout.abbreviation_starts
-    return layout.abbreviation_heads is not None and starts is not None and not (predicting and not starts.any())
+    return layout.abbreviation_heads is not None and starts is not None and not (predicting and not any_set(starts))
 
 
 def _window_features(extractor: FeatureExtractor, table: numpy.ndarray, view: Layout) -> numpy.ndarray:

@@ -45,10 +45,13 @@ class LetterMarks(NamedTuple):
     persons: list[tuple[int, int]]  # (start, end): a greeted or signed name
 
 
-def letter_marks(docs: list[Doc], offsets: numpy.ndarray, is_space: numpy.ndarray) -> Optional[LetterMarks]:
+def letter_marks(
+    docs: list[Doc], offsets: numpy.ndarray, is_space: numpy.ndarray, spaced: bool
+) -> Optional[LetterMarks]:
     """The marks of a batch's docs; None if no doc has a salutation, sign-off or field label.
-    Only docs with whitespace tokens (line breaks) or a first word that may greet are read."""
-    bounds, spaced = offsets.tolist(), bool(is_space.any())
+    Only docs with whitespace tokens (line breaks) or a first word that may greet are read.
+    spaced: whether any token is whitespace (Layout.spaced)."""
+    bounds = offsets.tolist()
     read = [
         (doc, offset, numpy.flatnonzero(is_space[offset:end]).tolist() if spaced else [])
         for doc, offset, end in zip(docs, bounds, bounds[1:])

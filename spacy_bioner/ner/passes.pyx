@@ -82,8 +82,9 @@ def decode_plain(layout, WordScores word_scores, FeatureExtractor joint, bint do
     for codes, _ in match_sources:  # a loop, not sum() over a generator: a sentence pays for the generator
         n_matches += codes.shape[1]
     cdef Py_ssize_t n_short = 0 if short_form_heads is None else len(ABBREVIATION_FEATURES)
-    features = numpy.full((n, n_joint + n_document + n_matches + n_short), DROPPED, dtype=numpy.uint32)
+    features = numpy.empty((n, n_joint + n_document + n_matches + n_short), dtype=numpy.uint32)
     cdef uint32_t[:, ::1] feature_view = features
+    feature_view[:, :] = DROPPED  # a loop: numpy.full costs more for a sentence
     joint.extract_into(rows, table, sentence, feature_view[:, :n_joint])
     cdef Py_ssize_t d, start, end, i, label, column = n_joint + n_document
     for d in range(offsets.shape[0] - 1):
@@ -127,8 +128,9 @@ def decode_plain(layout, WordScores word_scores, FeatureExtractor joint, bint do
     for i in range(n):  # a loop, not numpy's fancy indexing, which costs more for a sentence
         type_view[i] = type_of_tag[first_view[i]]
     n_history = len(HISTORY_FEATURES)
-    history_features = numpy.full((n, n_history + (0 if short_form_heads is None else 1)), DROPPED, dtype=numpy.uint32)
+    history_features = numpy.empty((n, n_history + (0 if short_form_heads is None else 1)), dtype=numpy.uint32)
     cdef uint32_t[:, ::1] history_view = history_features
+    history_view[:, :] = DROPPED
     for d in range(offsets.shape[0] - 1):
         start, end = offsets[d], offsets[d + 1]
         if end > start:

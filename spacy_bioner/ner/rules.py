@@ -12,7 +12,7 @@ import numpy
 from spacy.tokens import Doc
 
 from .abbreviations import label_short_forms
-from .batch import Layout
+from .batch import Layout, any_set
 from .name_lists import split_name_lists
 from .surnames import label_surnames
 
@@ -69,8 +69,8 @@ def apply_rules(
     retagged: dict[int, str] = {}
     # Name lists and surnames need an entity of two tokens or more, short forms a mention of one:
     # most sentences have neither, and are not handed to each rule in turn.
-    if not ner.scheme.continuing()[tags].any() and (
-        layout.short_form_starts is None or not layout.short_form_starts.any()
+    if not any_set(ner.scheme.continuing()[tags]) and (
+        layout.short_form_starts is None or not any_set(layout.short_form_starts)
     ):
         return tags, retagged
     for rule in RULES:
