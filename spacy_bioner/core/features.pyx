@@ -128,6 +128,8 @@ cdef uint64_t _LOWERCASE_SALT = 0x2545f4914f6cdd1dULL
 def _per_token(const uint8_t[::1] of_doc, docs, Py_ssize_t n_tokens):
     """Each doc's value repeated for each of its tokens: uint8[n_tokens]. A loop, not numpy.repeat,
     which costs more than the loop for a sentence."""
+    if of_doc.shape[0] != len(docs):
+        raise ValueError(f"{of_doc.shape[0]} lower-case flags for {len(docs)} docs")
     per_token = numpy.empty(n_tokens, dtype=numpy.uint8)
     cdef uint8_t[::1] out = per_token
     cdef Doc doc
