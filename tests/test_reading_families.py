@@ -2,6 +2,7 @@
 `lowercase_docs` (a doc with no capital reads the case templates with values of its own)."""
 
 import numpy
+import pytest
 import spacy
 
 from spacy_bioner.core.features import Lexicon, batch_layout, lowercase_docs
@@ -73,6 +74,8 @@ def test_the_lexicon_keeps_a_row_per_reading_of_a_word():
     rows = lexicon.batch_rows(docs, lowercase_docs(docs))
     assert rows[0] != rows[5] and rows[1] != rows[6]  # "john", "met": one row read in lower-case text, one not
     assert lexicon.batch_rows(docs[1:]).tolist() == rows[3:].tolist()  # a cased doc reads the rows it always did
+    with pytest.raises(ValueError, match="1 lower-case flags for 2 docs"):
+        lexicon.batch_rows(docs, numpy.ones(1, dtype=numpy.uint8))
 
 
 def test_with_lowercase_docs_only_the_case_templates_differ_in_lowercase_text():
