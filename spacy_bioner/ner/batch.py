@@ -52,7 +52,7 @@ class Layout(NamedTuple):
     line_ends: Optional[numpy.ndarray] = None
     # the entity memory's matches, rows of (start, end, label, 0) in batch positions; None without the family
     memory_matches: Optional[numpy.ndarray] = None
-    spaced: bool = False  # whether any token is whitespace (is_space.any(), asked once)
+    spaced: bool = False  # whether any token is whitespace (any_set(is_space), asked once)
     # salutations, sign-offs and field labels ([rules] letters); None: none such
     letters: Optional[LetterMarks] = None
 
