@@ -24,6 +24,7 @@ KERNELS = [
     "parser.state_features",
     "parser.greedy",
     "parser.beam",
+    "parser.arc_writer",
 ]
 
 extensions = [

@@ -1,82 +1,34 @@
-"""Parses to token heads and labels: lifted arcs lowered, whitespace tokens attached, written with Doc.from_array."""
-
-from collections.abc import Iterable
-from typing import Any
+"""Parses to token heads and labels: label ids to string ids, lifted arcs lowered, then arc_writer.pyx writes them."""
 
 import numpy
-from spacy.attrs import DEP, HEAD
 from spacy.tokens import Doc
 
+from .arc_writer import write_parse
+from .arc_writer import write_parses as write_all
 from .projectivity import SEPARATOR, lower
 
 WHITESPACE_LABEL = "dep"  # of a whitespace token's arc: UD's unspecified dependency
 EXTRA_ROOT_LABEL = "dep"  # of a word left without a head in a sentence that has its root already
 
 
-def write_parses(parser, docs: Iterable[Doc], parses: list) -> None:
+def write_parses(parser, docs: list[Doc], parses: list) -> None:
     """Write each parse's heads and labels to its doc; spaCy sets the sentence starts from the heads."""
     label_hashes, augmented = _label_table(parser)
+    strings = parser.vocab.strings
+    extra = (strings.add(EXTRA_ROOT_LABEL), strings.add(WHITESPACE_LABEL), strings.add(parser.cfg["root_label"]))
+    if not parser.cfg["pseudo_projective"] or not augmented.any():
+        write_all(docs, parses, label_hashes, extra)
+        return
     for doc, parse in zip(docs, parses):
-        if not parse.units:
+        if not parse.units or not augmented[parse.labels].any():
+            write_all([doc], [parse], label_hashes, extra)
             continue
-        keep_sentences = doc.has_annotation("SENT_START")
-        tokens = numpy.arange(len(doc), dtype=numpy.int64)
-        absolute, deps = tokens.copy(), numpy.zeros(len(doc), dtype=numpy.uint64)
-        absolute[parse.words] = parse.heads
-        deps[parse.words] = label_hashes[parse.labels]
-        if parser.cfg["pseudo_projective"] and augmented[parse.labels].any():
-            for start, end in parse.units:
-                first, last = numpy.searchsorted(parse.words, [start, end])
-                if augmented[parse.labels[first:last]].any():
-                    _lower(parser, parse.words[first:last], absolute, parse.labels[first:last], deps)
-        if keep_sentences:
-            _one_root_per_unit(parser, parse.units, parse.words, absolute, deps)
-        if len(parse.words) < len(doc):
-            _attach_whitespace(parser, parse.units, parse.words, absolute, deps)
-        # spaCy's stub asks for thinc's Ints2d, which a numpy array is at run time
-        columns: Any = numpy.column_stack([(absolute - tokens).view(numpy.uint64), deps])
-        doc.from_array([HEAD, DEP], columns)
-
-
-def _one_root_per_unit(
-    parser, units: list[tuple[int, int]], words: numpy.ndarray, absolute: numpy.ndarray, deps: numpy.ndarray
-) -> None:
-    """Keep the sentences given to the parser: spaCy starts a sentence at every root, so the words a
-    sentence's parse left without a head hang from its root of most dependents (UD has one root)."""
-    for start, end in units:
-        unit_words = words[(words >= start) & (words < end)]
-        roots = unit_words[absolute[unit_words] == unit_words]
-        if len(roots) > 1:
-            n_dependents = numpy.bincount(absolute[unit_words] - start, minlength=end - start)[roots - start]
-            main = roots[numpy.argmax(n_dependents)]
-            extra = roots[roots != main]
-            absolute[extra] = main
-            deps[extra] = parser.vocab.strings.add(EXTRA_ROOT_LABEL)
-
-
-def _attach_whitespace(
-    parser, units: list[tuple[int, int]], words: numpy.ndarray, absolute: numpy.ndarray, deps: numpy.ndarray
-) -> None:
-    """Hang each whitespace token from the word before it in its unit, else the
-    word after it; in a unit of whitespace alone the first token is the root."""
-    positions = numpy.arange(len(absolute))
-    is_word = numpy.zeros(len(absolute), dtype=numpy.bool_)
-    is_word[words] = True
-    before = numpy.maximum.accumulate(numpy.where(is_word, positions, -1))
-    after = numpy.minimum.accumulate(numpy.where(is_word, positions, len(positions))[::-1])[::-1]
-    sizes = [end - start for start, end in units]
-    unit_starts = numpy.repeat([start for start, _ in units], sizes)
-    unit_ends = numpy.repeat([end for _, end in units], sizes)
-    spaces = numpy.flatnonzero(~is_word)
-    heads = numpy.where(
-        before[spaces] >= unit_starts[spaces],
-        before[spaces],
-        numpy.where(after[spaces] < unit_ends[spaces], after[spaces], unit_starts[spaces]),
-    )
-    absolute[spaces] = heads
-    deps[spaces] = numpy.where(
-        heads == spaces, parser.vocab.strings.add(parser.cfg["root_label"]), parser.vocab.strings.add(WHITESPACE_LABEL)
-    )
+        heads, deps = parse.heads.copy(), label_hashes[parse.labels]
+        for start, end in parse.units:
+            first, last = numpy.searchsorted(parse.words, [start, end])
+            if augmented[parse.labels[first:last]].any():
+                _lower(parser, parse.words[first:last], heads[first:last], parse.labels[first:last], deps[first:last])
+        write_parse(doc, parse.units, parse.words, heads, deps, parse.sentences_given, extra)
 
 
 def _label_table(parser) -> tuple[numpy.ndarray, numpy.ndarray]:
@@ -90,11 +42,11 @@ def _label_table(parser) -> tuple[numpy.ndarray, numpy.ndarray]:
     return parser._label_hashes, parser._augmented
 
 
-def _lower(parser, words: numpy.ndarray, absolute: numpy.ndarray, labels: numpy.ndarray, deps: numpy.ndarray) -> None:
-    """Lower the lifted arcs of one unit's words, rewriting their heads and labels."""
-    nodes = numpy.searchsorted(words, absolute[words]) + 1  # node k is the (k-1)-th word; 0 the root slot
-    nodes[absolute[words] == words] = 0
+def _lower(parser, words: numpy.ndarray, heads: numpy.ndarray, labels: numpy.ndarray, deps: numpy.ndarray) -> None:
+    """Lower the lifted arcs of one unit's words, rewriting their heads and labels (views of the parse's)."""
+    nodes = numpy.searchsorted(words, heads) + 1  # node k is the (k-1)-th word; 0 the root slot
+    nodes[heads == words] = 0
     lowered_heads, lowered_labels = lower([-1] + nodes.tolist(), [""] + [parser.labels[i] for i in labels.tolist()])
-    for k, token in enumerate(words.tolist(), 1):
-        absolute[token] = words[lowered_heads[k] - 1] if lowered_heads[k] > 0 else token
-        deps[token] = parser.vocab.strings.add(lowered_labels[k])
+    for k in range(len(words)):
+        heads[k] = words[lowered_heads[k + 1] - 1] if lowered_heads[k + 1] > 0 else words[k]
+        deps[k] = parser.vocab.strings.add(lowered_labels[k + 1])

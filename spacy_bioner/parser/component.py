@@ -126,6 +126,7 @@ class Parse(NamedTuple):
     words: numpy.ndarray  # int64 the doc's tokens but whitespace, in order
     heads: numpy.ndarray  # int64 the head token of each word (itself for a root)
     labels: numpy.ndarray  # int32 the label id of each word's arc
+    sentences_given: bool = False  # the doc had sentence starts: each unit keeps one root
 
 
 class BioParser(PerceptronPipe):
@@ -242,8 +243,8 @@ class BioParser(PerceptronPipe):
     # Tokens -> (word, tag, suffix) per node -> parses
 
     @staticmethod
-    def _units(doc: Doc) -> list[tuple[int, int]]:
-        if len(doc) and doc.has_annotation("SENT_START"):
+    def _units(doc: Doc, sentences_given: bool) -> list[tuple[int, int]]:
+        if sentences_given:
             return [(sent.start, sent.end) for sent in doc.sents]
         return [(0, len(doc))] if len(doc) else []
 
@@ -258,7 +259,8 @@ class BioParser(PerceptronPipe):
         docs = list(docs)
         if not self.labels:
             raise ValueError(f"{self.name} has no labels: train it or call initialize first.")
-        units = [self._units(doc) for doc in docs]
+        given = [bool(len(doc)) and doc.has_annotation("SENT_START") for doc in docs]
+        units = [self._units(doc, sentences) for doc, sentences in zip(docs, given)]
         if not self._warned_untagged and any(len(doc) and not doc.has_annotation("TAG") for doc in docs):
             warnings.warn(
                 f"{self.name}: docs without part-of-speech tags (token.tag_): the parser reads them; "
@@ -318,10 +320,14 @@ class BioParser(PerceptronPipe):
             head_words = numpy.repeat(firsts, sizes) + unit_heads - 1
             heads = numpy.where(unit_heads > 0, words[head_words], words)
             labels = node_labels[is_word]
-        doc_firsts = numpy.searchsorted(words, doc_starts).tolist()
+        doc_firsts = numpy.searchsorted(words, doc_starts)
+        # token offsets within each doc, in two numpy calls rather than two per doc
+        starts = numpy.repeat(doc_starts[:-1], numpy.diff(doc_firsts))
+        words, heads = words - starts, heads - starts
+        bounds = doc_firsts.tolist()
         return [
-            Parse(doc_units, words[a:b] - start, heads[a:b] - start, labels[a:b])
-            for doc_units, start, a, b in zip(units, doc_starts.tolist(), doc_firsts, doc_firsts[1:])
+            Parse(doc_units, words[a:b], heads[a:b], labels[a:b], sentences)
+            for doc_units, sentences, a, b in zip(units, given, bounds, bounds[1:])
         ]
 
     def set_annotations(self, docs: Iterable[Doc], parses: list[Parse]) -> None:
@@ -344,7 +350,7 @@ class BioParser(PerceptronPipe):
         if len(doc) and not doc.has_annotation("SENT_START") and example.reference.has_annotation("SENT_START"):
             starts = [i for i, start in enumerate(example.get_aligned_sent_starts()) if start or i == 0]
         else:
-            starts = [start for start, _ in self._units(doc)]
+            starts = [start for start, _ in self._units(doc, bool(len(doc)) and doc.has_annotation("SENT_START"))]
         words, firsts = words_of(doc.to_array(IS_SPACE), starts)
         for unit_words in numpy.split(words, firsts[1:]):
             node_of = {token: k for k, token in enumerate(unit_words.tolist(), 1)}
