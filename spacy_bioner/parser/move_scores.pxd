@@ -17,10 +17,14 @@ cdef inline bint has_move(int system, int move) noexcept nogil:
 
 cdef inline void hashed_rows(const uint64_t* hashes, int n, uint64_t salt, uint64_t n_buckets,
                              uint64_t* rows) noexcept nogil:
-    """The table rows of a configuration's feature hashes; a salt gives the label model's rows for one arc direction."""
+    """The table rows of a configuration's feature hashes; a salt gives the label model's rows for one arc direction.
+    Tables of a power of two rows (the configs') take a mask: a 64-bit division per row costs more than the rest."""
     cdef int j
+    cdef uint64_t h, mask = n_buckets - 1
+    cdef bint masked = (n_buckets & mask) == 0
     for j in range(n):
-        rows[j] = ((hashes[j] ^ salt) * 0x9e3779b97f4a7c15ULL) % n_buckets if salt else hashes[j] % n_buckets
+        h = (hashes[j] ^ salt) * 0x9e3779b97f4a7c15ULL if salt else hashes[j]
+        rows[j] = h & mask if masked else h % n_buckets
 
 
 cdef extern from *:
