@@ -14,11 +14,13 @@ from cymem.cymem cimport Pool
 from libc.stdint cimport int32_t, int64_t, uint64_t
 
 from ..core.perceptron cimport AveragedPerceptron
-from .move_scores cimport MAX_TEMPLATES, checked_templates, class_scores, direction_salt, has_move, hashed_rows
+from .move_scores cimport (
+    MAX_TEMPLATES, _prefetch_row, checked_templates, class_scores, direction_salt, has_move, hashed_rows,
+)
 from .state_features cimport StateFeatures
 from .transitions cimport (
     ARC_EAGER, LEFT_ARC, N_MOVES, NO_ARC, REDUCE, RIGHT_ARC, SHIFT,
-    State, apply, attach_roots, fallback, is_legal, is_terminal, new_state, oracle,
+    State, apply, attach_roots, fallback, is_legal, is_terminal, new_state, oracle, reset_state,
 )
 
 cdef uint64_t _GOLDEN = 0x9e3779b97f4a7c15ULL
@@ -50,6 +52,87 @@ def check_parse_arrays(const uint64_t[:, ::1] nodes, const int64_t[::1] offsets,
         raise ValueError("each sentence needs its root slot")
 
 
+cdef enum:
+    LANES = 8  # sentences parsed side by side
+
+
+cdef struct Lane:
+    State* state             # n < 0: no sentence
+    Py_ssize_t start         # its sentence's root slot among the nodes
+    int move
+    uint64_t hashes[MAX_TEMPLATES]
+    uint64_t rows[MAX_TEMPLATES]
+
+
+cdef inline void _prefetch_rows(const float* weights, const uint64_t* rows, int n_rows, int n_classes) noexcept nogil:
+    cdef int j
+    for j in range(n_rows):
+        _prefetch_row(weights + rows[j] * n_classes, n_classes)
+
+
+cdef inline bint _is_busy(const Lane* lane) noexcept nogil:
+    return lane.state.n >= 0
+
+
+cdef inline void _finish(Lane* lane, int root_label, int32_t* heads, int32_t* labels) noexcept nogil:
+    """The lane's sentence made a tree and written out; the lane free."""
+    cdef int k
+    attach_roots(lane.state, root_label)
+    for k in range(1, lane.state.n + 1):
+        heads[lane.start + k] = lane.state.heads[k]
+        labels[lane.start + k] = lane.state.labels[k]
+    lane.state.n = -1
+
+
+cdef void _parse_lanes(StateFeatures features, int system, const uint64_t* nodes, const int64_t* offsets,
+                       Py_ssize_t n_sentences, Lane* lanes, const float* move_weights, uint64_t move_buckets,
+                       const float* label_weights, uint64_t label_buckets, int n_labels, float* label_scores,
+                       int root_label, int32_t* heads, int32_t* labels) noexcept nogil:
+    """Each step of each lane in three rounds, so that the table rows one lane waits for
+    arrive while the other lanes work: features and move rows asked for; moves chosen and
+    label rows asked for; labels chosen and moves applied. Each sentence's moves are those
+    of parsing it alone."""
+    cdef int n_templates = features.n_templates, lane_index, label, active = 1
+    cdef Py_ssize_t next_sentence = 0
+    cdef Lane* lane
+    while active:
+        active = 0
+        for lane_index in range(LANES):
+            lane = &lanes[lane_index]
+            if _is_busy(lane) and is_terminal(lane.state):
+                _finish(lane, root_label, heads, labels)
+            while not _is_busy(lane) and next_sentence < n_sentences:
+                lane.start = offsets[next_sentence]
+                reset_state(lane.state, offsets[next_sentence + 1] - lane.start - 1)
+                next_sentence += 1
+                if is_terminal(lane.state):  # a sentence of no words
+                    _finish(lane, root_label, heads, labels)
+            if not _is_busy(lane):
+                continue
+            active += 1
+            features.extract(lane.state, nodes + lane.start * 3, lane.hashes)
+            hashed_rows(lane.hashes, n_templates, 0, move_buckets, lane.rows)
+            _prefetch_rows(move_weights, lane.rows, n_templates, N_MOVES)
+        for lane_index in range(LANES):
+            lane = &lanes[lane_index]
+            if not _is_busy(lane):
+                continue
+            lane.move = _top_move(system, move_weights, lane.rows, n_templates)
+            if not is_legal(lane.state, system, lane.move):
+                lane.move = fallback(lane.state, system)
+            if lane.move == LEFT_ARC or lane.move == RIGHT_ARC:
+                hashed_rows(lane.hashes, n_templates, direction_salt(lane.move), label_buckets, lane.rows)
+                _prefetch_rows(label_weights, lane.rows, n_templates, n_labels)
+        for lane_index in range(LANES):
+            lane = &lanes[lane_index]
+            if not _is_busy(lane):
+                continue
+            label = -1
+            if lane.move == LEFT_ARC or lane.move == RIGHT_ARC:
+                label = class_scores(label_weights, lane.rows, n_templates, n_labels, label_scores)
+            apply(lane.state, system, lane.move, label)
+
+
 def parse_batch(
     StateFeatures features, int system,
     const uint64_t[:, ::1] nodes, const int64_t[::1] offsets,
@@ -65,42 +148,26 @@ def parse_batch(
         its sentence, 0 the root; -1 for the root slots) and label id.
     """
     check_parse_arrays(nodes, offsets, move_weights, label_weights, root_label)
-    cdef int N = nodes.shape[0]
+    checked_templates(features)
+    cdef int N = nodes.shape[0], n_labels = label_weights.shape[1], longest = 0, lane_index
+    cdef Py_ssize_t u, n_sentences = offsets.shape[0] - 1
     heads = numpy.full(N, -1, dtype=numpy.int32)
     labels = numpy.full(N, -1, dtype=numpy.int32)
     cdef int32_t[::1] heads_view = heads, labels_view = labels
-    cdef int n_templates = checked_templates(features), n_labels = label_weights.shape[1]
-    cdef uint64_t hashes[MAX_TEMPLATES]
-    cdef uint64_t rows[MAX_TEMPLATES]
-    cdef float* label_scores
-    cdef Pool mem
-    cdef State* state
-    cdef Py_ssize_t u, start
-    cdef int n, k, move, label
-    cdef uint64_t move_buckets = move_weights.shape[0], label_buckets = label_weights.shape[0]
-    label_pool = Pool()
-    label_scores = <float*>label_pool.alloc(n_labels, sizeof(float))
-    for u in range(offsets.shape[0] - 1):
-        start = offsets[u]
-        n = offsets[u + 1] - start - 1
-        mem = Pool()
-        state = new_state(mem, n)
-        with nogil:
-            while not is_terminal(state):
-                features.extract(state, &nodes[start, 0], hashes)
-                hashed_rows(hashes, n_templates, 0, move_buckets, rows)
-                move = _top_move(system, &move_weights[0, 0], rows, n_templates)
-                if not is_legal(state, system, move):
-                    move = fallback(state, system)
-                label = -1
-                if move == LEFT_ARC or move == RIGHT_ARC:
-                    hashed_rows(hashes, n_templates, direction_salt(move), label_buckets, rows)
-                    label = class_scores(&label_weights[0, 0], rows, n_templates, n_labels, label_scores)
-                apply(state, system, move, label)
-            attach_roots(state, root_label)
-            for k in range(1, n + 1):
-                heads_view[start + k] = state.heads[k]
-                labels_view[start + k] = state.labels[k]
+    if n_sentences < 1 or N == 0:
+        return heads, labels
+    for u in range(n_sentences):
+        longest = max(longest, offsets[u + 1] - offsets[u] - 1)
+    cdef Pool mem = Pool()
+    cdef Lane* lanes = <Lane*>mem.alloc(LANES, sizeof(Lane))
+    for lane_index in range(LANES):
+        lanes[lane_index].state = new_state(mem, longest)
+        lanes[lane_index].state.n = -1
+    cdef float* label_scores = <float*>mem.alloc(n_labels, sizeof(float))
+    with nogil:
+        _parse_lanes(features, system, &nodes[0, 0], &offsets[0], n_sentences, lanes,
+                     &move_weights[0, 0], move_weights.shape[0], &label_weights[0, 0], label_weights.shape[0],
+                     n_labels, label_scores, root_label, &heads_view[0], &labels_view[0])
     return heads, labels
 
 

@@ -38,6 +38,7 @@ cdef struct State:
 
 
 cdef State* new_state(Pool mem, int n) except NULL
+cdef void reset_state(State* state, int n) noexcept nogil
 cdef void copy_state(State* target, const State* source) noexcept nogil
 cdef bint is_terminal(const State* state) noexcept nogil
 cdef bint is_legal(const State* state, int system, int move) noexcept nogil

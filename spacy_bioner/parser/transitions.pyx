@@ -29,10 +29,9 @@ SYSTEM_MOVES = {
 
 
 cdef State* new_state(Pool mem, int n) except NULL:
-    """The initial configuration: ([0], [1..n], no arcs)."""
+    """The initial configuration: ([0], [1..n], no arcs). reset_state reuses it for up to n words."""
     cdef State* state = <State*>mem.alloc(1, sizeof(State))
-    cdef int size = n + 1, i
-    state.n = n
+    cdef int size = n + 1
     state.heads = <int*>mem.alloc(size, sizeof(int))
     state.labels = <int*>mem.alloc(size, sizeof(int))
     state.stack = <int*>mem.alloc(size, sizeof(int))
@@ -47,9 +46,19 @@ cdef State* new_state(Pool mem, int n) except NULL:
     state.left_labels = <uint64_t*>mem.alloc(size, sizeof(uint64_t))
     state.right_labels = <uint64_t*>mem.alloc(size, sizeof(uint64_t))
     state.component = <int*>mem.alloc(size, sizeof(int))
+    reset_state(state, n)
+    return state
+
+
+cdef void reset_state(State* state, int n) noexcept nogil:
+    """The initial configuration of n words, in a state from new_state of at least n."""
+    cdef int size = n + 1, i
+    state.n = n
     for i in range(size):
         state.heads[i] = state.labels[i] = -1
         state.left1[i] = state.left2[i] = state.right1[i] = state.right2[i] = -1
+        state.n_left[i] = state.n_right[i] = 0
+        state.left_labels[i] = state.right_labels[i] = 0
         state.component[i] = i
     for i in range(n):
         state.buffer[i] = i + 1
@@ -57,7 +66,6 @@ cdef State* new_state(Pool mem, int n) except NULL:
     state.stack_len = 1
     state.buffer_start = 0
     state.skipped_len = 0
-    return state
 
 
 cdef void copy_state(State* target, const State* source) noexcept nogil:
