@@ -27,7 +27,7 @@ from .arcs import write_parses
 from .noun_chunks import install_noun_chunks
 from .projectivity import lift
 from .scoring import score_parse
-from .state_features import StateFeatures
+from .state_features import StateFeatures, batch_node_values
 from .transitions import MOVE_NAMES, PROJECTIVE_SYSTEMS, SYSTEMS
 
 STACK_BASED_SYSTEMS = ("arc-standard", "arc-eager")  # linear time; the list-based ones are quadratic
@@ -270,9 +270,7 @@ class BioParser(PerceptronPipe):
             self._warned_untagged = True
         # The docs laid end to end: their words, and the units with words, each a root slot then its words.
         doc_starts = numpy.cumsum([0] + [len(doc) for doc in docs])
-        values = numpy.concatenate(
-            [doc.to_array(NODE_ATTRIBUTES + [IS_SPACE]) for doc in docs] or [numpy.zeros((0, 4), numpy.uint64)]
-        )
+        values = batch_node_values(docs)  # NODE_ATTRIBUTES and IS_SPACE
         unit_starts = [
             doc_start + start for doc_start, doc_units in zip(doc_starts.tolist(), units) for start, _ in doc_units
         ]
