@@ -18,6 +18,9 @@ list must not cost accuracy. Figures are printed as JSON too.
 Usage: python bench/bench_gazetteer.py [--terms FILE] [--data ../shared/data] [--no-phrasematcher] [--no-seed-toy]
 """
 
+import one_thread  # noqa: F401  (first: it sets the thread counts numpy reads on import)
+
+# isort: split
 import argparse
 import gc
 import json

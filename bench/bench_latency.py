@@ -24,6 +24,9 @@ hundred steps unless --spacy-model is given: its speed does not depend on its ac
     python bench/bench_latency.py [--model DIR] [--spacy-model DIR] [--parser-model DIR] [--rounds 5]
 """
 
+import one_thread  # noqa: F401  (first: it sets the thread counts numpy reads on import)
+
+# isort: split
 import argparse
 import cProfile
 import pstats

@@ -22,6 +22,9 @@ Usage: python bench/bench_parser.py [--data ../shared/data] [--parsers covington
        [--max-epochs 15] [--beam-width 1] [--peer-steps 300]
 """
 
+import one_thread  # noqa: F401  (first: it sets the thread counts numpy reads on import)
+
+# isort: split
 import argparse
 import json
 import statistics

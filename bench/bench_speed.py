@@ -19,6 +19,9 @@ Usage: python bench/bench_speed.py [--data ../shared/data] [--seeds ../shared/se
        1000000] [--long-tokens 1000000]
 """
 
+import one_thread  # noqa: F401  (first: it sets the thread counts numpy reads on import)
+
+# isort: split
 import argparse
 import json
 import statistics
