@@ -18,13 +18,13 @@ from spacy_bioner.ner.abbreviations import (
     Words,
     definitions,
     label_short_forms,
-    long_form,
     may_define,
     mentions,
     undefined_acronyms,
 )
 from spacy_bioner.ner.batch import lay_out
 from spacy_bioner.ner.document import abbreviation_features, abbreviation_history
+from spacy_bioner.ner.long_forms import long_form
 
 WORDS = (
     "Patients with atrial fibrillation ( AF ) and streptozotocin ( STZ ) diabetes . AF was common ; the ( WHO ) said"
@@ -172,6 +172,7 @@ def test_initials():
         ("a plain sentence , with no short form".split(), True, False),
         ("the EU and the UN".split(), True, False),  # too short for an undefined acronym
         ("Smith ( Leeds 35 ) won".split(), True, False),  # a parenthesis that holds more than a short form
+        ("Smith ( Britain ) won".split(), True, False),  # a short form of no long form before it
         ("JAPAN GET LUCKY WIN".split(), True, False),  # a headline's capitals, not acronyms
         ("atrial fibrillation ( AF )".split(), False, True),
         ("IDDM is common".split(), True, False),  # nothing in the doc spells it
@@ -183,7 +184,9 @@ def test_may_have_mentions_says_whether_a_short_form_may_be_defined_or_used(word
     doc = Doc(spacy.blank("en").vocab, words=words)
     lexicon = Lexicon(word_attributes, N_ATTRIBUTES)
     is_space = numpy.zeros(len(doc), dtype=bool)
-    assert Initials().may_have_mentions(lexicon, [doc], lexicon.batch_rows([doc]), is_space, acronyms) is found
+    sentence = numpy.zeros(len(doc), dtype=numpy.int32)
+    rows = lexicon.batch_rows([doc])
+    assert Initials().may_have_mentions(lexicon, [doc], rows, is_space, sentence, acronyms) is found
 
 
 def test_initials_follow_the_lexicon_as_it_grows_and_restarts():
@@ -207,14 +210,16 @@ def test_initials_fed_word_by_word_match_those_worked_out_at_once():
     lexicon, fed = Lexicon(word_attributes, N_ATTRIBUTES), Initials()
     for start in range(0, len(words), 7):
         doc = Doc(vocab, words=words[start : start + 7])
-        fed.may_have_mentions(lexicon, [doc], lexicon.batch_rows([doc]), numpy.zeros(len(doc), dtype=bool), True)
+        one_sentence = numpy.zeros(len(doc), dtype=numpy.int32)
+        fed.may_have_mentions(lexicon, [doc], lexicon.batch_rows([doc]), one_sentence.astype(bool), one_sentence, True)
     rows = lexicon.batch_rows([Doc(vocab, words=words)])
     at_once = Initials()
     assert [a.tolist() for a in fed(lexicon, rows)] == [a.tolist() for a in at_once(lexicon, rows)]
-    words_only = numpy.zeros(3, dtype=bool)
-    for last_words, found in ((["(", "x", ")"], True), (["W2497", "W2498", "ABC2499"], False)):
-        doc = Doc(vocab, words=last_words)  # "( x )": a closer two words on
-        assert fed.may_have_mentions(lexicon, [doc], lexicon.batch_rows([doc]), words_only, False) is found
+    for last_words, found in ((["W1", "W2", "(", "WW", ")"], True), (["W2497", "W2498", "ABC2499"], False)):
+        doc = Doc(vocab, words=last_words)  # "W1 W2 ( WW )" defines WW
+        one_sentence = numpy.zeros(len(doc), dtype=numpy.int32)
+        rows = lexicon.batch_rows([doc])
+        assert fed.may_have_mentions(lexicon, [doc], rows, one_sentence.astype(bool), one_sentence, False) is found
 
 
 def undefined(words, defined=()):

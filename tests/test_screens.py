@@ -10,14 +10,13 @@ from spacy.tokens import Doc
 
 from spacy_bioner.core.features import Lexicon, batch_orths, words_of
 from spacy_bioner.core.schemes import TagScheme
-from spacy_bioner.core.templates import COLUMNS, N_ATTRIBUTES, word_attributes
+from spacy_bioner.core.templates import N_ATTRIBUTES, word_attributes
 from spacy_bioner.ner.abbreviations import (
     MAX_SHORT_FORM,
     SKIPPED,
     Initials,
     Words,
     definitions,
-    may_define,
     undefined_acronyms,
 )
 from spacy_bioner.ner.name_lists import _entities_at, _parts
@@ -95,19 +94,30 @@ SHORT_FORM_WORDS += ["dependent", "diabetes", "mellitus", "all", "boys", "can", 
 
 
 @settings(max_examples=300)
-@given(st.lists(st.lists(st.sampled_from(SHORT_FORM_WORDS), min_size=1, max_size=12), min_size=1, max_size=3))
-def test_may_have_mentions_is_true_where_the_stage_reads_docs_word_by_word(docs_words):
-    """The layout's short-form stage reads docs word by word where a "(" may define (may_define) or,
-    with acronyms, where an acronym Initials finds is spelled by its doc's initials; over the words
-    of the whole batch, line breaks passed over. And wherever the stage finds a short form, it says so."""
+@given(
+    st.lists(st.lists(st.sampled_from(SHORT_FORM_WORDS), min_size=1, max_size=12), min_size=1, max_size=3),
+    st.data(),
+)
+def test_may_have_mentions_is_true_where_the_stage_finds_a_definition_or_may_find_an_acronym(docs_words, data):
+    """The layout's short-form stage reads docs word by word where a doc defines a short form
+    (definitions) or, with acronyms, where an acronym Initials finds is spelled by its doc's initials;
+    over the words of the whole batch, line breaks passed over."""
     docs = [Doc(VOCAB, words=words) for words in docs_words]
     lexicon, initials = Lexicon(word_attributes, N_ATTRIBUTES), Initials()
     rows = lexicon.batch_rows(docs)
     is_space = numpy.array([token.is_space for doc in docs for token in doc])
+    # sentence numbers that never fall, a new one at each doc
+    sentence = numpy.cumsum(
+        [data.draw(st.booleans()) or i == 0 for doc in docs for i in range(len(doc))], dtype=numpy.int32
+    )
     offsets = numpy.cumsum([0] + [len(doc) for doc in docs])
     words, word_offsets = words_of(is_space, offsets[:-1])
     word_offsets = numpy.append(word_offsets, len(words)).tolist()
-    defining = bool(may_define(lexicon.table[rows[words], COLUMNS["orth"]]).any())
+    word_orths = batch_orths(docs)[words]
+    defining = any(
+        definitions(Words(VOCAB.strings, word_orths[a:b], sentence[words[a:b]]))
+        for a, b in zip(word_offsets, word_offsets[1:])
+    )
     codes, acronyms = initials(lexicon, rows[words])
     texts = [token.text for doc in docs for token in doc if not token.is_space]
     spelled = [codes[a:b].tobytes().replace(bytes([SKIPPED]), b"") for a, b in zip(word_offsets, word_offsets[1:])]
@@ -119,13 +129,10 @@ def test_may_have_mentions_is_true_where_the_stage_reads_docs_word_by_word(docs_
         and texts[w].lower().encode() in spelled[doc_of[w]]
         for w in numpy.flatnonzero(acronyms).tolist()
     )
-    assert initials.may_have_mentions(lexicon, docs, rows, is_space, False) is defining
-    assert initials.may_have_mentions(lexicon, docs, rows, is_space, True) is (defining or using)
-    # what the stage itself finds
-    word_orths = batch_orths(docs)[words]
+    assert initials.may_have_mentions(lexicon, docs, rows, is_space, sentence, False) is defining
+    assert initials.may_have_mentions(lexicon, docs, rows, is_space, sentence, True) is (defining or using)
+    # what the stage itself finds of undefined acronyms
     for a, b in zip(word_offsets, word_offsets[1:]):
-        doc_words = Words(VOCAB.strings, word_orths[a:b], numpy.zeros(b - a, dtype=numpy.int32))
-        if definitions(doc_words):
-            assert defining
+        doc_words = Words(VOCAB.strings, word_orths[a:b], sentence[words[a:b]])
         if undefined_acronyms(doc_words, {}, codes[a:b], acronyms[a:b]):
             assert using

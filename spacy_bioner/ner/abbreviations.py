@@ -2,13 +2,8 @@
 
 Biomedical text names a disease or chemical once in full and then by its
 short form, which on its own says little ("AF", "STZ", "PB"). The long form
-does: its words are in the lexicon and the first decoding pass types it. A
-short form opens a parenthesis and ends it or a ";" or "," list ("( SJS ;
-chondrodystrophic myotonia )"); it has a capital letter and is one token or
-a few joined by hyphens ("( 5 - FU )", "( HPT - JT )": biomedical corpora
-split words at hyphens). Its long form is the shortest run of words just
-before the parenthesis whose characters contain the short form's, in order,
-the first one starting a word (Schwartz & Hearst 2003).
+does: its words are in the lexicon and the first decoding pass types it.
+long_forms.py finds a definition at a parenthesis.
 
 Some acronyms are used without a definition: the title says "insulin -
 dependent diabetes mellitus", the text "IDDM". Such an acronym's long form
@@ -23,10 +18,14 @@ import numpy
 from spacy.strings import StringStore, get_string_id
 
 from ..core.templates import COLUMNS
+from .long_forms import CLOSERS, HYPHEN, MAX_SHORT_FORM, OPENING, ORTH_OPENING, definition_at
 from .screens import may_have_short_forms
 
 Definition = tuple[int, int]  # the long form's span of words [start, end)
 ShortForm = tuple[int, ...]  # the ORTH hashes of its words
+# An undefined acronym has at least this many letters: two letters are the
+# initials of some run of words in most abstracts by chance.
+MIN_UNDEFINED_ACRONYM = 3
 
 
 class Words(NamedTuple):
@@ -38,100 +37,22 @@ class Words(NamedTuple):
     sentence: numpy.ndarray  # int32 sentence number of each word, nondecreasing
 
 
-MAX_SHORT_FORM = 10  # characters
-MAX_SHORT_FORM_PIECES = 3  # hyphen-joined tokens: "AO - GLD", "cis - RA"
-# An undefined acronym has at least this many letters: two letters are the
-# initials of some run of words in most abstracts by chance.
-MIN_UNDEFINED_ACRONYM = 3
-
-
-def _is_short_form(text: str) -> bool:
-    return (
-        2 <= len(text) <= MAX_SHORT_FORM
-        and text[0].isalnum()
-        and any(c.isupper() for c in text)
-        and any(c.isalpha() for c in text)
-    )
-
-
-def max_long_form_words(short: str) -> int:
-    """The most words a long form of `short` may have (Schwartz & Hearst)."""
-    return min(len(short) + 5, 2 * len(short))
-
-
-def long_form(short: str, words: list[str]) -> int:
-    """How many of `words` (those just before the parenthesis, in order) make
-    the long form of `short`; 0 if none does.
-
-    >>> long_form("AF", ["with", "atrial", "fibrillation"])
-    2
-    """
-    short = short.lower()
-    limit = max_long_form_words(short)
-    words = [word.lower() for word in words[len(words) - min(limit, len(words)) :]]
-    text = " ".join(words)
-    # Match the short form's letters and digits right to left, the first one
-    # where a word starts. The fewest words that hold the match start at the
-    # first letter's word: one pass over the longest candidate finds them.
-    position = len(text)
-    for i in range(len(short) - 1, -1, -1):
-        if not short[i].isalnum():
-            continue
-        position = text.rfind(short[i], 0, position)
-        while i == 0 and position > 0 and text[position - 1].isalnum():
-            position = text.rfind(short[i], 0, position)
-        if position < 0:
-            return 0
-    start = 0
-    for n_words in range(len(words), 0, -1):  # the candidate's first token opens the long form
-        if start == position:
-            return n_words
-        start += len(words[len(words) - n_words]) + 1
-    return 0
-
-
-OPENING, HYPHEN, CLOSERS = (
-    "(",
-    "-",
-    (")", ";", ","),
-)  # a definition: "( short form" then a closer; pieces joined by hyphens
-_ORTH_OPENING, _ORTH_HYPHEN = get_string_id(OPENING), get_string_id(HYPHEN)  # ORTH hashes, as StringStore gives them
-_ORTH_ENDS = {get_string_id(mark) for mark in CLOSERS}
-
-
 def definitions(words: Words) -> dict[ShortForm, Definition]:
-    """The short forms defined among a doc's words, by their ORTH hashes: the long form's span.
+    """The short forms defined among a doc's words, by their ORTH hashes: the long form's span
+    (long_forms.definition_at; the first definition of a short form counts).
 
     Only words around an opening parenthesis are read, so docs without one cost
     a single array comparison.
     """
-    strings = words.strings
     found: dict[ShortForm, Definition] = {}
-    opening, hyphen, ends = _ORTH_OPENING, _ORTH_HYPHEN, _ORTH_ENDS
-    parentheses = numpy.flatnonzero(words.orths == opening).tolist()
+    parentheses = numpy.flatnonzero(words.orths == ORTH_OPENING).tolist()
     if not parentheses:
         return found
-    orths = words.orths.tolist()  # Python ints: the loop below compares and slices them
-    sentence = None  # each word's sentence number, read when a candidate gets that far
+    orths = words.orths.tolist()  # Python ints: definition_at compares and slices them
     for i in parentheses:
-        end = i + 2  # past the short form's tokens: the first piece, then "- piece" pairs
-        while end + 1 < len(orths) and orths[end] == hyphen and end - i < 2 * MAX_SHORT_FORM_PIECES - 1:
-            end += 2
-        if i < 1 or end >= len(orths) or orths[end] not in ends:
-            continue
-        key = tuple(orths[i + 1 : end])
-        short = "".join(strings[orth] for orth in key)
-        if key in found or not _is_short_form(short):
-            continue
-        # The words long_form reads: as many as the short form allows, within the sentence of the word before "(".
-        if sentence is None:
-            sentence = words.sentence.tolist()
-        start = max(0, i - max_long_form_words(short))
-        while sentence[start] != sentence[i - 1]:  # sentence numbers never fall: the sentence's first word is ahead
-            start += 1
-        n_words = long_form(short, [strings[orth] for orth in orths[start:i]])
-        if n_words:
-            found[key] = (i - n_words, i)
+        definition = definition_at(words.strings, orths, words.sentence, i)
+        if definition is not None and definition[0] not in found:
+            found[definition[0]] = definition[1]
     return found
 
 
@@ -158,7 +79,6 @@ BREAK, SKIPPED = ord(" "), 0  # a run of words ends at a BREAK and passes over a
 _HYPHEN, _OPENING = get_string_id(f"orth={HYPHEN}"), get_string_id(f"orth={OPENING}")
 # What definitions() reads two words after a "(": a closer after a one-piece short form, or a hyphen within one.
 _AFTER_SHORT_FORM = frozenset(get_string_id(f"orth={form}") for form in (*CLOSERS, HYPHEN))
-_AFTER_SHORT_FORM_ARRAY = numpy.array(sorted(_AFTER_SHORT_FORM), dtype=numpy.uint64)
 _UPPER, _PLAIN = get_string_id("case=upper"), get_string_id("characters=plain")
 _TOO_SHORT = [get_string_id(f"length={n}") for n in range(1, MIN_UNDEFINED_ACRONYM)]
 
@@ -181,23 +101,26 @@ class Initials:
         self._long = numpy.zeros(0, dtype=numpy.bool_)
 
     def may_have_mentions(
-        self, lexicon, docs: list, rows: numpy.ndarray, is_space: numpy.ndarray, acronyms: bool
+        self,
+        lexicon,
+        docs: list,
+        rows: numpy.ndarray,
+        is_space: numpy.ndarray,
+        sentence: numpy.ndarray,
+        acronyms: bool,
     ) -> bool:
-        """Whether these docs (their lexicon rows and whitespace tokens laid end to end) may define a short
-        form (`may_define`) or, with `acronyms`, use one undefined (`undefined_acronyms`): a screen
-        (screens.may_have_short_forms) that is never wrong when it says no."""
+        """Whether these docs (their lexicon rows, whitespace tokens and sentence numbers laid end to end)
+        define a short form (`definitions`) or, with `acronyms`, may use one undefined
+        (`undefined_acronyms`): a screen (screens.may_have_short_forms) that is never wrong when it says no."""
         self._update(lexicon)
         return may_have_short_forms(
             docs,
             rows,
             is_space.view(numpy.uint8),
-            lexicon.table,
-            COLUMNS["orth"],
+            sentence,
             self._codes,
             self._capitals.view(numpy.uint8),
             self._long.view(numpy.uint8),
-            _OPENING,
-            _AFTER_SHORT_FORM_ARRAY,
             acronyms,
             MAX_SHORT_FORM,
             SKIPPED,

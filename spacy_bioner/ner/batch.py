@@ -140,7 +140,7 @@ def _short_form_mentions(
         return heads, starts, short_form_heads, short_form_starts
     lexicon, initials = ner.featurizer.lexicon, ner.featurizer.initials
     labelled = label_acronyms or (folds is None and label_defined)
-    if not initials.may_have_mentions(lexicon, docs, rows, is_space, label_acronyms):  # as in most sentences
+    if not initials.may_have_mentions(lexicon, docs, rows, is_space, sentence, label_acronyms):  # most sentences
         return _mentionless(len(rows), family, labelled)
     # Found among the words: a line break is not part of a long form, nor does it end one.
     words, word_offsets = words_of(is_space, offsets)

@@ -18,6 +18,10 @@ from libcpp.utility cimport pair
 from libcpp.vector cimport vector
 from spacy.tokens.doc cimport Doc
 
+from .long_forms import ORTH_OPENING, definition_at
+
+cdef uint64_t _ORTH_OPENING = ORTH_OPENING
+
 
 def may_split_a_list(const int64_t[:, :] names, const int32_t[::1] tags, const uint8_t[::1] continuing):
     """Whether split_name_lists has an entity to split: one that starts with a known name shorter than
@@ -120,28 +124,26 @@ cdef inline bint _ends_entity(const int32_t[::1] tags, const uint8_t[::1] contin
     return tags[i] > 0 and not (i + 1 < n and continuing[tags[i + 1]])
 
 
-def may_have_short_forms(docs, const int32_t[::1] rows, const uint8_t[::1] is_space, const uint64_t[:, ::1] table,
-                         Py_ssize_t orth_column, const uint8_t[::1] initials, const uint8_t[::1] capitals,
-                         const uint8_t[::1] long_enough, uint64_t opening, const uint64_t[::1] after_short_form,
+def may_have_short_forms(docs, const int32_t[::1] rows, const uint8_t[::1] is_space, const int32_t[::1] sentence,
+                         const uint8_t[::1] initials, const uint8_t[::1] capitals, const uint8_t[::1] long_enough,
                          bint acronyms, Py_ssize_t max_letters, uint8_t skipped):
-    """Whether a doc of the batch may define a short form, or (with acronyms) use an acronym undefined:
-    an opening parenthesis with a closer or a hyphen two words on (abbreviations.may_define), or an
-    acronym as abbreviations.Initials finds them (a word in capitals long enough, with no word in
-    capitals beside it) of ASCII letters, at most max_letters, that the initials of its doc's words
-    spell (abbreviations.undefined_acronyms). Words are the tokens that are not whitespace, read
-    across the docs as the stage reads them.
+    """Whether a doc of the batch defines a short form (long_forms.definition_at finds one at one of
+    its "(": abbreviations.definitions is not empty), or (with acronyms) may use an acronym undefined:
+    an acronym as abbreviations.Initials finds them (a word in capitals long enough, with no word in
+    capitals beside it, read across the docs) of ASCII letters, at most max_letters, that the
+    initials of its doc's words spell (abbreviations.undefined_acronyms). Words are the tokens that
+    are not whitespace, as the stage reads them.
 
     docs (Sequence[Doc]): The batch's docs, laid end to end in `rows`.
     rows (int32[n]): Each token's lexicon row.
     is_space (bool[n]): Whitespace tokens.
-    table (uint64[n_rows, n_attributes]), orth_column: The lexicon's table, and its column of "orth=" hashes.
+    sentence (int32[n]): Each token's sentence number (batch.Layout.sentence).
     initials (uint8[n_rows]): Each row's initial code (Initials); `skipped` for a hyphen.
     capitals, long_enough (bool[n_rows]): Each row's word is in capitals; is long enough for an acronym.
-    opening (uint64): The orth hash of "(".
-    after_short_form (uint64[k]): The orth hashes that may follow a one-word short form.
     acronyms (bool): Whether undefined acronyms count.
     """
     cdef vector[Py_ssize_t] words  # batch positions of the words
+    cdef vector[uint64_t] orths  # the ORTH hash of each word
     cdef vector[Py_ssize_t] doc_of  # the doc of each word
     cdef vector[Py_ssize_t] first_words  # where each doc's words begin among the words, and the end
     cdef vector[Py_ssize_t] first_tokens  # where each doc's tokens begin in the batch
@@ -155,15 +157,19 @@ def may_have_short_forms(docs, const int32_t[::1] rows, const uint8_t[::1] is_sp
         for i in range(offset, offset + doc.length):
             if not is_space[i]:
                 words.push_back(i)
+                orths.push_back(doc.c[i - offset].lex.orth)
                 doc_of.push_back(d)
         offset += doc.length
     first_words.push_back(words.size())
     cdef Py_ssize_t n = words.size()
     cdef vector[Py_ssize_t] candidates  # the words that may be acronyms
+    cdef Py_ssize_t checked = -1  # the last doc whose parentheses were read
     for w in range(n):
-        if (w + 2 < n and table[rows[words[w]], orth_column] == opening
-                and _found(after_short_form, table[rows[words[w + 2]], orth_column])):
-            return True
+        d = doc_of[w]
+        if orths[w] == _ORTH_OPENING and d != checked:
+            checked = d
+            if _defines(docs[d], orths, words, first_words[d], first_words[d + 1], sentence):
+                return True
         if (acronyms and capitals[rows[words[w]]] and long_enough[rows[words[w]]]
                 and not (w > 0 and capitals[rows[words[w - 1]]])
                 and not (w + 1 < n and capitals[rows[words[w + 1]]])):
@@ -183,9 +189,14 @@ def may_have_short_forms(docs, const int32_t[::1] rows, const uint8_t[::1] is_sp
     return False
 
 
-cdef inline bint _found(const uint64_t[::1] values, uint64_t value):
+cdef bint _defines(Doc doc, const vector[uint64_t]& orths, const vector[Py_ssize_t]& words, Py_ssize_t first,
+                   Py_ssize_t end, const int32_t[::1] sentence) except -1:
+    """Whether the doc whose words are words[first:end] defines a short form at one of its "(",
+    read by long_forms.definition_at (as abbreviations.definitions reads them)."""
+    doc_orths = [orths[w] for w in range(first, end)]
+    doc_sentences = [sentence[words[w]] for w in range(first, end)]
     cdef Py_ssize_t i
-    for i in range(values.shape[0]):  # a handful of closers and the hyphen
-        if values[i] == value:
+    for i in range(end - first):
+        if orths[first + i] == _ORTH_OPENING and definition_at(doc.vocab.strings, doc_orths, doc_sentences, i):
             return True
     return False
