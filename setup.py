@@ -25,6 +25,7 @@ KERNELS = [
     "parser.greedy",
     "parser.beam",
     "parser.arc_writer",
+    "parser.nodes",
 ]
 
 extensions = [

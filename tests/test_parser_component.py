@@ -430,3 +430,14 @@ def test_tagger_leaves_whitespace_out(attr, whitespace_tag):
     spaced_doc = spaced_nlp(Doc(spaced_nlp.vocab, words=words))
     assert [getattr(t, f"{attr}_") for t in plain_doc] == [getattr(spaced_doc[p], f"{attr}_") for p in positions]
     assert {getattr(t, f"{attr}_") for t in spaced_doc if t.is_space} == {whitespace_tag}
+
+
+def test_tags_set_in_a_memory_zone_are_read_after_it():
+    """The tagger's table of tag values, made in a memory zone, keeps its strings after the zone."""
+    trained = _trained(epochs=10)
+    nlp = spacy.blank("en")  # a vocab that has none of the tag strings yet
+    nlp.add_pipe("bioner_tagger").from_bytes(trained.get_pipe("bioner_tagger").to_bytes())
+    text = SENTENCES[0][0]
+    with nlp.memory_zone():
+        inside = [t.tag_ for t in nlp(text)]
+    assert [t.tag_ for t in nlp(text)] == inside == [t.tag_ for t in trained(text)]

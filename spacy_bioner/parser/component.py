@@ -24,10 +24,11 @@ from ..core.perceptron import AveragedPerceptron
 from ..core.perceptron_pipe import PerceptronPipe, checked_examples
 from . import beam, greedy  # type: ignore[attr-defined]  # compiled modules, no stubs
 from .arcs import write_parses
+from .nodes import lay_out_nodes, word_heads
 from .noun_chunks import install_noun_chunks
 from .projectivity import lift
 from .scoring import score_parse
-from .state_features import StateFeatures, batch_node_values
+from .state_features import StateFeatures
 from .transitions import MOVE_NAMES, PROJECTIVE_SYSTEMS, SYSTEMS
 
 STACK_BASED_SYSTEMS = ("arc-standard", "arc-eager")  # linear time; the list-based ones are quadratic
@@ -268,61 +269,34 @@ class BioParser(PerceptronPipe):
                 stacklevel=2,
             )
             self._warned_untagged = True
-        # The docs laid end to end: their words, and the units with words, each a root slot then its words.
-        doc_starts = numpy.cumsum([0] + [len(doc) for doc in docs])
-        values = batch_node_values(docs)  # NODE_ATTRIBUTES and IS_SPACE
-        unit_starts = [
-            doc_start + start for doc_start, doc_units in zip(doc_starts.tolist(), units) for start, _ in doc_units
-        ]
-        words, firsts = words_of(values[:, -1], unit_starts)
-        sizes = numpy.diff(numpy.append(firsts, len(words)))
-        firsts, sizes = firsts[sizes > 0], sizes[sizes > 0]
-        if (
-            self.cfg["transition_system"] not in STACK_BASED_SYSTEMS
-            and len(sizes)
-            and sizes.max() > self.cfg["max_length"]
-        ):
+        # The docs laid end to end: the units with words, each a root slot then its words.
+        nodes, offsets, words, doc_words, longest = lay_out_nodes(docs, units, ROOT_WORD)
+        if self.cfg["transition_system"] not in STACK_BASED_SYSTEMS and longest > self.cfg["max_length"]:
             raise ValueError(
-                f"{self.name}: a sentence (or a doc without sentence boundaries) of {sizes.max():,} tokens is longer "
-                "than "
+                f"{self.name}: a sentence (or a doc without sentence boundaries) of {longest:,} tokens is longer than "
                 f"max_length = {self.cfg['max_length']:,}; {self.cfg['transition_system']} takes time quadratic in it. "
                 "Add a sentencizer or senter before the parser, or raise max_length."
             )
-        heads = numpy.zeros(0, dtype=numpy.int64)
-        labels = numpy.zeros(0, dtype=numpy.int32)
-        if len(words):
-            nodes = numpy.ascontiguousarray(self._nodes(values[:, :-1], words, firsts), dtype=numpy.uint64)
-            offsets = numpy.cumsum(numpy.append(0, sizes + 1)).astype(numpy.int64)
-            move_weights, _ = self.move_model.averages()
-            label_weights, _ = self.label_model.averages()
-            root_label = self._label_ids[self.cfg["root_label"]]
-            if self.cfg["beam_width"] > 1:
-                node_heads, node_labels = beam.parse_batch(
-                    self.features,
-                    self._system,
-                    nodes,
-                    offsets,
-                    move_weights,
-                    label_weights,
-                    root_label,
-                    self.cfg["beam_width"],
-                )
-            else:
-                node_heads, node_labels = greedy.parse_batch(
-                    self.features, self._system, nodes, offsets, move_weights, label_weights, root_label
-                )
-            # Node k of a unit is its (k-1)-th word; 0 is the root slot.
-            is_word = numpy.ones(len(nodes), dtype=numpy.bool_)
-            is_word[offsets[:-1]] = False
-            unit_heads = node_heads[is_word].astype(numpy.int64)
-            head_words = numpy.repeat(firsts, sizes) + unit_heads - 1
-            heads = numpy.where(unit_heads > 0, words[head_words], words)
-            labels = node_labels[is_word]
-        doc_firsts = numpy.searchsorted(words, doc_starts)
-        # token offsets within each doc, in two numpy calls rather than two per doc
-        starts = numpy.repeat(doc_starts[:-1], numpy.diff(doc_firsts))
-        words, heads = words - starts, heads - starts
-        bounds = doc_firsts.tolist()
+        move_weights, _ = self.move_model.averages()
+        label_weights, _ = self.label_model.averages()
+        root_label = self._label_ids[self.cfg["root_label"]]
+        if self.cfg["beam_width"] > 1:
+            node_heads, node_labels = beam.parse_batch(
+                self.features,
+                self._system,
+                nodes,
+                offsets,
+                move_weights,
+                label_weights,
+                root_label,
+                self.cfg["beam_width"],
+            )
+        else:
+            node_heads, node_labels = greedy.parse_batch(
+                self.features, self._system, nodes, offsets, move_weights, label_weights, root_label
+            )
+        heads, labels = word_heads(node_heads, node_labels, offsets, words)
+        bounds = doc_words.tolist()
         return [
             Parse(doc_units, words[a:b], heads[a:b], labels[a:b], sentences)
             for doc_units, sentences, a, b in zip(units, given, bounds, bounds[1:])

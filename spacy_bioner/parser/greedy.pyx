@@ -48,8 +48,10 @@ def check_parse_arrays(const uint64_t[:, ::1] nodes, const int64_t[::1] offsets,
                          "and root_label one of them")
     if offsets.shape[0] < 1 or offsets[0] != 0 or (offsets.shape[0] > 1 and offsets[offsets.shape[0] - 1] != N):
         raise ValueError(f"offsets must rise from 0 to {N}")
-    if offsets.shape[0] > 1 and numpy.any(numpy.diff(offsets) < 1):
-        raise ValueError("each sentence needs its root slot")
+    cdef Py_ssize_t u
+    for u in range(offsets.shape[0] - 1):  # a loop: numpy's calls cost more than it for a sentence
+        if offsets[u + 1] - offsets[u] < 1:
+            raise ValueError("each sentence needs its root slot")
 
 
 cdef enum:
@@ -85,7 +87,8 @@ cdef inline void _finish(Lane* lane, int root_label, int32_t* heads, int32_t* la
 
 
 cdef void _parse_lanes(StateFeatures features, int system, const uint64_t* nodes, const int64_t* offsets,
-                       Py_ssize_t n_sentences, Lane* lanes, const float* move_weights, uint64_t move_buckets,
+                       Py_ssize_t n_sentences, Lane* lanes, int n_lanes, const float* move_weights,
+                       uint64_t move_buckets,
                        const float* label_weights, uint64_t label_buckets, int n_labels, float* label_scores,
                        int root_label, int32_t* heads, int32_t* labels) noexcept nogil:
     """Each step of each lane in three rounds, so that the table rows one lane waits for
@@ -97,7 +100,7 @@ cdef void _parse_lanes(StateFeatures features, int system, const uint64_t* nodes
     cdef Lane* lane
     while active:
         active = 0
-        for lane_index in range(LANES):
+        for lane_index in range(n_lanes):
             lane = &lanes[lane_index]
             if _is_busy(lane) and is_terminal(lane.state):
                 _finish(lane, root_label, heads, labels)
@@ -113,7 +116,7 @@ cdef void _parse_lanes(StateFeatures features, int system, const uint64_t* nodes
             features.extract(lane.state, nodes + lane.start * 3, lane.hashes)
             hashed_rows(lane.hashes, n_templates, 0, move_buckets, lane.rows)
             _prefetch_rows(move_weights, lane.rows, n_templates, N_MOVES)
-        for lane_index in range(LANES):
+        for lane_index in range(n_lanes):
             lane = &lanes[lane_index]
             if not _is_busy(lane):
                 continue
@@ -123,7 +126,7 @@ cdef void _parse_lanes(StateFeatures features, int system, const uint64_t* nodes
             if lane.move == LEFT_ARC or lane.move == RIGHT_ARC:
                 hashed_rows(lane.hashes, n_templates, direction_salt(lane.move), label_buckets, lane.rows)
                 _prefetch_rows(label_weights, lane.rows, n_templates, n_labels)
-        for lane_index in range(LANES):
+        for lane_index in range(n_lanes):
             lane = &lanes[lane_index]
             if not _is_busy(lane):
                 continue
@@ -160,12 +163,13 @@ def parse_batch(
         longest = max(longest, offsets[u + 1] - offsets[u] - 1)
     cdef Pool mem = Pool()
     cdef Lane* lanes = <Lane*>mem.alloc(LANES, sizeof(Lane))
-    for lane_index in range(LANES):
+    cdef int n_lanes = min(LANES, n_sentences)  # a sentence alone needs one
+    for lane_index in range(n_lanes):
         lanes[lane_index].state = new_state(mem, longest)
         lanes[lane_index].state.n = -1
     cdef float* label_scores = <float*>mem.alloc(n_labels, sizeof(float))
     with nogil:
-        _parse_lanes(features, system, &nodes[0, 0], &offsets[0], n_sentences, lanes,
+        _parse_lanes(features, system, &nodes[0, 0], &offsets[0], n_sentences, lanes, n_lanes,
                      &move_weights[0, 0], move_weights.shape[0], &label_weights[0, 0], label_weights.shape[0],
                      n_labels, label_scores, root_label, &heads_view[0], &labels_view[0])
     return heads, labels

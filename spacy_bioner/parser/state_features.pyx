@@ -12,10 +12,7 @@ the rightmost.
 """
 import numpy
 from libc.stdint cimport uint64_t, int32_t
-from spacy.attrs cimport IS_SPACE
-from spacy.lexeme cimport Lexeme
 from spacy.strings import get_string_id
-from spacy.tokens.doc cimport Doc
 
 from .transitions cimport State
 
@@ -88,27 +85,6 @@ cdef inline int _at(const int* array, int node) noexcept nogil:
 cdef inline uint64_t _bucket(int value) noexcept nogil:
     """Small counts grouped: 0-4 as they are, then 5-9, then 10 and more."""
     return 2 + <uint64_t>(value if value < 5 else (5 if value < 10 else 6))
-
-
-def batch_node_values(docs):
-    """What the features read of each token of docs laid end to end, read straight from the docs:
-    uint64 (n, 4), its LOWER, TAG and SUFFIX (the component's NODE_ATTRIBUTES) and IS_SPACE,
-    as Doc.to_array gives them."""
-    cdef Doc doc
-    cdef Py_ssize_t i, n = 0
-    for doc in docs:
-        n += doc.length
-    values = numpy.empty((n, N_COLUMNS + 1), dtype=numpy.uint64)
-    cdef uint64_t[:, ::1] out = values
-    n = 0
-    for doc in docs:
-        for i in range(doc.length):
-            out[n + i, WORD] = doc.c[i].lex.lower
-            out[n + i, TAG] = doc.c[i].tag
-            out[n + i, SUFFIX] = doc.c[i].lex.suffix
-            out[n + i, N_COLUMNS] = Lexeme.c_check_flag(doc.c[i].lex, IS_SPACE)
-        n += doc.length
-    return values
 
 
 cdef class StateFeatures:

@@ -10,7 +10,7 @@ newlines change no word's features, and get spaCy's whitespace tag.
 import functools
 import threading
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, Annotated, Any, Callable, Literal, Optional, get_args
+from typing import TYPE_CHECKING, Annotated, Any, Callable, Literal, Optional, Union, get_args
 
 import numpy
 from pydantic import Field
@@ -25,7 +25,7 @@ from spacy.vocab import Vocab
 from thinc.api import Optimizer
 
 from ..core import serialize
-from ..core.decode import viterbi
+from ..core.decode import predecessor_lists, viterbi
 from ..core.features import FeatureExtractor, Lexicon, batch_layout, words_of
 from ..core.perceptron import AveragedPerceptron
 from ..core.perceptron_pipe import PerceptronPipe, checked_examples, with_cost
@@ -145,8 +145,13 @@ class BioTagger(PerceptronPipe):
             N_ATTRIBUTES,
         )
         self.model = AveragedPerceptron(self.cfg["n_buckets"], max(len(self.labels), 1))
-        n_tags = self.model.n_tags
+        self._free_for(self.model.n_tags)
+        self._label_values: Optional[tuple[tuple, list[Union[int, str]], numpy.ndarray]] = None  # its cache
+
+    def _free_for(self, n_tags: int) -> None:
+        """Every tag may follow every tag: the legal moves, and Viterbi's lists of them, made once per tag set."""
         self._free = numpy.ones((n_tags + 1, n_tags), dtype=numpy.uint8)
+        self._free_predecessors = predecessor_lists(self._free)
 
     def add_label(self, label: str) -> int:
         if not isinstance(label, str) or not label:
@@ -165,7 +170,7 @@ class BioTagger(PerceptronPipe):
         self.cfg["labels"].append(label)
         if len(self.labels) > self.model.n_tags:
             self.model.resize(len(self.labels))
-            self._free = numpy.ones((len(self.labels) + 1, len(self.labels)), dtype=numpy.uint8)
+            self._free_for(len(self.labels))
         return 1
 
     def initialize(
@@ -229,7 +234,8 @@ class BioTagger(PerceptronPipe):
     ) -> numpy.ndarray:
         if allowed is None:
             allowed = numpy.ones(scores.shape, dtype=numpy.uint8)
-        return viterbi(scores, self.model.transitions(averaged=averaged), allowed, self._free, offsets)
+        transitions = self.model.transitions(averaged=averaged)
+        return viterbi(scores, transitions, allowed, self._free, offsets, predecessors=self._free_predecessors)
 
     def predict(self, docs: Iterable[Doc]) -> list[numpy.ndarray]:
         """Tag ids of each doc's tokens (averaged weights); -1 for whitespace."""
@@ -250,21 +256,31 @@ class BioTagger(PerceptronPipe):
         return [tags[bounds[i] : bounds[i + 1]] for i in range(len(docs))]
 
     def set_annotations(self, docs: Iterable[Doc], tag_ids: list[numpy.ndarray]) -> None:
-        attr = self.cfg["attr"]
-        names = [*self.labels, WHITESPACE_TAGS[attr]]  # last, so the id -1 picks it
-        if attr == JOINT:
-            pairs = [name.split(SEPARATOR) for name in names]
-            columns = [TAG, POS]
-            values = numpy.array(
-                [[self.vocab.strings.add(tag), UNIVERSAL_POS[pos]] for tag, pos in pairs], dtype=numpy.uint64
-            )
-        elif attr == "pos":
-            columns, values = [POS], numpy.array([[UNIVERSAL_POS[name]] for name in names], dtype=numpy.uint64)
-        else:
-            columns = [TAG]
-            values = numpy.array([[self.vocab.strings.add(name)] for name in names], dtype=numpy.uint64)
+        columns, values = self._values_of_labels()
         for doc, ids in zip(docs, tag_ids):
             doc.from_array(columns, values[ids])
+
+    def _values_of_labels(self) -> tuple[list[Union[int, str]], numpy.ndarray]:
+        """The token attributes a tag id sets and their values (uint64, a row per label, then the
+        whitespace tag's, so that the id -1 picks it), made once per label set and string store.
+        The tag strings are stored for good (allow_transient=False), as spaCy stores labels: a
+        memory zone that made the table must not take its strings away."""
+        key = (tuple(self.labels), id(self.vocab.strings))
+        if self._label_values is None or self._label_values[0] != key:
+            attr = self.cfg["attr"]
+            names = [*key[0], WHITESPACE_TAGS[attr]]
+            strings: Any = self.vocab.strings  # spaCy's stub of StringStore.add has no allow_transient
+            columns: list[Union[int, str]]
+            if attr == JOINT:
+                pairs = [name.split(SEPARATOR) for name in names]
+                columns = [TAG, POS]
+                rows = [[strings.add(tag, allow_transient=False), UNIVERSAL_POS[pos]] for tag, pos in pairs]
+            elif attr == "pos":
+                columns, rows = [POS], [[UNIVERSAL_POS[name]] for name in names]
+            else:
+                columns, rows = [TAG], [[strings.add(name, allow_transient=False)] for name in names]
+            self._label_values = (key, columns, numpy.array(rows, dtype=numpy.uint64))
+        return self._label_values[1], self._label_values[2]
 
     def update(
         self,
