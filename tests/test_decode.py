@@ -5,7 +5,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from spacy_bioner.core.decode import predecessor_lists, viterbi
+from spacy_bioner.core.decode import Decoder, predecessor_lists, viterbi
 from spacy_bioner.core.schemes import TagScheme
 
 
@@ -204,3 +204,24 @@ def test_free_trellis_prunes_to_the_same_tags(n, n_tags, seed, emission_scale, w
     legal = numpy.ones((n_tags + 1, n_tags), dtype=numpy.uint8)
     tags = viterbi(emissions, transitions, allowed, legal).tolist()
     assert tags == reference_viterbi(emissions, transitions, allowed)
+
+
+@settings(max_examples=50)
+@given(
+    lengths=st.lists(st.lists(st.integers(1, 8), min_size=1, max_size=4), min_size=1, max_size=4),
+    seed=st.integers(0, 2**31),
+)
+def test_a_decoder_made_once_decodes_each_batch_as_viterbi(lengths, seed):
+    """Decoder keeps the trellis viterbi makes per call; batch after batch, it gives viterbi's tags."""
+    rng = numpy.random.default_rng(seed)
+    scheme = TagScheme("BILOU", ["A", "B"])
+    transitions = rng.normal(size=(len(scheme.tags) + 1, len(scheme.tags))).astype(numpy.float32)
+    decoder = Decoder(transitions, scheme.transitions())
+    for batch in lengths:
+        offsets = numpy.cumsum([0, *batch]).astype(numpy.int64)
+        emissions = rng.normal(size=(int(offsets[-1]), len(scheme.tags))).astype(numpy.float32)
+        allowed = numpy.ones(emissions.shape, dtype=numpy.uint8)
+        expected = viterbi(emissions, transitions, allowed, scheme.transitions(), offsets)
+        assert decoder.decode(emissions, allowed, offsets).tolist() == expected.tolist()
+    with pytest.raises(ValueError, match="emissions have 3 tags"):
+        decoder.decode(numpy.zeros((2, 3), dtype=numpy.float32), numpy.ones((2, 3), dtype=numpy.uint8))

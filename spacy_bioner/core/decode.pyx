@@ -213,23 +213,47 @@ def viterbi(
     predecessors: `predecessor_lists(legal, factored)`, if the caller keeps them.
     RETURNS (int32[n]): The tag ids.
     """
-    cdef int n = emissions.shape[0]
-    cdef int n_tags = emissions.shape[1]
-    if allowed.shape[0] != n or allowed.shape[1] != n_tags:
-        raise ValueError(f"allowed has shape {(allowed.shape[0], allowed.shape[1])}, expected {(n, n_tags)}")
-    if offsets is None:
-        offsets = numpy.array([0, n], dtype=numpy.int64)
-    out = numpy.zeros(n, dtype=numpy.int32)
-    if predecessors is None:
-        predecessors = predecessor_lists(legal, factors is not None)
-    cdef Pool mem = Pool()
-    cdef Trellis t
-    prepare_trellis(&t, transitions, legal, factors, predecessors, n_tags, mem)
-    if n:
-        decode_sequences(&t, &emissions[0, 0], &allowed[0, 0], offsets, out, mem)
-    else:
-        check_offsets(offsets, n)
-    return out
+    return Decoder(transitions, legal, factors, predecessors).decode(emissions, allowed, offsets)
+
+
+cdef class Decoder:
+    """`viterbi` with its transitions, legal moves and factors fixed: the trellis's moves (and a free
+    trellis's bounds) are worked out once, for a caller that decodes many batches with the same
+    weights. Decoding only reads it, so threads may share one.
+
+    transitions, legal, factors, predecessors: as `viterbi` takes them; kept, not copied.
+    """
+    cdef Pool mem
+    cdef Trellis trellis
+    cdef object _kept  # the arrays the trellis points into
+    cdef readonly object transitions  # the transitions it was made for
+
+    def __init__(self, const float[:, ::1] transitions, const uint8_t[:, ::1] legal, factors=None, predecessors=None):
+        if predecessors is None:
+            predecessors = predecessor_lists(legal, factors is not None)
+        self.mem = Pool()
+        self._kept = (transitions, legal, factors, predecessors)
+        self.transitions = transitions.base if transitions.base is not None else transitions
+        prepare_trellis(&self.trellis, transitions, legal, factors, predecessors, transitions.shape[1], self.mem)
+
+    def decode(self, const float[:, ::1] emissions, const uint8_t[:, ::1] allowed, const int64_t[::1] offsets=None):
+        """The best tags of emissions (float32[n, T]) that allowed (uint8[n, T]) allows, for each sequence
+        of offsets (as `viterbi` takes them). RETURNS (int32[n])"""
+        cdef int n = emissions.shape[0]
+        cdef int n_tags = self.trellis.n_tags
+        if emissions.shape[1] != n_tags:
+            raise ValueError(f"emissions have {emissions.shape[1]} tags, the transitions {n_tags}")
+        if allowed.shape[0] != n or allowed.shape[1] != n_tags:
+            raise ValueError(f"allowed has shape {(allowed.shape[0], allowed.shape[1])}, expected {(n, n_tags)}")
+        if offsets is None:
+            offsets = numpy.array([0, n], dtype=numpy.int64)
+        out = numpy.zeros(n, dtype=numpy.int32)
+        cdef Pool scratch = Pool()
+        if n:
+            decode_sequences(&self.trellis, &emissions[0, 0], &allowed[0, 0], offsets, out, scratch)
+        else:
+            check_offsets(offsets, n)
+        return out
 
 
 cdef Py_ssize_t check_offsets(const int64_t[::1] offsets, Py_ssize_t n) except -1:

@@ -25,7 +25,7 @@ from spacy.vocab import Vocab
 from thinc.api import Optimizer
 
 from ..core import serialize
-from ..core.decode import predecessor_lists, viterbi
+from ..core.decode import Decoder, predecessor_lists
 from ..core.features import FeatureExtractor, Lexicon, batch_layout, words_of
 from ..core.perceptron import AveragedPerceptron
 from ..core.perceptron_pipe import PerceptronPipe, checked_examples, with_cost
@@ -152,6 +152,7 @@ class BioTagger(PerceptronPipe):
         """Every tag may follow every tag: the legal moves, and Viterbi's lists of them, made once per tag set."""
         self._free = numpy.ones((n_tags + 1, n_tags), dtype=numpy.uint8)
         self._free_predecessors = predecessor_lists(self._free)
+        self._decoder: Optional[Decoder] = None  # Viterbi's trellis for the last transitions decoded with
 
     def add_label(self, label: str) -> int:
         if not isinstance(label, str) or not label:
@@ -235,7 +236,12 @@ class BioTagger(PerceptronPipe):
         if allowed is None:
             allowed = numpy.ones(scores.shape, dtype=numpy.uint8)
         transitions = self.model.transitions(averaged=averaged)
-        return viterbi(scores, transitions, allowed, self._free, offsets, predecessors=self._free_predecessors)
+        if not averaged:  # the weights training is changing, in place
+            return Decoder(transitions, self._free, None, self._free_predecessors).decode(scores, allowed, offsets)
+        # The averages are a new array after each update: the trellis made for them serves until then.
+        if self._decoder is None or self._decoder.transitions is not transitions:
+            self._decoder = Decoder(transitions, self._free, None, self._free_predecessors)
+        return self._decoder.decode(scores, allowed, offsets)
 
     def predict(self, docs: Iterable[Doc]) -> list[numpy.ndarray]:
         """Tag ids of each doc's tokens (averaged weights); -1 for whitespace."""
