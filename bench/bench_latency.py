@@ -183,8 +183,9 @@ def peak_rss_mb(model: Path, docs_path: Path) -> dict:
 
 
 def tagger_parser(model: Path, dev_path: Path, rounds: int) -> dict:
-    """Tagger + parser over EWT dev: a sentence per doc against whole docs through `pipe`, and the
-    words/s `spacy evaluate --gold-preproc` reports, each load of the pipeline evaluated once."""
+    """Tagger + parser over EWT dev: a sentence per doc against whole docs through `pipe`, one nlp(doc)
+    per sentence, and the words/s `spacy evaluate --gold-preproc` reports, each load of the pipeline
+    evaluated once."""
     nlp = spacy.load(model)
     whole = list(DocBin().from_disk(dev_path).get_docs(nlp.vocab))
     sentences = [eg.predicted for eg in Corpus(str(dev_path), gold_preproc=True)(nlp)]
@@ -199,11 +200,22 @@ def tagger_parser(model: Path, dev_path: Path, rounds: int) -> dict:
             pass
         return n_words / (time.perf_counter() - start)
 
+    def single_call_speed(docs):
+        """Words/s of one nlp(doc) per sentence, as a service tags a request."""
+        copies = [
+            Doc(nlp.vocab, words=[t.text for t in doc], spaces=[bool(t.whitespace_) for t in doc]) for doc in docs
+        ]
+        start = time.perf_counter()
+        for doc in copies:
+            nlp(doc)
+        return n_words / (time.perf_counter() - start)
+
     speed(whole)  # the word caches filled
-    whole_speeds, sentence_speeds = [], []
+    whole_speeds, sentence_speeds, single_speeds = [], [], []
     for _ in range(rounds):
         whole_speeds.append(speed(whole))
         sentence_speeds.append(speed(sentences))
+        single_speeds.append(single_call_speed(sentences))
     evaluated, blank_evaluated = [], []
     for _ in range(3):
         fresh_nlp = spacy.load(model)
@@ -215,6 +227,8 @@ def tagger_parser(model: Path, dev_path: Path, rounds: int) -> dict:
         "whole_documents": statistics.median(whole_speeds),
         "one_sentence_per_doc": statistics.median(sentence_speeds),
         "ratio": statistics.median(sentence_speeds) / statistics.median(whole_speeds),
+        "single_calls": statistics.median(single_speeds),
+        "single_call_us": 1e6 * n_words / statistics.median(single_speeds) / len(sentences),
         "spacy_evaluate_words_per_s": statistics.median(evaluated),
         "spacy_evaluate_blank_words_per_s": statistics.median(blank_evaluated),
         "peak_rss_mb": peak_rss_mb(model, dev_path),
@@ -304,7 +318,9 @@ def main() -> None:
     p = figures["tagger_parser"]
     print(
         f"tagger + parser on EWT dev: whole documents {p['whole_documents']:,.0f} words/s, a sentence per doc "
-        f"{p['one_sentence_per_doc']:,.0f} ({p['ratio']:.2f}x); spacy evaluate {p['spacy_evaluate_words_per_s']:,.0f} "
+        f"{p['one_sentence_per_doc']:,.0f} ({p['ratio']:.2f}x), one nlp(doc) per sentence "
+        f"{p['single_call_us']:,.0f} us "
+        f"({p['single_calls']:,.0f} words/s); spacy evaluate {p['spacy_evaluate_words_per_s']:,.0f} "
         f"words/s, with no components {p['spacy_evaluate_blank_words_per_s']:,.0f}"
     )
     print(f"written to {write_results('latency', figures)}")

@@ -422,6 +422,15 @@ def _latency(record: dict) -> list:
         lines += [
             f"| tagger + parser, `pipe`, a sentence per doc (EWT dev) | {p['one_sentence_per_doc']:,.0f} words/s | "
             f"whole documents {p['whole_documents']:,.0f} | {p['ratio']:.2f}x |",
+            *(
+                [
+                    f"| tagger + parser, one `nlp(doc)` per sentence (EWT dev) | {p['single_call_us']:,.0f} µs, "
+                    f"{p['single_calls']:,.0f} words/s | `pipe`, a sentence per doc | "
+                    f"{p['single_calls'] / p['one_sentence_per_doc']:.2f}x |"
+                ]
+                if "single_calls" in p
+                else []
+            ),
             f"| tagger + parser, `spacy evaluate --gold-preproc` (EWT dev, freshly loaded) | "
             f"{p['spacy_evaluate_words_per_s']:,.0f} words/s | {_blank_evaluate(p)} |",
             "",
