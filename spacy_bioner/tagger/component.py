@@ -239,9 +239,11 @@ class BioTagger(PerceptronPipe):
         if not averaged:  # the weights training is changing, in place
             return Decoder(transitions, self._free, None, self._free_predecessors).decode(scores, allowed, offsets)
         # The averages are a new array after each update: the trellis made for them serves until then.
-        if self._decoder is None or self._decoder.transitions is not transitions:
-            self._decoder = Decoder(transitions, self._free, None, self._free_predecessors)
-        return self._decoder.decode(scores, allowed, offsets)
+        # Threads share it read-only; two that find it stale each make one, and either serves.
+        decoder = self._decoder
+        if decoder is None or decoder.transitions is not transitions:
+            decoder = self._decoder = Decoder(transitions, self._free, None, self._free_predecessors)
+        return decoder.decode(scores, allowed, offsets)
 
     def predict(self, docs: Iterable[Doc]) -> list[numpy.ndarray]:
         """Tag ids of each doc's tokens (averaged weights); -1 for whitespace."""
