@@ -10,7 +10,7 @@ from spacy.tokens import Doc
 from spacy_bioner.core.features import Lexicon
 from spacy_bioner.core.perceptron import DROPPED
 from spacy_bioner.core.schemes import TagScheme
-from spacy_bioner.core.templates import COLUMNS, N_ATTRIBUTES, word_attributes
+from spacy_bioner.core.templates import N_ATTRIBUTES, word_attributes
 from spacy_bioner.ner.abbreviations import (
     BREAK,
     SKIPPED,
@@ -18,7 +18,6 @@ from spacy_bioner.ner.abbreviations import (
     Words,
     definitions,
     label_short_forms,
-    may_define,
     mentions,
     undefined_acronyms,
 )
@@ -112,39 +111,23 @@ def test_definitions_and_their_mentions():
         st.sampled_from(["(", ")", ";", ",", "-", "AF", "A", "T", "atrial", "fibrillation", "Smith", "35"]), max_size=12
     )
 )
-def test_a_parenthesis_that_may_define_is_never_passed_over(words):
-    """may_define screens the "(" that definitions() reads: a doc it does not flag defines nothing."""
+def test_the_screen_finds_the_definitions_the_stage_finds(words):
+    """The layout's screen reads each doc's definitions (long_forms.definition_at), as definitions() does."""
     doc = Doc(spacy.blank("en").vocab, words=words or ["x"])
     lexicon = Lexicon(word_attributes, N_ATTRIBUTES)
-    flagged = may_define(lexicon.table[lexicon.batch_rows([doc]), COLUMNS["orth"]])
-    if definitions(doc_words(doc)):
-        assert flagged.any()
-    assert not flagged[[i for i, w in enumerate(doc) if w.text != "("]].any()
+    rows, no_spaces = lexicon.batch_rows([doc]), numpy.zeros(len(doc), dtype=bool)
+    flagged, defined = Initials().docs_with_mentions(
+        lexicon, [doc], rows, no_spaces, numpy.zeros(len(doc), dtype=numpy.int32), False
+    )
+    expected = definitions(doc_words(doc))
+    assert defined == ({0: expected} if expected else {}) and flagged == ([0] if expected else [])
 
 
-def test_parentheses_that_hold_more_than_a_short_form_are_not_read():
-    lexicon = Lexicon(word_attributes, N_ATTRIBUTES)
-    words = [
-        "atrial",
-        "fibrillation",
-        "(",
-        "AF",
-        ")",
-        "and",
-        "Smith",
-        "(",
-        "Leeds",
-        "35",
-        ")",
-        "(",
-        "AO",
-        "-",
-        "GLD",
-        ")",
-    ]
+def test_parentheses_that_hold_more_than_a_short_form_define_nothing():
+    words = "atrial fibrillation ( AF ) and Smith ( Leeds 35 ) ( AO - GLD ) ; and the ( QZ ) x".split()
     doc = Doc(spacy.blank("en").vocab, words=words)
-    flagged = may_define(lexicon.table[lexicon.batch_rows([doc]), COLUMNS["orth"]])
-    assert numpy.flatnonzero(flagged).tolist() == [2, 11]
+    found = definitions(doc_words(doc))
+    assert list(found.values()) == [(0, 2)]  # ( Leeds 35 ) holds more; AO-GLD and QZ spell no long form before them
 
 
 UNDEFINED = (
@@ -180,13 +163,13 @@ def test_initials():
         ("insulin - dependent diabetes mellitus , or IDDM".split(), False, False),
     ],
 )
-def test_may_have_mentions_says_whether_a_short_form_may_be_defined_or_used(words, acronyms, found):
+def test_docs_with_mentions_says_whether_a_short_form_may_be_defined_or_used(words, acronyms, found):
     doc = Doc(spacy.blank("en").vocab, words=words)
     lexicon = Lexicon(word_attributes, N_ATTRIBUTES)
     is_space = numpy.zeros(len(doc), dtype=bool)
     sentence = numpy.zeros(len(doc), dtype=numpy.int32)
     rows = lexicon.batch_rows([doc])
-    assert Initials().may_have_mentions(lexicon, [doc], rows, is_space, sentence, acronyms) is found
+    assert bool(Initials().docs_with_mentions(lexicon, [doc], rows, is_space, sentence, acronyms)[0]) is found
 
 
 def test_initials_follow_the_lexicon_as_it_grows_and_restarts():
@@ -211,7 +194,7 @@ def test_initials_fed_word_by_word_match_those_worked_out_at_once():
     for start in range(0, len(words), 7):
         doc = Doc(vocab, words=words[start : start + 7])
         one_sentence = numpy.zeros(len(doc), dtype=numpy.int32)
-        fed.may_have_mentions(lexicon, [doc], lexicon.batch_rows([doc]), one_sentence.astype(bool), one_sentence, True)
+        fed.docs_with_mentions(lexicon, [doc], lexicon.batch_rows([doc]), one_sentence.astype(bool), one_sentence, True)
     rows = lexicon.batch_rows([Doc(vocab, words=words)])
     at_once = Initials()
     assert [a.tolist() for a in fed(lexicon, rows)] == [a.tolist() for a in at_once(lexicon, rows)]
@@ -219,7 +202,10 @@ def test_initials_fed_word_by_word_match_those_worked_out_at_once():
         doc = Doc(vocab, words=last_words)  # "W1 W2 ( WW )" defines WW
         one_sentence = numpy.zeros(len(doc), dtype=numpy.int32)
         rows = lexicon.batch_rows([doc])
-        assert fed.may_have_mentions(lexicon, [doc], rows, one_sentence.astype(bool), one_sentence, False) is found
+        assert (
+            bool(fed.docs_with_mentions(lexicon, [doc], rows, one_sentence.astype(bool), one_sentence, False)[0])
+            is found
+        )
 
 
 def undefined(words, defined=()):

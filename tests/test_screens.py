@@ -98,10 +98,10 @@ SHORT_FORM_WORDS += ["dependent", "diabetes", "mellitus", "all", "boys", "can", 
     st.lists(st.lists(st.sampled_from(SHORT_FORM_WORDS), min_size=1, max_size=12), min_size=1, max_size=3),
     st.data(),
 )
-def test_may_have_mentions_is_true_where_the_stage_finds_a_definition_or_may_find_an_acronym(docs_words, data):
-    """The layout's short-form stage reads docs word by word where a doc defines a short form
-    (definitions) or, with acronyms, where an acronym Initials finds is spelled by its doc's initials;
-    over the words of the whole batch, line breaks passed over."""
+def test_docs_with_mentions_are_those_that_define_a_short_form_or_may_use_an_acronym(docs_words, data):
+    """The layout's short-form stage reads the docs that define a short form (definitions) or, with
+    acronyms, where an acronym Initials finds (over the words of the whole batch, line breaks passed
+    over) is spelled by its doc's initials."""
     docs = [Doc(VOCAB, words=words) for words in docs_words]
     lexicon, initials = Lexicon(word_attributes, N_ATTRIBUTES), Initials()
     rows = lexicon.batch_rows(docs)
@@ -114,25 +114,30 @@ def test_may_have_mentions_is_true_where_the_stage_finds_a_definition_or_may_fin
     words, word_offsets = words_of(is_space, offsets[:-1])
     word_offsets = numpy.append(word_offsets, len(words)).tolist()
     word_orths = batch_orths(docs)[words]
-    defining = any(
-        definitions(Words(VOCAB.strings, word_orths[a:b], sentence[words[a:b]]))
-        for a, b in zip(word_offsets, word_offsets[1:])
-    )
+    spans = list(zip(word_offsets, word_offsets[1:]))
+    defining = {
+        d for d, (a, b) in enumerate(spans) if definitions(Words(VOCAB.strings, word_orths[a:b], sentence[words[a:b]]))
+    }
     codes, acronyms = initials(lexicon, rows[words])
     texts = [token.text for doc in docs for token in doc if not token.is_space]
-    spelled = [codes[a:b].tobytes().replace(bytes([SKIPPED]), b"") for a, b in zip(word_offsets, word_offsets[1:])]
+    spelled = [codes[a:b].tobytes().replace(bytes([SKIPPED]), b"") for a, b in spans]
     doc_of = numpy.searchsorted(word_offsets, numpy.arange(len(words)), side="right") - 1
-    using = any(
-        texts[w].isascii()
+    using = {
+        int(doc_of[w])
+        for w in numpy.flatnonzero(acronyms).tolist()
+        if texts[w].isascii()
         and texts[w].isalpha()
         and len(texts[w]) <= MAX_SHORT_FORM
         and texts[w].lower().encode() in spelled[doc_of[w]]
-        for w in numpy.flatnonzero(acronyms).tolist()
-    )
-    assert initials.may_have_mentions(lexicon, docs, rows, is_space, sentence, False) is defining
-    assert initials.may_have_mentions(lexicon, docs, rows, is_space, sentence, True) is (defining or using)
+    }
+    flagged, defined = initials.docs_with_mentions(lexicon, docs, rows, is_space, sentence, False)
+    assert flagged == sorted(defining) and sorted(defined) == sorted(defining)
+    for d, (a, b) in enumerate(spans):  # the definitions the stage reads, as definitions() finds them
+        assert defined.get(d, {}) == definitions(Words(VOCAB.strings, word_orths[a:b], sentence[words[a:b]]))
+    flagged, _ = initials.docs_with_mentions(lexicon, docs, rows, is_space, sentence, True)
+    assert flagged == sorted(defining | using)
     # what the stage itself finds of undefined acronyms
-    for a, b in zip(word_offsets, word_offsets[1:]):
+    for d, (a, b) in enumerate(spans):
         doc_words = Words(VOCAB.strings, word_orths[a:b], sentence[words[a:b]])
         if undefined_acronyms(doc_words, {}, codes[a:b], acronyms[a:b]):
-            assert using
+            assert d in using

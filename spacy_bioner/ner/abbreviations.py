@@ -18,8 +18,8 @@ import numpy
 from spacy.strings import StringStore, get_string_id
 
 from ..core.templates import COLUMNS
-from .long_forms import CLOSERS, HYPHEN, MAX_SHORT_FORM, OPENING, ORTH_OPENING, definition_at
-from .screens import may_have_short_forms
+from .long_forms import HYPHEN, MAX_SHORT_FORM, ORTH_OPENING, definition_at
+from .screens import short_form_docs
 
 Definition = tuple[int, int]  # the long form's span of words [start, end)
 ShortForm = tuple[int, ...]  # the ORTH hashes of its words
@@ -56,17 +56,6 @@ def definitions(words: Words) -> dict[ShortForm, Definition]:
     return found
 
 
-def may_define(orths: numpy.ndarray) -> numpy.ndarray:
-    """Where a "(" may open a short form's definition (`definitions`), from the words' column of
-    orth hashes in the tagger's lexicon: two words on comes a closer or a hyphen. Most parentheses
-    in news hold more ("( Smith 35 )"), and their docs need not be read word by word."""
-    flags = orths == _OPENING
-    flags[-2:] = False
-    for i in numpy.flatnonzero(flags).tolist():  # few: a loop, where numpy.isin costs ~90 µs a call
-        flags[i] = int(orths[i + 2]) in _AFTER_SHORT_FORM
-    return flags
-
-
 # What undefined_acronyms reads of each word, from its row of the tagger's
 # lexicon table (templates.word_attributes): the first character, as an ASCII
 # code, and whether the word may be an acronym.
@@ -76,9 +65,7 @@ _INITIAL_ORDER = numpy.argsort(_INITIAL_HASHES)
 _INITIAL_CODES = numpy.frombuffer(_LETTERS.encode("ascii"), dtype=numpy.uint8)[_INITIAL_ORDER]
 _INITIAL_HASHES = _INITIAL_HASHES[_INITIAL_ORDER]
 BREAK, SKIPPED = ord(" "), 0  # a run of words ends at a BREAK and passes over a SKIPPED token
-_HYPHEN, _OPENING = get_string_id(f"orth={HYPHEN}"), get_string_id(f"orth={OPENING}")
-# What definitions() reads two words after a "(": a closer after a one-piece short form, or a hyphen within one.
-_AFTER_SHORT_FORM = frozenset(get_string_id(f"orth={form}") for form in (*CLOSERS, HYPHEN))
+_HYPHEN = get_string_id(f"orth={HYPHEN}")
 _UPPER, _PLAIN = get_string_id("case=upper"), get_string_id("characters=plain")
 _TOO_SHORT = [get_string_id(f"length={n}") for n in range(1, MIN_UNDEFINED_ACRONYM)]
 
@@ -100,7 +87,7 @@ class Initials:
         self._capitals = numpy.zeros(0, dtype=numpy.bool_)
         self._long = numpy.zeros(0, dtype=numpy.bool_)
 
-    def may_have_mentions(
+    def docs_with_mentions(
         self,
         lexicon,
         docs: list,
@@ -108,12 +95,13 @@ class Initials:
         is_space: numpy.ndarray,
         sentence: numpy.ndarray,
         acronyms: bool,
-    ) -> bool:
-        """Whether these docs (their lexicon rows, whitespace tokens and sentence numbers laid end to end)
-        define a short form (`definitions`) or, with `acronyms`, may use one undefined
-        (`undefined_acronyms`): a screen (screens.may_have_short_forms) that is never wrong when it says no."""
+    ) -> tuple[list[int], dict[int, dict[ShortForm, Definition]]]:
+        """The docs among these (their lexicon rows, whitespace tokens and sentence numbers laid end to
+        end) that define a short form or, with `acronyms`, may use one undefined (`undefined_acronyms`),
+        and the definitions of each doc that has some, as `definitions` finds them (screens.short_form_docs).
+        The docs left out find nothing in the short-form stage."""
         self._update(lexicon)
-        return may_have_short_forms(
+        return short_form_docs(
             docs,
             rows,
             is_space.view(numpy.uint8),

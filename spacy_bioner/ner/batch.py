@@ -15,14 +15,13 @@ from spacy.tokens import Doc
 from ..core.features import batch_layout, batch_orths, lowercase_docs, words_of
 from ..core.templates import (
     ABBREVIATION_FAMILY,
-    COLUMNS,
     LOWERCASE_DOCS_FAMILY,
     MEMORY_FAMILY,
     SENTENCES_FAMILY,
     WINDOW,
 )
 from ..gazetteer.token_codes import match_codes
-from .abbreviations import Words, definitions, may_define, mentions, undefined_acronyms
+from .abbreviations import Words, mentions, undefined_acronyms
 from .dropout import match_dropout
 from .letters import LetterMarks, letter_marks
 from .line_ends import entity_line_ends
@@ -140,24 +139,23 @@ def _short_form_mentions(
         return heads, starts, short_form_heads, short_form_starts
     lexicon, initials = ner.featurizer.lexicon, ner.featurizer.initials
     labelled = label_acronyms or (folds is None and label_defined)
-    if not initials.may_have_mentions(lexicon, docs, rows, is_space, sentence, label_acronyms):  # most sentences
+    flagged, defined = initials.docs_with_mentions(lexicon, docs, rows, is_space, sentence, label_acronyms)
+    if not flagged:  # as in most sentences
         return _mentionless(len(rows), family, labelled)
     # Found among the words: a line break is not part of a long form, nor does it end one.
     words, word_offsets = words_of(is_space, offsets)
-    # Only docs with an opening parenthesis can define a short form, and only docs with
-    # an acronym use one undefined: the others are not read word by word.
-    defining = _docs_with(may_define(lexicon.table[rows[words], COLUMNS["orth"]]), word_offsets)
+    # Of the docs the screen let through (it read their definitions), only those with an acronym
+    # may use one undefined; the others are not read word by word.
     using = set()
     if label_acronyms:
         codes, acronyms = initials(lexicon, rows[words])
-        using = _docs_with(acronyms, word_offsets)
+        using = set(flagged) & _docs_with(acronyms, word_offsets)
     doc_span = [slice(a, b) for a, b in zip(word_offsets.tolist(), word_offsets[1:].tolist())]  # each doc's words
     word_orths = batch_orths(docs)[words]
     doc_words = {
         d: Words(docs[d].vocab.strings, word_orths[doc_span[d]], sentence[words[doc_span[d]]])
-        for d in sorted(defining | using)
+        for d in sorted(set(defined) | using)
     }
-    defined = {d: definitions(doc_words[d]) for d in defining}
     undefined = {
         d: undefined_acronyms(doc_words[d], defined.get(d, {}), codes[doc_span[d]], acronyms[doc_span[d]])
         for d in using

@@ -8,7 +8,7 @@ before the parenthesis whose characters contain the short form's, in order,
 the first one starting a word (Schwartz & Hearst 2003).
 
 abbreviations.definitions reads every parenthesis of a doc with `definition_at`;
-the layout's screen (screens.may_have_short_forms) asks it too, so that a doc
+the layout's screen (screens.short_form_docs) asks it too, so that a doc
 whose parentheses define nothing skips the short-form stage.
 """
 

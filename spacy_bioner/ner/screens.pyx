@@ -124,11 +124,11 @@ cdef inline bint _ends_entity(const int32_t[::1] tags, const uint8_t[::1] contin
     return tags[i] > 0 and not (i + 1 < n and continuing[tags[i + 1]])
 
 
-def may_have_short_forms(docs, const int32_t[::1] rows, const uint8_t[::1] is_space, const int32_t[::1] sentence,
-                         const uint8_t[::1] initials, const uint8_t[::1] capitals, const uint8_t[::1] long_enough,
-                         bint acronyms, Py_ssize_t max_letters, uint8_t skipped):
-    """Whether a doc of the batch defines a short form (long_forms.definition_at finds one at one of
-    its "(": abbreviations.definitions is not empty), or (with acronyms) may use an acronym undefined:
+def short_form_docs(docs, const int32_t[::1] rows, const uint8_t[::1] is_space, const int32_t[::1] sentence,
+                    const uint8_t[::1] initials, const uint8_t[::1] capitals, const uint8_t[::1] long_enough,
+                    bint acronyms, Py_ssize_t max_letters, uint8_t skipped):
+    """The docs of the batch (their indices, in order) that define a short form (long_forms.definition_at
+    finds one at one of their "("), or (with acronyms) may use an acronym undefined:
     an acronym as abbreviations.Initials finds them (a word in capitals long enough, with no word in
     capitals beside it, read across the docs) of ASCII letters, at most max_letters, that the
     initials of its doc's words spell (abbreviations.undefined_acronyms). Words are the tokens that
@@ -141,6 +141,8 @@ def may_have_short_forms(docs, const int32_t[::1] rows, const uint8_t[::1] is_sp
     initials (uint8[n_rows]): Each row's initial code (Initials); `skipped` for a hyphen.
     capitals, long_enough (bool[n_rows]): Each row's word is in capitals; is long enough for an acronym.
     acronyms (bool): Whether undefined acronyms count.
+    RETURNS (Tuple[List[int], Dict[int, dict]]): those docs, and the definitions of each doc that has
+        some, as abbreviations.definitions finds them (its oracle).
     """
     cdef vector[Py_ssize_t] words  # batch positions of the words
     cdef vector[uint64_t] orths  # the ORTH hash of each word
@@ -163,13 +165,17 @@ def may_have_short_forms(docs, const int32_t[::1] rows, const uint8_t[::1] is_sp
     first_words.push_back(words.size())
     cdef Py_ssize_t n = words.size()
     cdef vector[Py_ssize_t] candidates  # the words that may be acronyms
+    cdef vector[uint8_t] flagged = vector[uint8_t](len(docs))
+    defined = {}  # each doc's definitions, where it has some
     cdef Py_ssize_t checked = -1  # the last doc whose parentheses were read
     for w in range(n):
         d = doc_of[w]
         if orths[w] == _ORTH_OPENING and d != checked:
             checked = d
-            if _defines(docs[d], orths, words, first_words[d], first_words[d + 1], sentence):
-                return True
+            found = _definitions(docs[d], orths, words, first_words[d], first_words[d + 1], sentence)
+            if found:
+                defined[d] = found
+                flagged[d] = 1
         if (acronyms and capitals[rows[words[w]]] and long_enough[rows[words[w]]]
                 and not (w > 0 and capitals[rows[words[w - 1]]])
                 and not (w + 1 < n and capitals[rows[words[w + 1]]])):
@@ -177,26 +183,41 @@ def may_have_short_forms(docs, const int32_t[::1] rows, const uint8_t[::1] is_sp
     spelled = {}  # each doc's initials, hyphens skipped, made when one of its acronyms is looked for
     for w in candidates:
         d = doc_of[w]
+        if flagged[d]:
+            continue
         doc = docs[d]
         letters = doc.vocab.strings[doc.c[words[w] - first_tokens[d]].lex.orth].lower()
         if not (letters.isascii() and letters.isalpha()) or len(letters) > max_letters:
             continue
         if d not in spelled:
-            codes = bytes([initials[rows[words[v]]] for v in range(first_words[d], first_words[d + 1])])
-            spelled[d] = codes.replace(bytes([skipped]), b"")
+            spelled[d] = _spelled(initials, rows, words, first_words[d], first_words[d + 1], skipped)
         if letters.encode("ascii") in spelled[d]:
-            return True
-    return False
+            flagged[d] = 1
+    return [d for d in range(len(docs)) if flagged[d]], defined
 
 
-cdef bint _defines(Doc doc, const vector[uint64_t]& orths, const vector[Py_ssize_t]& words, Py_ssize_t first,
-                   Py_ssize_t end, const int32_t[::1] sentence) except -1:
-    """Whether the doc whose words are words[first:end] defines a short form at one of its "(",
-    read by long_forms.definition_at (as abbreviations.definitions reads them)."""
+cdef bytes _spelled(const uint8_t[::1] initials, const int32_t[::1] rows, const vector[Py_ssize_t]& words,
+                    Py_ssize_t first, Py_ssize_t end, uint8_t skipped):
+    """The initials of words[first:end], hyphens (`skipped`) left out, as undefined_acronyms spells them."""
+    cdef vector[char] codes
+    cdef Py_ssize_t w
+    for w in range(first, end):
+        if initials[rows[words[w]]] != skipped:
+            codes.push_back(<char>initials[rows[words[w]]])
+    return codes.data()[:codes.size()] if codes.size() else b""
+
+
+cdef dict _definitions(Doc doc, const vector[uint64_t]& orths, const vector[Py_ssize_t]& words, Py_ssize_t first,
+                       Py_ssize_t end, const int32_t[::1] sentence):
+    """The short forms the doc whose words are words[first:end] defines, as abbreviations.definitions
+    finds them: long_forms.definition_at at each "(", the first definition of a short form counting."""
     doc_orths = [orths[w] for w in range(first, end)]
     doc_sentences = [sentence[words[w]] for w in range(first, end)]
+    found = {}
     cdef Py_ssize_t i
     for i in range(end - first):
-        if orths[first + i] == _ORTH_OPENING and definition_at(doc.vocab.strings, doc_orths, doc_sentences, i):
-            return True
-    return False
+        if orths[first + i] == _ORTH_OPENING:
+            definition = definition_at(doc.vocab.strings, doc_orths, doc_sentences, i)
+            if definition is not None and definition[0] not in found:
+                found[definition[0]] = definition[1]
+    return found
