@@ -8,7 +8,8 @@ import numpy
 from spacy.attrs import DEP, HEAD
 from spacy.tokens import Doc
 
-from spacy_bioner.parser.projectivity import SEPARATOR, lower
+from spacy_bioner.parser.arcs import _label_table
+from spacy_bioner.parser.projectivity import lower
 
 WHITESPACE_LABEL = "dep"  # of a whitespace token's arc: UD's unspecified dependency
 EXTRA_ROOT_LABEL = "dep"  # of a word left without a head in a sentence that has its root already
@@ -78,17 +79,6 @@ def _attach_whitespace(
     deps[spaces] = numpy.where(
         heads == spaces, parser.vocab.strings.add(parser.cfg["root_label"]), parser.vocab.strings.add(WHITESPACE_LABEL)
     )
-
-
-def _label_table(parser) -> tuple[numpy.ndarray, numpy.ndarray]:
-    """Each label's string id, and whether it is a lifted one."""
-    if getattr(parser, "_labels_hashed", None) != parser.labels:
-        parser._label_hashes = numpy.array(
-            [parser.vocab.strings.add(label) for label in parser.labels], dtype=numpy.uint64
-        )
-        parser._augmented = numpy.array([SEPARATOR in label for label in parser.labels], dtype=numpy.bool_)
-        parser._labels_hashed = parser.labels
-    return parser._label_hashes, parser._augmented
 
 
 def _lower(parser, words: numpy.ndarray, absolute: numpy.ndarray, labels: numpy.ndarray, deps: numpy.ndarray) -> None:

@@ -37,3 +37,15 @@ def projective_trees(draw, max_words=12):
 def labels_for(heads):
     """Labels that tell the arcs apart: the dependent's own index."""
     return [-1] + list(range(1, len(heads)))
+
+
+def is_tree(heads):
+    """Every node 1..n reaches the root 0 through its heads."""
+    for node in range(1, len(heads)):
+        seen = set()
+        while node != 0:
+            if node in seen or not 0 <= heads[node] < len(heads):
+                return False
+            seen.add(node)
+            node = heads[node]
+    return True

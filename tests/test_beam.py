@@ -4,7 +4,7 @@ import numpy
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from parser_trees import labels_for, projective_trees
+from parser_trees import is_tree, labels_for, projective_trees
 
 from spacy_bioner.core.perceptron import AveragedPerceptron
 from spacy_bioner.parser import beam
@@ -13,18 +13,6 @@ from spacy_bioner.parser.state_features import StateFeatures
 from spacy_bioner.parser.transitions import MOVE_NAMES, PROJECTIVE_SYSTEMS, SYSTEMS
 
 FEATURES = StateFeatures()
-
-
-def _is_tree(heads):
-    """Every node 1..n reaches the root 0 through its heads."""
-    for node in range(1, len(heads)):
-        seen = set()
-        while node != 0:
-            if node in seen or not 0 <= heads[node] < len(heads):
-                return False
-            seen.add(node)
-            node = heads[node]
-    return True
 
 
 @settings(max_examples=60)
@@ -43,7 +31,7 @@ def test_any_weights_give_a_tree_per_sentence(system, lengths, width, seed):
     heads, labels = beam.parse_batch(FEATURES, SYSTEMS[system], nodes, offsets, move_weights, label_weights, 0, width)
     for start, end in zip(offsets[:-1], offsets[1:]):
         sentence = [-1] + heads[start + 1 : end].tolist()
-        assert heads[start] == -1 and _is_tree(sentence)
+        assert heads[start] == -1 and is_tree(sentence)
         assert all(0 <= label < 3 for label in labels[start + 1 : end])
         if system in PROJECTIVE_SYSTEMS:
             assert is_projective(sentence)

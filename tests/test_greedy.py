@@ -4,6 +4,7 @@ import numpy
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from parser_trees import is_tree
 
 from spacy_bioner.parser import greedy
 from spacy_bioner.parser.projectivity import is_projective
@@ -20,17 +21,6 @@ def _batch(lengths, seed, n_labels=3):
     move_weights = rng.normal(size=(256, len(MOVE_NAMES))).astype(numpy.float32)
     label_weights = rng.normal(size=(128, n_labels)).astype(numpy.float32)
     return nodes, offsets, move_weights, label_weights
-
-
-def _is_tree(heads):
-    for node in range(1, len(heads)):
-        seen = set()
-        while node != 0:
-            if node in seen or not 0 <= heads[node] < len(heads):
-                return False
-            seen.add(node)
-            node = heads[node]
-    return True
 
 
 @settings(max_examples=80)
@@ -50,7 +40,7 @@ def test_a_batch_parses_each_sentence_as_it_parses_alone(system, lengths, seed):
         assert heads[start:end].tolist() == own_heads.tolist()
         assert labels[start:end].tolist() == own_labels.tolist()
         sentence = [-1] + heads[start + 1 : end].tolist()
-        assert heads[start] == -1 and _is_tree(sentence)
+        assert heads[start] == -1 and is_tree(sentence)
         assert all(0 <= label < 3 for label in labels[start + 1 : end])
         if system in PROJECTIVE_SYSTEMS:
             assert is_projective(sentence)
@@ -64,7 +54,7 @@ def test_tables_of_any_size_are_read():
         moves = rng.normal(size=(buckets, len(MOVE_NAMES))).astype(numpy.float32)
         labels = rng.normal(size=(buckets, 2)).astype(numpy.float32)
         heads, _ = greedy.parse_batch(FEATURES, SYSTEMS["arc-eager"], nodes, offsets, moves, labels, 0)
-        assert _is_tree([-1] + heads[1:6].tolist()) and _is_tree([-1] + heads[8:].tolist())
+        assert is_tree([-1] + heads[1:6].tolist()) and is_tree([-1] + heads[8:].tolist())
 
 
 def test_arrays_that_do_not_fit_are_refused():
