@@ -18,7 +18,7 @@ import numpy
 from spacy.strings import StringStore, get_string_id
 
 from ..core.templates import COLUMNS
-from .long_forms import HYPHEN, MAX_SHORT_FORM, ORTH_OPENING, definition_at
+from .long_forms import HYPHEN, MAX_SHORT_FORM, ORTH_OPENING, definitions_in
 from .screens import short_form_docs
 
 Definition = tuple[int, int]  # the long form's span of words [start, end)
@@ -39,21 +39,10 @@ class Words(NamedTuple):
 
 def definitions(words: Words) -> dict[ShortForm, Definition]:
     """The short forms defined among a doc's words, by their ORTH hashes: the long form's span
-    (long_forms.definition_at; the first definition of a short form counts).
-
-    Only words around an opening parenthesis are read, so docs without one cost
-    a single array comparison.
-    """
-    found: dict[ShortForm, Definition] = {}
-    parentheses = numpy.flatnonzero(words.orths == ORTH_OPENING).tolist()
-    if not parentheses:
-        return found
-    orths = words.orths.tolist()  # Python ints: definition_at compares and slices them
-    for i in parentheses:
-        definition = definition_at(words.strings, orths, words.sentence, i)
-        if definition is not None and definition[0] not in found:
-            found[definition[0]] = definition[1]
-    return found
+    (long_forms.definitions_in). Docs without an opening parenthesis cost a single array comparison."""
+    if not (words.orths == ORTH_OPENING).any():
+        return {}
+    return definitions_in(words.strings, words.orths.tolist(), words.sentence.tolist())
 
 
 # What undefined_acronyms reads of each word, from its row of the tagger's

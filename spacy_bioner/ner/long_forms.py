@@ -7,14 +7,14 @@ split words at hyphens). Its long form is the shortest run of words just
 before the parenthesis whose characters contain the short form's, in order,
 the first one starting a word (Schwartz & Hearst 2003).
 
-abbreviations.definitions reads every parenthesis of a doc with `definition_at`;
-the layout's screen (screens.short_form_docs) asks it too, so that a doc
-whose parentheses define nothing skips the short-form stage.
+`definitions_in` reads every parenthesis of a doc with `definition_at`; the layout's
+screen (screens.short_form_docs) and abbreviations.definitions both ask it, so that a
+doc whose parentheses define nothing skips the short-form stage.
 """
 
+from collections.abc import Sequence
 from typing import Optional
 
-import numpy
 from spacy.strings import StringStore, get_string_id
 
 MAX_SHORT_FORM = 10  # characters
@@ -70,8 +70,25 @@ def long_form(short: str, words: list[str]) -> int:
     return 0
 
 
+def definitions_in(
+    strings: StringStore, orths: list[int], sentence: Sequence[int]
+) -> dict[tuple[int, ...], tuple[int, int]]:
+    """The short forms a doc's words define, by their words' ORTH hashes: their long form's span of
+    words [start, end). The first definition of a short form counts.
+
+    orths: the doc's words' ORTH hashes. sentence: each word's sentence number, nondecreasing.
+    """
+    found: dict[tuple[int, ...], tuple[int, int]] = {}
+    for i, orth in enumerate(orths):
+        if orth == ORTH_OPENING:
+            definition = definition_at(strings, orths, sentence, i)
+            if definition is not None and definition[0] not in found:
+                found[definition[0]] = definition[1]
+    return found
+
+
 def definition_at(
-    strings: StringStore, orths: list[int], sentence: numpy.ndarray, i: int
+    strings: StringStore, orths: list[int], sentence: Sequence[int], i: int
 ) -> Optional[tuple[tuple[int, ...], tuple[int, int]]]:
     """The short form that the "(" at word i of a doc defines, by its words' ORTH hashes, and its long
     form's span of words [start, end); None if it defines none.

@@ -18,7 +18,7 @@ from libcpp.utility cimport pair
 from libcpp.vector cimport vector
 from spacy.tokens.doc cimport Doc
 
-from .long_forms import ORTH_OPENING, definition_at
+from .long_forms import ORTH_OPENING, definitions_in
 
 cdef uint64_t _ORTH_OPENING = ORTH_OPENING
 
@@ -127,7 +127,7 @@ cdef inline bint _ends_entity(const int32_t[::1] tags, const uint8_t[::1] contin
 def short_form_docs(docs, const int32_t[::1] rows, const uint8_t[::1] is_space, const int32_t[::1] sentence,
                     const uint8_t[::1] initials, const uint8_t[::1] capitals, const uint8_t[::1] long_enough,
                     bint acronyms, Py_ssize_t max_letters, uint8_t skipped):
-    """The docs of the batch (their indices, in order) that define a short form (long_forms.definition_at
+    """The docs of the batch (their indices, in order) that define a short form (long_forms.definitions_in
     finds one at one of their "("), or (with acronyms) may use an acronym undefined:
     an acronym as abbreviations.Initials finds them (a word in capitals long enough, with no word in
     capitals beside it, read across the docs) of ASCII letters, at most max_letters, that the
@@ -142,7 +142,7 @@ def short_form_docs(docs, const int32_t[::1] rows, const uint8_t[::1] is_space, 
     capitals, long_enough (bool[n_rows]): Each row's word is in capitals; is long enough for an acronym.
     acronyms (bool): Whether undefined acronyms count.
     RETURNS (Tuple[List[int], Dict[int, dict]]): those docs, and the definitions of each doc that has
-        some, as abbreviations.definitions finds them (its oracle).
+        some (definitions_in).
     """
     cdef vector[Py_ssize_t] words  # batch positions of the words
     cdef vector[uint64_t] orths  # the ORTH hash of each word
@@ -172,7 +172,9 @@ def short_form_docs(docs, const int32_t[::1] rows, const uint8_t[::1] is_space, 
         d = doc_of[w]
         if orths[w] == _ORTH_OPENING and d != checked:
             checked = d
-            found = _definitions(docs[d], orths, words, first_words[d], first_words[d + 1], sentence)
+            doc = docs[d]
+            found = definitions_in(doc.vocab.strings, [orths[v] for v in range(first_words[d], first_words[d + 1])],
+                                   [sentence[words[v]] for v in range(first_words[d], first_words[d + 1])])
             if found:
                 defined[d] = found
                 flagged[d] = 1
@@ -205,19 +207,3 @@ cdef bytes _spelled(const uint8_t[::1] initials, const int32_t[::1] rows, const 
         if initials[rows[words[w]]] != skipped:
             codes.push_back(<char>initials[rows[words[w]]])
     return codes.data()[:codes.size()] if codes.size() else b""
-
-
-cdef dict _definitions(Doc doc, const vector[uint64_t]& orths, const vector[Py_ssize_t]& words, Py_ssize_t first,
-                       Py_ssize_t end, const int32_t[::1] sentence):
-    """The short forms the doc whose words are words[first:end] defines, as abbreviations.definitions
-    finds them: long_forms.definition_at at each "(", the first definition of a short form counting."""
-    doc_orths = [orths[w] for w in range(first, end)]
-    doc_sentences = [sentence[words[w]] for w in range(first, end)]
-    found = {}
-    cdef Py_ssize_t i
-    for i in range(end - first):
-        if orths[first + i] == _ORTH_OPENING:
-            definition = definition_at(doc.vocab.strings, doc_orths, doc_sentences, i)
-            if definition is not None and definition[0] not in found:
-                found[definition[0]] = definition[1]
-    return found
