@@ -4,7 +4,9 @@
 Two averaged perceptrons over the same hashed features: one scores the
 moves, one the label of the arc a move adds (its features salted with the
 arc's direction). Parsing takes the best-scoring move of the system, or the
-system's default move when that one is illegal (Nivre 2008). Training
+system's default move when that one is illegal (Nivre 2008). Up to eight
+sentences are parsed side by side (_parse_lanes): the tables are far larger than
+the caches, and one sentence's rows arrive while the others work. Training
 updates wherever the guess differs from the oracle's move: the static
 oracle's, or for arc-eager with exploration the best move the dynamic oracle
 allows (Goldberg & Nivre 2012), following the model's own moves part of the time.
@@ -87,8 +89,8 @@ cdef inline void _finish(Lane* lane, int root_label, int32_t* heads, int32_t* la
 
 
 cdef void _parse_lanes(StateFeatures features, int system, const uint64_t* nodes, const int64_t* offsets,
-                       Py_ssize_t n_sentences, Lane* lanes, int n_lanes, const float* move_weights,
-                       uint64_t move_buckets,
+                       Py_ssize_t n_sentences, Lane* lanes, int n_lanes,
+                       const float* move_weights, uint64_t move_buckets,
                        const float* label_weights, uint64_t label_buckets, int n_labels, float* label_scores,
                        int root_label, int32_t* heads, int32_t* labels) noexcept nogil:
     """Each step of each lane in three rounds, so that the table rows one lane waits for
@@ -162,8 +164,8 @@ def parse_batch(
     for u in range(n_sentences):
         longest = max(longest, offsets[u + 1] - offsets[u] - 1)
     cdef Pool mem = Pool()
-    cdef Lane* lanes = <Lane*>mem.alloc(LANES, sizeof(Lane))
     cdef int n_lanes = min(LANES, n_sentences)  # a sentence alone needs one
+    cdef Lane* lanes = <Lane*>mem.alloc(n_lanes, sizeof(Lane))
     for lane_index in range(n_lanes):
         lanes[lane_index].state = new_state(mem, longest)
         lanes[lane_index].state.n = -1
