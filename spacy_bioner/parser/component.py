@@ -244,6 +244,11 @@ class BioParser(PerceptronPipe):
     # Tokens -> (word, tag, suffix) per node -> parses
 
     @staticmethod
+    def _sentences_given(doc: Doc) -> bool:
+        """Whether the doc came with sentence starts: the parser then parses each sentence alone."""
+        return bool(len(doc)) and doc.has_annotation("SENT_START")
+
+    @staticmethod
     def _units(doc: Doc, sentences_given: bool) -> list[tuple[int, int]]:
         if sentences_given:
             return [(sent.start, sent.end) for sent in doc.sents]
@@ -260,7 +265,7 @@ class BioParser(PerceptronPipe):
         docs = list(docs)
         if not self.labels:
             raise ValueError(f"{self.name} has no labels: train it or call initialize first.")
-        given = [bool(len(doc)) and doc.has_annotation("SENT_START") for doc in docs]
+        given = [self._sentences_given(doc) for doc in docs]
         units = [self._units(doc, sentences) for doc, sentences in zip(docs, given)]
         if not self._warned_untagged and any(len(doc) and not doc.has_annotation("TAG") for doc in docs):
             warnings.warn(
@@ -322,7 +327,7 @@ class BioParser(PerceptronPipe):
         if len(doc) and not doc.has_annotation("SENT_START") and example.reference.has_annotation("SENT_START"):
             starts = [i for i, start in enumerate(example.get_aligned_sent_starts()) if start or i == 0]
         else:
-            starts = [start for start, _ in self._units(doc, bool(len(doc)) and doc.has_annotation("SENT_START"))]
+            starts = [start for start, _ in self._units(doc, self._sentences_given(doc))]
         words, firsts = words_of(doc.to_array(IS_SPACE), starts)
         for unit_words in numpy.split(words, firsts[1:]):
             node_of = {token: k for k, token in enumerate(unit_words.tolist(), 1)}
