@@ -26,6 +26,7 @@ KERNELS = [
     "parser.beam",
     "parser.arc_writer",
     "parser.nodes",
+    "tagger.sentence_starts",
 ]
 
 extensions = [

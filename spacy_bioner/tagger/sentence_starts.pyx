@@ -1,0 +1,79 @@
+# cython: language_level=3
+"""Sentence starts after sentence-final punctuation: spaCy's sentencizer rule over the docs' token arrays.
+
+A doc's first token starts a sentence, and so does the first token after a sentence-final
+character ("." "!" "?" and the like) that is neither punctuation nor such a character: in
+'It rained. " Then it stopped', the second sentence starts at "Then", not at the quote.
+This is what spaCy's `Sentencizer.predict` decides, but spaCy reads each token through a
+Python `Token`, which costs more than tagging it; these loops read `TokenC` and the
+lexeme's flags. tests/test_sentencizer.py holds them to spaCy's sentencizer over random docs.
+"""
+from libc.stdint cimport uint8_t, uint64_t
+from libcpp.algorithm cimport binary_search, sort
+from libcpp.vector cimport vector
+from spacy.attrs cimport IS_PUNCT
+from spacy.lexeme cimport Lexeme
+from spacy.structs cimport TokenC
+from spacy.tokens.doc cimport Doc
+
+import numpy
+
+
+def sentence_starts(docs, const uint64_t[::1] final_orths) -> list:
+    """Each doc's sentence starts (bool[len(doc)]), the docs left as they are.
+
+    final_orths (uint64[k]): The orth ids of the sentence-final characters, in any order.
+    """
+    cdef vector[uint64_t] finals = _sorted(final_orths)
+    cdef Doc doc
+    cdef uint8_t[::1] view
+    out = []
+    for doc in docs:
+        starts = numpy.zeros(doc.length, dtype=numpy.bool_)
+        if doc.length:
+            view = starts.view(numpy.uint8)
+            _fill_starts(doc.c, doc.length, finals, &view[0])
+        out.append(starts)
+    return out
+
+
+def set_sentence_starts(docs, const uint64_t[::1] final_orths, bint overwrite) -> None:
+    """Write each doc's sentence starts (`sentence_starts`) to its tokens: to those whose start is
+    unset, or to every token with `overwrite`, as spaCy's `Sentencizer.set_annotations` does."""
+    cdef vector[uint64_t] finals = _sorted(final_orths)
+    cdef vector[uint8_t] starts
+    cdef Doc doc
+    cdef int i
+    for doc in docs:
+        if not doc.length:
+            continue
+        starts.resize(doc.length)
+        _fill_starts(doc.c, doc.length, finals, starts.data())
+        for i in range(doc.length):
+            if overwrite or doc.c[i].sent_start == 0:
+                doc.c[i].sent_start = 1 if starts[i] else -1
+
+
+cdef vector[uint64_t] _sorted(const uint64_t[::1] orths):
+    cdef vector[uint64_t] out
+    cdef Py_ssize_t k
+    for k in range(orths.shape[0]):
+        out.push_back(orths[k])
+    sort(out.begin(), out.end())
+    return out
+
+
+cdef void _fill_starts(const TokenC* tokens, int n, const vector[uint64_t]& finals, uint8_t* starts) noexcept nogil:
+    """starts[i] = 1 where token i starts a sentence (finals: the sentence-final characters' orths, sorted)."""
+    cdef bint seen_final = False, is_final
+    cdef int i
+    cdef const uint64_t* first = finals.data()
+    cdef const uint64_t* last = first + finals.size()
+    for i in range(n):
+        starts[i] = i == 0
+        is_final = binary_search(first, last, tokens[i].lex.orth)
+        if seen_final and not is_final and not Lexeme.c_check_flag(tokens[i].lex, IS_PUNCT):
+            starts[i] = 1
+            seen_final = False
+        elif is_final:
+            seen_final = True
