@@ -95,7 +95,7 @@ SHORT_FORM_WORDS += ["dependent", "diabetes", "mellitus", "all", "boys", "can", 
 
 @settings(max_examples=300)
 @given(
-    st.lists(st.lists(st.sampled_from(SHORT_FORM_WORDS), min_size=1, max_size=12), min_size=1, max_size=3),
+    st.lists(st.lists(st.sampled_from(SHORT_FORM_WORDS), min_size=1, max_size=40), min_size=1, max_size=3),
     st.data(),
 )
 def test_docs_with_mentions_are_those_that_define_a_short_form_or_may_use_an_acronym(docs_words, data):
@@ -141,3 +141,22 @@ def test_docs_with_mentions_are_those_that_define_a_short_form_or_may_use_an_acr
         doc_words = Words(VOCAB.strings, word_orths[a:b], sentence[words[a:b]])
         if undefined_acronyms(doc_words, {}, codes[a:b], acronyms[a:b]):
             assert d in using
+
+
+def test_a_definition_read_from_the_words_around_its_parenthesis_is_that_of_the_whole_doc():
+    """The screen reads each "(" with the LOOK_BEHIND words before it and LOOK_AHEAD after: a long form
+    of the most words (15, for a short form of 10 letters) and a short form of the most pieces, in a
+    long doc, are found as definitions() finds them over all its words."""
+    filler = ["the", "report", "said", "."] * 6
+    longest = ["alpha", "x", "x", "x", "x", "x", "b", "c", "d", "e", "f", "g", "h", "i", "j"]
+    words = filler + longest + ["(", "ABCDEFGHIJ", ")"] + filler
+    words += ["alpha", "beta", "cat", "dog", "eel", "fox", "(", "AB", "-", "CD", "-", "EF", ")"] + filler
+    doc = Doc(VOCAB, words=words)
+    lexicon, initials = Lexicon(word_attributes, N_ATTRIBUTES), Initials()
+    rows = lexicon.batch_rows([doc])
+    sentence = numpy.zeros(len(doc), dtype=numpy.int32)
+    _, defined = initials.docs_with_mentions(lexicon, [doc], rows, numpy.zeros(len(doc), dtype=bool), sentence, False)
+    expected = definitions(Words(VOCAB.strings, batch_orths([doc]), sentence))
+    first = len(filler)
+    assert expected[(VOCAB.strings["ABCDEFGHIJ"],)] == (first, first + len(longest))
+    assert len(expected) == 2 and defined == {0: expected}

@@ -7,9 +7,11 @@ split words at hyphens). Its long form is the shortest run of words just
 before the parenthesis whose characters contain the short form's, in order,
 the first one starting a word (Schwartz & Hearst 2003).
 
-`definitions_in` reads every parenthesis of a doc with `definition_at`; the layout's
-screen (screens.short_form_docs) and abbreviations.definitions both ask it, so that a
-doc whose parentheses define nothing skips the short-form stage.
+`definitions_in` reads every parenthesis of a doc with `definition_at`, as
+abbreviations.definitions does; the layout's screen (screens.short_form_docs) asks
+`definition_at` about each parenthesis with only the words around it (LOOK_BEHIND,
+LOOK_AHEAD), so that a doc whose parentheses define nothing skips the short-form stage
+without its words being made into Python lists.
 """
 
 from collections.abc import Sequence
@@ -37,6 +39,12 @@ def is_short_form(text: str) -> bool:
 def max_long_form_words(short: str) -> int:
     """The most words a long form of `short` may have (Schwartz & Hearst)."""
     return min(len(short) + 5, 2 * len(short))
+
+
+# The words definition_at reads around the "(" at word i lie in [i - LOOK_BEHIND, i + LOOK_AHEAD]:
+# the longest long form before it, and after it the short form's pieces, the hyphens between them and its closer.
+LOOK_BEHIND = max_long_form_words("x" * MAX_SHORT_FORM)
+LOOK_AHEAD = 2 * MAX_SHORT_FORM_PIECES
 
 
 def long_form(short: str, words: list[str]) -> int:

@@ -18,9 +18,10 @@ from libcpp.utility cimport pair
 from libcpp.vector cimport vector
 from spacy.tokens.doc cimport Doc
 
-from .long_forms import ORTH_OPENING, definitions_in
+from .long_forms import LOOK_AHEAD, LOOK_BEHIND, ORTH_OPENING, definition_at
 
 cdef uint64_t _ORTH_OPENING = ORTH_OPENING
+cdef Py_ssize_t _LOOK_BEHIND = LOOK_BEHIND, _LOOK_AHEAD = LOOK_AHEAD
 
 
 def may_split_a_list(const int64_t[:, :] names, const int32_t[::1] tags, const uint8_t[::1] continuing):
@@ -127,7 +128,7 @@ cdef inline bint _ends_entity(const int32_t[::1] tags, const uint8_t[::1] contin
 def short_form_docs(docs, const int32_t[::1] rows, const uint8_t[::1] is_space, const int32_t[::1] sentence,
                     const uint8_t[::1] initials, const uint8_t[::1] capitals, const uint8_t[::1] long_enough,
                     bint acronyms, Py_ssize_t max_letters, uint8_t skipped):
-    """The docs of the batch (their indices, in order) that define a short form (long_forms.definitions_in
+    """The docs of the batch (their indices, in order) that define a short form (long_forms.definition_at
     finds one at one of their "("), or (with acronyms) may use an acronym undefined:
     an acronym as abbreviations.Initials finds them (a word in capitals long enough, with no word in
     capitals beside it, read across the docs) of ASCII letters, at most max_letters, that the
@@ -142,7 +143,7 @@ def short_form_docs(docs, const int32_t[::1] rows, const uint8_t[::1] is_space, 
     capitals, long_enough (bool[n_rows]): Each row's word is in capitals; is long enough for an acronym.
     acronyms (bool): Whether undefined acronyms count.
     RETURNS (Tuple[List[int], Dict[int, dict]]): those docs, and the definitions of each doc that has
-        some (definitions_in).
+        some, as long_forms.definitions_in finds them.
     """
     cdef vector[Py_ssize_t] words  # batch positions of the words
     cdef vector[uint64_t] orths  # the ORTH hash of each word
@@ -173,8 +174,7 @@ def short_form_docs(docs, const int32_t[::1] rows, const uint8_t[::1] is_space, 
         if orths[w] == _ORTH_OPENING and d != checked:
             checked = d
             doc = docs[d]
-            found = definitions_in(doc.vocab.strings, [orths[v] for v in range(first_words[d], first_words[d + 1])],
-                                   [sentence[words[v]] for v in range(first_words[d], first_words[d + 1])])
+            found = _definitions(doc.vocab.strings, orths, words, sentence, first_words[d], first_words[d + 1])
             if found:
                 defined[d] = found
                 flagged[d] = 1
@@ -196,6 +196,24 @@ def short_form_docs(docs, const int32_t[::1] rows, const uint8_t[::1] is_space, 
         if letters.encode("ascii") in spelled[d]:
             flagged[d] = 1
     return [d for d in range(len(docs)) if flagged[d]], defined
+
+
+cdef dict _definitions(strings, const vector[uint64_t]& orths, const vector[Py_ssize_t]& words,
+                       const int32_t[::1] sentence, Py_ssize_t first, Py_ssize_t end):
+    """long_forms.definitions_in of the doc whose words are first..end: each "(" is read with only the
+    words definition_at may read around it, so a long doc is not made into lists of all its words."""
+    found = {}
+    cdef Py_ssize_t w, start, stop
+    for w in range(first, end):
+        if orths[w] != _ORTH_OPENING:
+            continue
+        start, stop = max(first, w - _LOOK_BEHIND), min(end, w + _LOOK_AHEAD + 1)
+        definition = definition_at(strings, [orths[v] for v in range(start, stop)],
+                                   [sentence[words[v]] for v in range(start, stop)], w - start)
+        if definition is not None and definition[0] not in found:  # the first definition of a short form counts
+            short, (a, b) = definition
+            found[short] = (a + start - first, b + start - first)
+    return found
 
 
 cdef bytes _spelled(const uint8_t[::1] initials, const int32_t[::1] rows, const vector[Py_ssize_t]& words,
