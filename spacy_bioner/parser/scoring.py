@@ -4,8 +4,12 @@ from collections.abc import Iterable
 from typing import Any, Callable
 
 from spacy.pipeline.dep_parser import parser_score
+from spacy.scorer import Scorer
+from spacy.tokens import Doc
 from spacy.training import Example
 from spacy.util import registry
+
+from ..core.token_scores import all_token_scores, dep_scores, sentence_scores, token_arrays
 
 
 @registry.scorers("bioner.parser_scorer.v1")
@@ -18,6 +22,25 @@ def score_parse(examples: Iterable[Example], **kwargs) -> dict[str, Any]:
     plus over every token, punctuation included (as the CoNLL 2018 shared task
     scores): dep_uas_all, dep_las_all and dep_label_acc."""
     examples = list(examples)
+    arrays = None if kwargs else token_arrays(examples)
+    if arrays is None:  # tokens not the reference's, or spaCy's scorer settings: spaCy's scorer
+        return _scores_of_aligned_tokens(examples, **kwargs)
+    if any("sents" in doc.user_hooks for example in examples for doc in (example.predicted, example.reference)):
+        scores = Scorer.score_spans(examples, "sents", has_annotation=_has_sents)
+        del scores["sents_per_type"]
+    else:
+        scores = sentence_scores(arrays)
+    scores.update(dep_scores(arrays))
+    scores.update(all_token_scores(arrays))
+    return scores
+
+
+def _has_sents(doc: Doc) -> bool:
+    return doc.has_annotation("SENT_START")
+
+
+def _scores_of_aligned_tokens(examples: list[Example], **kwargs) -> dict[str, Any]:
+    """score_parse through spaCy's parser scorer and the examples' alignments."""
     scores = parser_score(examples, **kwargs)
     n = heads_right = both_right = labels_right = 0
     for example in examples:

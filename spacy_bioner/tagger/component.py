@@ -39,6 +39,7 @@ from ..core.templates import (
     word_attributes,
     word_case_of,
 )
+from ..core.token_scores import attr_accuracy, token_arrays
 from ..core.word_clusters import shipped_clusters
 
 Attribute = Literal["tag", "pos", "tag+pos"]
@@ -66,10 +67,13 @@ def make_tagger_scorer() -> Callable:
 def score_tags(examples: Iterable[Example], **kwargs: Any) -> dict[str, Any]:
     """Accuracy of both token.tag_ ("tag_acc") and token.pos_ ("pos_acc"), where tagged."""
     examples = list(examples)
+    arrays = None if kwargs else token_arrays(examples)  # None: spaCy's scorer, through the alignments
     scores = {}
     for attr in ("tag", "pos"):
         if any(example.predicted.has_annotation(attr.upper()) for example in examples):
-            scores.update(Scorer.score_token_attr(examples, attr, **kwargs))
+            scores.update(
+                Scorer.score_token_attr(examples, attr, **kwargs) if arrays is None else attr_accuracy(arrays, attr)
+            )
     return scores
 
 
