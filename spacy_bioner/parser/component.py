@@ -10,33 +10,28 @@ from typing import TYPE_CHECKING, Annotated, Any, Callable, Literal, NamedTuple,
 
 import numpy
 from pydantic import Field, model_validator
-from spacy.attrs import IS_SPACE, LOWER, SUFFIX, TAG
 from spacy.language import Language
-from spacy.strings import get_string_id
 from spacy.tokens import Doc
 from spacy.training import Example, validate_examples
 from spacy.vocab import Vocab
 from thinc.api import Optimizer
 
 from ..core import serialize
-from ..core.features import words_of
 from ..core.perceptron import AveragedPerceptron
 from ..core.perceptron_pipe import PerceptronPipe, checked_examples
 from . import beam, greedy  # type: ignore[attr-defined]  # compiled modules, no stubs
 from .arcs import write_parses
 from .nodes import lay_out_nodes, word_heads
 from .noun_chunks import install_noun_chunks
-from .projectivity import lift
 from .scoring import score_parse
 from .state_features import StateFeatures
+from .training import ROOT_WORD, GoldUnit, gold_units, node_values, train_unit
 from .transitions import MOVE_NAMES, PROJECTIVE_SYSTEMS, SYSTEMS
 
 STACK_BASED_SYSTEMS = ("arc-standard", "arc-eager")  # linear time; the list-based ones are quadratic
 
 # Saved weights are indexed by hashed templates: bump when ATOMS or TEMPLATES change.
 PARSER_FEATURES_VERSION = 2  # 2: suffixes
-ROOT_WORD = get_string_id("<root>")  # the root node's word, tag and suffix
-NODE_ATTRIBUTES = [LOWER, TAG, SUFFIX]  # what the features read of each token
 
 DEFAULT_PARSER_CONFIG = {
     "transition_system": "arc-eager",
@@ -154,39 +149,13 @@ class BioParser(PerceptronPipe):
         max_length: int = 5000,
         scorer: Optional[Callable] = score_parse,
     ):
-        if transition_system not in SYSTEMS:
-            raise ValueError(f"Unknown transition_system {transition_system!r}: use one of {sorted(SYSTEMS)}.")
-        if pseudo_projective and transition_system not in PROJECTIVE_SYSTEMS:
-            raise ValueError(
-                f"pseudo_projective is for the projective systems {PROJECTIVE_SYSTEMS}; {transition_system!r} builds "
-                "non-projective trees itself."
-            )
-        for key, value in (("n_buckets", n_buckets), ("label_buckets", label_buckets)):
-            if not isinstance(value, int) or not 1 <= value < 2**32:
-                raise ValueError(f"{key} must be an integer in [1, 2**32), got {value!r}")
-        if not 0 <= explore < 1:
-            raise ValueError(f"explore must be in [0, 1), got {explore!r}")
-        if not isinstance(beam_width, int) or isinstance(beam_width, bool) or beam_width < 1:
-            raise ValueError(f"beam_width must be a positive integer (1: greedy), got {beam_width!r}")
-        if not isinstance(max_length, int) or max_length < 1:
-            raise ValueError(f"max_length must be a positive integer, got {max_length!r}")
         self.vocab = vocab
         install_noun_chunks(vocab)  # the docs the tokenizer makes from here on read UD labels
         self.name = name
         self.scorer = scorer
-        self.cfg = {
-            "transition_system": transition_system,
-            "pseudo_projective": bool(pseudo_projective),
-            "n_buckets": n_buckets,
-            "label_buckets": label_buckets,
-            "explore": float(explore),
-            "beam_width": beam_width,
-            "seed": int(seed),
-            "max_length": max_length,
-            "labels": [],
-            "root_label": "ROOT",
-            "features_version": PARSER_FEATURES_VERSION,
-        }
+        self.cfg = _settings(
+            transition_system, pseudo_projective, n_buckets, label_buckets, explore, beam_width, seed, max_length
+        )
         self.features = StateFeatures()
         self._build()
 
@@ -254,12 +223,6 @@ class BioParser(PerceptronPipe):
             return [(sent.start, sent.end) for sent in doc.sents]
         return [(0, len(doc))] if len(doc) else []
 
-    @staticmethod
-    def _nodes(doc_values: numpy.ndarray, words: numpy.ndarray, unit_firsts: numpy.ndarray) -> numpy.ndarray:
-        """NODE_ATTRIBUTES of each node: per unit a root row, then its words (unit_firsts: where each unit begins in
-        words)."""
-        return numpy.insert(doc_values[words], unit_firsts, ROOT_WORD, axis=0)
-
     def predict(self, docs: Iterable[Doc]) -> list[Parse]:
         """The parse of each doc (averaged weights)."""
         docs = list(docs)
@@ -317,33 +280,6 @@ class BioParser(PerceptronPipe):
 
     # Training
 
-    def _gold_units(self, example: Example) -> Iterable["GoldUnit"]:
-        """The words of each unit of the predicted doc whose gold tree over them lies
-        within it (no word's head outside it or whitespace), lifted when pseudo-projective.
-        A predicted doc without sentences (raw text) is cut at the reference's sentence starts:
-        when tagging, a sentence splitter before the parser gives it sentences to parse."""
-        doc = example.predicted
-        gold_heads, gold_deps = example.get_aligned_parse(projectivize=False)
-        if len(doc) and not doc.has_annotation("SENT_START") and example.reference.has_annotation("SENT_START"):
-            starts = [i for i, start in enumerate(example.get_aligned_sent_starts()) if start or i == 0]
-        else:
-            starts = [start for start, _ in self._units(doc, self._sentences_given(doc))]
-        words, firsts = words_of(doc.to_array(IS_SPACE), starts)
-        for unit_words in numpy.split(words, firsts[1:]):
-            node_of = {token: k for k, token in enumerate(unit_words.tolist(), 1)}
-            heads, labels = [-1], [""]
-            for i in unit_words.tolist():
-                head, dep = gold_heads[i], gold_deps[i]
-                if head is None or not dep or (head != i and head not in node_of):
-                    break
-                heads.append(0 if head == i else node_of[head])
-                labels.append(dep)
-            else:
-                if len(unit_words):
-                    if self.cfg["pseudo_projective"]:
-                        heads, labels = lift(heads, labels)
-                    yield GoldUnit(unit_words, heads, labels)
-
     def update(
         self,
         examples: Iterable[Example],
@@ -361,50 +297,28 @@ class BioParser(PerceptronPipe):
         losses.setdefault(self.name, 0.0)
         validate_examples(examples, "BioParser.update")
         for example in examples:
-            doc = example.predicted
-            tag_source = doc if doc.has_annotation("TAG") else None
-            values = doc.to_array(NODE_ATTRIBUTES)
-            if tag_source is None:  # no tagger ran on this doc: train on the gold tags
-                values[:, 1] = [
-                    self.vocab.strings.add(tag) if tag else 0 for tag in example.get_aligned("TAG", as_string=True)
-                ]
+            values = node_values(example)
             explore = self.cfg["explore"] if self._examples_seen >= self._first_pass else 0.0
             self._examples_seen += 1
             for unit in self._gold_units(example):
                 for label in unit.labels[1:]:
                     self.add_label(label)
-                nodes = numpy.ascontiguousarray(
-                    self._nodes(values, unit.words, numpy.zeros(1, dtype=numpy.int64)), dtype=numpy.uint64
+                losses[self.name] += train_unit(
+                    unit,
+                    values,
+                    features=self.features,
+                    system=self._system,
+                    models=(self.move_model, self.label_model),
+                    label_ids=self._label_ids,
+                    beam_width=self.cfg["beam_width"],
+                    explore=explore,
+                    seed=self.cfg["seed"] * 1_000_003 + self._examples_seen,
                 )
-                gold_heads = numpy.array(unit.heads, dtype=numpy.int32)
-                gold_labels = numpy.array(
-                    [-1] + [self._label_ids[label] for label in unit.labels[1:]], dtype=numpy.int32
-                )
-                if self.cfg["beam_width"] > 1:
-                    _, wrong_moves, wrong_labels = beam.train_sentence(
-                        self.features,
-                        self._system,
-                        self.move_model,
-                        self.label_model,
-                        nodes,
-                        gold_heads,
-                        gold_labels,
-                        self.cfg["beam_width"],
-                    )
-                else:
-                    _, wrong_moves, wrong_labels = greedy.train_sentence(
-                        self.features,
-                        self._system,
-                        self.move_model,
-                        self.label_model,
-                        nodes,
-                        gold_heads,
-                        gold_labels,
-                        explore,
-                        self.cfg["seed"] * 1_000_003 + self._examples_seen,
-                    )
-                losses[self.name] += wrong_moves + wrong_labels
         return losses
+
+    def _gold_units(self, example: Example) -> Iterable[GoldUnit]:
+        starts = [start for start, _ in self._units(example.predicted, self._sentences_given(example.predicted))]
+        return gold_units(example, starts, self.cfg["pseudo_projective"])
 
     # Serialization (see PerceptronPipe): these weights, checked on loading.
 
@@ -436,12 +350,6 @@ def _unpickle_parser(vocab: Vocab, name: str, scorer: Optional[Callable], data: 
     return BioParser(vocab, name, scorer=scorer).from_bytes(data)
 
 
-class GoldUnit(NamedTuple):
-    words: numpy.ndarray  # the unit's tokens but whitespace
-    heads: list[int]  # per node 0..n, -1 for the root slot
-    labels: list[str]
-
-
 if TYPE_CHECKING:
     SystemName = str
 else:  # the systems are the compiled transitions module's: a Literal built at run time, which pydantic checks
@@ -468,6 +376,48 @@ class SavedParser(serialize.SavedFields):
         if self.root_label not in self.labels:
             raise ValueError(f"root_label {self.root_label!r} is not one of the labels")
         return self
+
+
+def _settings(
+    transition_system: str,
+    pseudo_projective: bool,
+    n_buckets: int,
+    label_buckets: int,
+    explore: float,
+    beam_width: int,
+    seed: int,
+    max_length: int,
+) -> dict[str, Any]:
+    """A new parser's cfg, its settings checked (a saved one's are checked by _check_cfg)."""
+    if transition_system not in SYSTEMS:
+        raise ValueError(f"Unknown transition_system {transition_system!r}: use one of {sorted(SYSTEMS)}.")
+    if pseudo_projective and transition_system not in PROJECTIVE_SYSTEMS:
+        raise ValueError(
+            f"pseudo_projective is for the projective systems {PROJECTIVE_SYSTEMS}; {transition_system!r} builds "
+            "non-projective trees itself."
+        )
+    for key, value in (("n_buckets", n_buckets), ("label_buckets", label_buckets)):
+        if not isinstance(value, int) or not 1 <= value < 2**32:
+            raise ValueError(f"{key} must be an integer in [1, 2**32), got {value!r}")
+    if not 0 <= explore < 1:
+        raise ValueError(f"explore must be in [0, 1), got {explore!r}")
+    if not isinstance(beam_width, int) or isinstance(beam_width, bool) or beam_width < 1:
+        raise ValueError(f"beam_width must be a positive integer (1: greedy), got {beam_width!r}")
+    if not isinstance(max_length, int) or max_length < 1:
+        raise ValueError(f"max_length must be a positive integer, got {max_length!r}")
+    return {
+        "transition_system": transition_system,
+        "pseudo_projective": bool(pseudo_projective),
+        "n_buckets": n_buckets,
+        "label_buckets": label_buckets,
+        "explore": float(explore),
+        "beam_width": beam_width,
+        "seed": int(seed),
+        "max_length": max_length,
+        "labels": [],
+        "root_label": "ROOT",
+        "features_version": PARSER_FEATURES_VERSION,
+    }
 
 
 def _check_cfg(cfg: Any, where: str) -> None:

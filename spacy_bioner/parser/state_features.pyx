@@ -27,7 +27,7 @@ ATOMS = (
 cdef enum:
     N_ATOMS = 45
     MAX_PARTS = 4
-    # The columns of a node's values (see the component's NODE_ATTRIBUTES).
+    # The columns of a node's values (see training.py's NODE_ATTRIBUTES).
     WORD = 0
     TAG = 1
     SUFFIX = 2
