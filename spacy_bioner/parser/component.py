@@ -153,9 +153,22 @@ class BioParser(PerceptronPipe):
         install_noun_chunks(vocab)  # the docs the tokenizer makes from here on read UD labels
         self.name = name
         self.scorer = scorer
-        self.cfg = _settings(
-            transition_system, pseudo_projective, n_buckets, label_buckets, explore, beam_width, seed, max_length
-        )
+        settings = {
+            "transition_system": transition_system,
+            "pseudo_projective": bool(pseudo_projective),
+            "n_buckets": n_buckets,
+            "label_buckets": label_buckets,
+            "explore": explore,
+            "beam_width": beam_width,
+            "seed": int(seed),
+            "max_length": max_length,
+        }
+        self.cfg = {
+            **_checked(settings),
+            "labels": [],
+            "root_label": "ROOT",
+            "features_version": PARSER_FEATURES_VERSION,
+        }
         self.features = StateFeatures()
         self._build()
 
@@ -378,46 +391,27 @@ class SavedParser(serialize.SavedFields):
         return self
 
 
-def _settings(
-    transition_system: str,
-    pseudo_projective: bool,
-    n_buckets: int,
-    label_buckets: int,
-    explore: float,
-    beam_width: int,
-    seed: int,
-    max_length: int,
-) -> dict[str, Any]:
-    """A new parser's cfg, its settings checked (a saved one's are checked by _check_cfg)."""
-    if transition_system not in SYSTEMS:
-        raise ValueError(f"Unknown transition_system {transition_system!r}: use one of {sorted(SYSTEMS)}.")
-    if pseudo_projective and transition_system not in PROJECTIVE_SYSTEMS:
+def _checked(settings: dict[str, Any]) -> dict[str, Any]:
+    """A new parser's settings, checked (a saved parser's cfg is checked by _check_cfg)."""
+    system = settings["transition_system"]
+    if system not in SYSTEMS:
+        raise ValueError(f"Unknown transition_system {system!r}: use one of {sorted(SYSTEMS)}.")
+    if settings["pseudo_projective"] and system not in PROJECTIVE_SYSTEMS:
         raise ValueError(
-            f"pseudo_projective is for the projective systems {PROJECTIVE_SYSTEMS}; {transition_system!r} builds "
+            f"pseudo_projective is for the projective systems {PROJECTIVE_SYSTEMS}; {system!r} builds "
             "non-projective trees itself."
         )
-    for key, value in (("n_buckets", n_buckets), ("label_buckets", label_buckets)):
-        if not isinstance(value, int) or not 1 <= value < 2**32:
-            raise ValueError(f"{key} must be an integer in [1, 2**32), got {value!r}")
-    if not 0 <= explore < 1:
-        raise ValueError(f"explore must be in [0, 1), got {explore!r}")
+    for key in ("n_buckets", "label_buckets"):
+        if not isinstance(settings[key], int) or not 1 <= settings[key] < 2**32:
+            raise ValueError(f"{key} must be an integer in [1, 2**32), got {settings[key]!r}")
+    if not 0 <= settings["explore"] < 1:
+        raise ValueError(f"explore must be in [0, 1), got {settings['explore']!r}")
+    beam_width = settings["beam_width"]
     if not isinstance(beam_width, int) or isinstance(beam_width, bool) or beam_width < 1:
         raise ValueError(f"beam_width must be a positive integer (1: greedy), got {beam_width!r}")
-    if not isinstance(max_length, int) or max_length < 1:
-        raise ValueError(f"max_length must be a positive integer, got {max_length!r}")
-    return {
-        "transition_system": transition_system,
-        "pseudo_projective": bool(pseudo_projective),
-        "n_buckets": n_buckets,
-        "label_buckets": label_buckets,
-        "explore": float(explore),
-        "beam_width": beam_width,
-        "seed": int(seed),
-        "max_length": max_length,
-        "labels": [],
-        "root_label": "ROOT",
-        "features_version": PARSER_FEATURES_VERSION,
-    }
+    if not isinstance(settings["max_length"], int) or settings["max_length"] < 1:
+        raise ValueError(f"max_length must be a positive integer, got {settings['max_length']!r}")
+    return {**settings, "explore": float(settings["explore"])}
 
 
 def _check_cfg(cfg: Any, where: str) -> None:
