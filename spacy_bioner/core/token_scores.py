@@ -84,12 +84,29 @@ def attr_accuracy(arrays: TokenArrays, attr: str) -> dict[str, Any]:
     return {f"{attr}_acc": score.fscore if len(score) else None}
 
 
-def dep_scores(arrays: TokenArrays) -> dict[str, Any]:
+class DepLabels(NamedTuple):
+    """The dependency labels compared in lower case, as the parser's scorers compare them."""
+
+    names: numpy.ndarray  # the labels in lower case, sorted
+    reference: numpy.ndarray  # each token's label among them
+    predicted: numpy.ndarray
+
+
+def dep_labels(arrays: TokenArrays) -> DepLabels:
+    both = numpy.concatenate([arrays.reference["dep"], arrays.predicted["dep"]])
+    dep_ids, dep_of_token = numpy.unique(both, return_inverse=True)
+    lowered = numpy.array([arrays.strings[int(dep)].lower() for dep in dep_ids], dtype=object)
+    names, label_of_dep = numpy.unique(lowered, return_inverse=True)
+    gold_label, pred_label = numpy.split(label_of_dep[dep_of_token], 2)
+    return DepLabels(names, gold_label, pred_label)
+
+
+def dep_scores(arrays: TokenArrays, labels: DepLabels) -> dict[str, Any]:
     """spaCy's parser scores of the arcs (`Scorer.score_deps` with the parser scorer's lowercased
     labels, punctuation ignored): dep_uas, dep_las and dep_las_per_type."""
     if not len(arrays.space):
         return {"dep_uas": None, "dep_las": None, "dep_las_per_type": None}
-    names, gold_label, pred_label = _lowercase_labels(arrays)
+    names, gold_label, pred_label = labels
     ignored = numpy.isin(names, IGNORED_DEPS)
     missing = arrays.reference["dep"] == 0
     gold_in = ~missing & ~ignored[gold_label]
@@ -120,16 +137,6 @@ def dep_scores(arrays: TokenArrays) -> dict[str, Any]:
         "dep_las": labelled.fscore,
         "dep_las_per_type": {names[k]: per_label[k].to_dict() for k in seen},
     }
-
-
-def _lowercase_labels(arrays: TokenArrays) -> tuple[numpy.ndarray, numpy.ndarray, numpy.ndarray]:
-    """The dependency labels in lower case (sorted), and the reference's and prediction's label of each token."""
-    both = numpy.concatenate([arrays.reference["dep"], arrays.predicted["dep"]])
-    dep_ids, dep_of_token = numpy.unique(both, return_inverse=True)
-    lowered = numpy.array([arrays.strings[int(dep)].lower() for dep in dep_ids], dtype=object)
-    names, label_of_dep = numpy.unique(lowered, return_inverse=True)
-    gold_label, pred_label = numpy.split(label_of_dep[dep_of_token], 2)
-    return names, gold_label, pred_label
 
 
 def sentence_scores(arrays: TokenArrays) -> dict[str, Optional[float]]:
@@ -183,14 +190,14 @@ def _first_seen(arrays: TokenArrays, gold_label, gold_in, pred_label, pred_in) -
     return seen[numpy.argsort(first)].tolist()
 
 
-def all_token_scores(arrays: TokenArrays) -> dict[str, float]:
+def all_token_scores(arrays: TokenArrays, labels: DepLabels) -> dict[str, float]:
     """UAS, LAS and label accuracy over every token with a reference label, punctuation included:
     dep_uas_all, dep_las_all, dep_label_acc (labels compared in lower case); {} if none has one."""
     labelled = arrays.reference["dep"] != 0
     n = int(numpy.count_nonzero(labelled))
     if not n:
         return {}
-    _, gold_label, pred_label = _lowercase_labels(arrays)
+    _, gold_label, pred_label = labels
     heads = labelled & (arrays.predicted["head"] == arrays.reference["head"])
     labels = labelled & (pred_label == gold_label)
     return {

@@ -9,7 +9,7 @@ from spacy.tokens import Doc
 from spacy.training import Example
 from spacy.util import registry
 
-from ..core.token_scores import all_token_scores, dep_scores, sentence_scores, token_arrays
+from ..core.token_scores import all_token_scores, dep_labels, dep_scores, sentence_scores, token_arrays
 
 
 @registry.scorers("bioner.parser_scorer.v1")
@@ -30,8 +30,9 @@ def score_parse(examples: Iterable[Example], **kwargs) -> dict[str, Any]:
         del scores["sents_per_type"]
     else:
         scores = sentence_scores(arrays)
-    scores.update(dep_scores(arrays))
-    scores.update(all_token_scores(arrays))
+    labels = dep_labels(arrays)
+    scores.update(dep_scores(arrays, labels))
+    scores.update(all_token_scores(arrays, labels))
     return scores
 
 
