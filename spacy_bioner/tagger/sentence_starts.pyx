@@ -9,7 +9,7 @@ Python `Token`, which costs more than tagging it; these loops read `TokenC` and 
 lexeme's flags. tests/test_sentencizer.py holds them to spaCy's sentencizer over random docs.
 """
 from libc.stdint cimport uint8_t, uint64_t
-from libcpp.algorithm cimport binary_search, sort
+from libcpp.algorithm cimport binary_search
 from libcpp.vector cimport vector
 from spacy.attrs cimport IS_PUNCT
 from spacy.lexeme cimport Lexeme
@@ -22,9 +22,9 @@ import numpy
 def sentence_starts(docs, const uint64_t[::1] final_orths) -> list:
     """Each doc's sentence starts (bool[len(doc)]), the docs left as they are.
 
-    final_orths (uint64[k]): The orth ids of the sentence-final characters, in any order.
+    final_orths (uint64[k]): The orth ids of the sentence-final characters, sorted.
     """
-    cdef vector[uint64_t] finals = _sorted(final_orths)
+    _check_sorted(final_orths)
     cdef Doc doc
     cdef uint8_t[::1] view
     out = []
@@ -32,7 +32,7 @@ def sentence_starts(docs, const uint64_t[::1] final_orths) -> list:
         starts = numpy.zeros(doc.length, dtype=numpy.bool_)
         if doc.length:
             view = starts.view(numpy.uint8)
-            _fill_starts(doc.c, doc.length, finals, &view[0])
+            _fill_starts(doc.c, doc.length, final_orths, &view[0])
         out.append(starts)
     return out
 
@@ -40,7 +40,7 @@ def sentence_starts(docs, const uint64_t[::1] final_orths) -> list:
 def set_sentence_starts(docs, const uint64_t[::1] final_orths, bint overwrite) -> None:
     """Write each doc's sentence starts (`sentence_starts`) to its tokens: to those whose start is
     unset, or to every token with `overwrite`, as spaCy's `Sentencizer.set_annotations` does."""
-    cdef vector[uint64_t] finals = _sorted(final_orths)
+    _check_sorted(final_orths)
     cdef vector[uint8_t] starts
     cdef Doc doc
     cdef int i
@@ -48,27 +48,26 @@ def set_sentence_starts(docs, const uint64_t[::1] final_orths, bint overwrite) -
         if not doc.length:
             continue
         starts.resize(doc.length)
-        _fill_starts(doc.c, doc.length, finals, starts.data())
+        _fill_starts(doc.c, doc.length, final_orths, starts.data())
         for i in range(doc.length):
             if overwrite or doc.c[i].sent_start == 0:
                 doc.c[i].sent_start = 1 if starts[i] else -1
 
 
-cdef vector[uint64_t] _sorted(const uint64_t[::1] orths):
-    cdef vector[uint64_t] out
+cdef int _check_sorted(const uint64_t[::1] orths) except -1:
     cdef Py_ssize_t k
-    for k in range(orths.shape[0]):
-        out.push_back(orths[k])
-    sort(out.begin(), out.end())
-    return out
+    for k in range(1, orths.shape[0]):
+        if orths[k - 1] > orths[k]:
+            raise ValueError("final_orths must be sorted")
+    return 0
 
 
-cdef void _fill_starts(const TokenC* tokens, int n, const vector[uint64_t]& finals, uint8_t* starts) noexcept nogil:
+cdef void _fill_starts(const TokenC* tokens, int n, const uint64_t[::1] finals, uint8_t* starts) noexcept nogil:
     """starts[i] = 1 where token i starts a sentence (finals: the sentence-final characters' orths, sorted)."""
     cdef bint seen_final = False, is_final
     cdef int i
-    cdef const uint64_t* first = finals.data()
-    cdef const uint64_t* last = first + finals.size()
+    cdef const uint64_t* first = &finals[0] if finals.shape[0] else NULL
+    cdef const uint64_t* last = first + finals.shape[0]
     for i in range(n):
         starts[i] = i == 0
         is_final = binary_search(first, last, tokens[i].lex.orth)

@@ -59,7 +59,10 @@ class BioSentencizer(Sentencizer):
     @punct_chars.setter
     def punct_chars(self, chars: Iterable[str]) -> None:
         self._punct_chars = frozenset(chars)
-        self._final_orths = numpy.array([get_string_id(char) for char in self._punct_chars], dtype=numpy.uint64)
+        # sorted once here: the kernel looks each token up by binary search
+        self._final_orths = numpy.sort(
+            numpy.array([get_string_id(char) for char in self._punct_chars], dtype=numpy.uint64)
+        )
 
     def __call__(self, doc: Doc) -> Doc:
         try:
