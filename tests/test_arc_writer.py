@@ -86,17 +86,14 @@ def test_the_compiled_writer_writes_what_the_numpy_one_did(drawn, sentences_give
     assert _arcs(compiled) == _arcs(oracle)
 
 
-def test_a_head_outside_the_doc_is_refused():
+@pytest.mark.parametrize(
+    "heads, labels, message",
+    [([1, 2], [0, 0], "outside the doc's 2 tokens"), ([1, 1], [0, 9], "label id 9")],
+    ids=["a head outside the doc", "a label id outside the labels"],
+)
+def test_a_parse_outside_the_doc_or_the_labels_is_refused(heads, labels, message):
     parser = _parser(False)
     doc = Doc(parser.vocab, words=["a", "b"])
-    parse = Parse([(0, 2)], numpy.array([0, 1]), numpy.array([1, 2]), numpy.array([0, 0], dtype=numpy.int32))
-    with pytest.raises(ValueError, match="outside the doc's 2 tokens"):
-        write_parses(parser, [doc], [parse])
-
-
-def test_a_label_id_outside_the_labels_is_refused():
-    parser = _parser(False)
-    doc = Doc(parser.vocab, words=["a", "b"])
-    parse = Parse([(0, 2)], numpy.array([0, 1]), numpy.array([1, 1]), numpy.array([0, 9], dtype=numpy.int32))
-    with pytest.raises(ValueError, match="label id 9"):
+    parse = Parse([(0, 2)], numpy.array([0, 1]), numpy.array(heads), numpy.array(labels, dtype=numpy.int32))
+    with pytest.raises(ValueError, match=message):
         write_parses(parser, [doc], [parse])
