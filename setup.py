@@ -18,6 +18,7 @@ KERNELS = [
     "gazetteer.doc_pass",
     "ner.document",
     "ner.entities",
+    "ner.list_parts",
     "ner.passes",
     "ner.screens",
     "parser.transitions",

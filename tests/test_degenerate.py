@@ -14,7 +14,7 @@ from spacy.tokens import Doc
 from spacy_bioner.core.schemes import TagScheme
 from spacy_bioner.ner.batch import lay_out
 from spacy_bioner.ner.bounds import bounded_viterbi
-from spacy_bioner.ner.name_lists import _entities_at, split_name_lists
+from spacy_bioner.ner.name_lists import split_name_lists
 
 
 def best_within(scheme, emissions, transitions, allowed, bound):
@@ -76,24 +76,6 @@ def test_no_entity_is_longer_than_training_saw_or_the_setting_says(tmp_path):
     assert max(len(ent) for ent in loaded(text).ents) <= 6
     strict = spacy.load(tmp_path, config={"components": {"bioner": {"rules": {"max_entity_length": 2}}}})
     assert max(len(ent) for ent in strict(text).ents) <= 2
-
-
-@settings(max_examples=200)
-@given(
-    st.sampled_from(["BIO", "BILOU"]),
-    st.lists(st.tuples(st.integers(0, 2), st.integers(1, 4), st.integers(0, 1)), max_size=8),
-)
-def test_the_entities_a_rule_reads_are_those_of_to_spans(scheme_name, pieces):
-    """split_name_lists finds an entity from its first token (_entities_at): as to_spans reads the tags."""
-    scheme = TagScheme(scheme_name, ["LOC", "ORG"])
-    spans, at = [], 0
-    for gap, length, label in pieces:  # entities in a row, with or without O between them
-        spans.append((at + gap, at + gap + length, label))
-        at += gap + length
-    tags = scheme.from_spans(spans, at)
-    continuing = scheme.continuing()[tags]
-    starts = numpy.array([start for start, _, _ in spans], dtype=numpy.int64)
-    assert [tuple(row) for row in _entities_at(scheme, tags, continuing, starts).tolist()] == scheme.to_spans(tags)
 
 
 def test_a_list_of_names_fused_into_another_type_is_split_into_its_names():

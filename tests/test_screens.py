@@ -1,7 +1,5 @@
 """The screens (ner/screens.pyx) against what their stages find: a screen that says no must be right."""
 
-from collections import defaultdict
-
 import numpy
 import spacy
 from hypothesis import given, settings
@@ -19,8 +17,7 @@ from spacy_bioner.ner.abbreviations import (
     definitions,
     undefined_acronyms,
 )
-from spacy_bioner.ner.name_lists import _entities_at, _parts
-from spacy_bioner.ner.screens import may_exceed_bound, may_relabel_a_surname, may_split_a_list
+from spacy_bioner.ner.screens import may_exceed_bound, may_relabel_a_surname
 
 LABELS = ["LOC", "PER", "ORG"]
 VOCAB = spacy.blank("en").vocab
@@ -43,26 +40,6 @@ def tagged_batches(draw):
         offsets.append(offsets[-1] + n)
     words = draw(st.lists(st.integers(0, 4), min_size=len(tags), max_size=len(tags)))
     return scheme, numpy.array(tags, dtype=numpy.int32), numpy.array(offsets), numpy.array(words, dtype=numpy.int32)
-
-
-@settings(max_examples=500)
-@given(tagged_batches(), st.data())
-def test_may_split_a_list_is_true_where_an_entity_is_made_of_known_names(batch, data):
-    scheme, tags, _, _ = batch
-    n = len(tags)
-    pairs = data.draw(st.lists(st.tuples(st.integers(0, n - 1), st.integers(1, 4)), max_size=8))
-    names = numpy.array([(start, min(start + length, n)) for start, length in pairs], dtype=numpy.int64).reshape(-1, 2)
-    wide = numpy.concatenate([names, numpy.zeros_like(names)], axis=1)[:, :2]  # a strided view, as memory rows give
-    continuing = scheme.continuing()[tags]
-    # what split_name_lists finds: entities opening with a known name shorter than themselves, made of known names
-    firsts = names[(names[:, 1] < n) & (tags[names[:, 0]] > 0) & ~continuing[names[:, 0]]]
-    firsts = firsts[continuing[firsts[:, 1]]]
-    known = defaultdict(list)
-    for start, end in names.tolist():
-        known[start].append(end)
-    entities = _entities_at(scheme, tags, continuing, numpy.unique(firsts[:, 0])).tolist() if len(firsts) else []
-    expected = any(_parts(start, end, known) is not None for start, end, _ in entities)
-    assert may_split_a_list(wide, tags, scheme.continuing().view(numpy.uint8)) is expected
 
 
 @settings(max_examples=300)

@@ -1,7 +1,7 @@
 # cython: language_level=3
 """Screens: the cheap, exact tests that let most sentences skip a stage.
 
-The rules after Viterbi (name_lists.py, surnames.py), the entity bound
+The surnames rule after Viterbi (surnames.py), the entity bound
 (bounds.py) and the short-form mentions of the layout (batch.py) find
 nothing in most sentences, and the
 numpy calls that find out cost more than the loops below. Each screen says
@@ -11,10 +11,7 @@ the stage may still find nothing, and where it says no, the stage would have
 found nothing either (tests/test_screens.py holds each to its stage).
 """
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint64_t
-from cython.operator cimport dereference as deref
-from cython.operator cimport preincrement as inc
-from libcpp.algorithm cimport binary_search, lower_bound, sort
-from libcpp.utility cimport pair
+from libcpp.algorithm cimport binary_search, sort
 from libcpp.vector cimport vector
 from spacy.tokens.doc cimport Doc
 
@@ -22,58 +19,6 @@ from .long_forms import LOOK_AHEAD, LOOK_BEHIND, ORTH_OPENING, definition_at
 
 cdef uint64_t _ORTH_OPENING = ORTH_OPENING
 cdef Py_ssize_t _LOOK_BEHIND = LOOK_BEHIND, _LOOK_AHEAD = LOOK_AHEAD
-
-
-def may_split_a_list(const int64_t[:, :] names, const int32_t[::1] tags, const uint8_t[::1] continuing):
-    """Whether split_name_lists has an entity to split: one that starts with a known name shorter than
-    itself, is made up wholly of two or more known names, and is not itself a known name.
-
-    names (int64[k, 2]): Each known name's start and end, batch positions.
-    tags (int32[n]): The decoded tags (a valid sequence).
-    continuing (bool[n_tags]): Whether each tag continues an entity (scheme.continuing()).
-    """
-    cdef Py_ssize_t k, n = tags.shape[0]
-    cdef int64_t start, end, at
-    cdef vector[pair[int64_t, int64_t]] spans
-    for k in range(names.shape[0]):
-        spans.push_back(pair[int64_t, int64_t](names[k, 0], names[k, 1]))
-    sort(spans.begin(), spans.end())
-    cdef vector[uint8_t] reached
-    for k in range(<Py_ssize_t>spans.size()):
-        start = spans[k].first
-        if k and start == spans[k - 1].first:
-            continue  # an entity is tried once, from the first name at its start
-        if tags[start] == 0 or continuing[tags[start]]:
-            continue  # no entity starts here
-        end = start + 1
-        while end < n and continuing[tags[end]]:
-            end += 1
-        if end - start < 2 or _has(spans, start, end):
-            continue  # a one-word entity, or one known as a whole
-        # Whether known names inside the entity lead from its start to its end.
-        reached.assign(end - start + 1, 0)
-        reached[0] = 1
-        for at in range(start, end):
-            if reached[at - start]:
-                _reach_from(spans, at, end, reached, start)
-        if reached[end - start]:
-            return True
-    return False
-
-
-cdef inline bint _has(vector[pair[int64_t, int64_t]]& spans, int64_t start, int64_t end):
-    return binary_search(spans.begin(), spans.end(), pair[int64_t, int64_t](start, end))
-
-
-cdef inline void _reach_from(vector[pair[int64_t, int64_t]]& spans, int64_t at, int64_t end,
-                             vector[uint8_t]& reached, int64_t offset):
-    """Mark the ends of the names that start at `at` and end by `end`."""
-    cdef vector[pair[int64_t, int64_t]].iterator it = lower_bound(
-        spans.begin(), spans.end(), pair[int64_t, int64_t](at, 0))
-    while it != spans.end() and deref(it).first == at:
-        if deref(it).second <= end:
-            reached[deref(it).second - offset] = 1
-        inc(it)
 
 
 def may_exceed_bound(const int32_t[::1] tags, const uint8_t[::1] continuing, Py_ssize_t bound):
