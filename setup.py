@@ -19,6 +19,7 @@ KERNELS = [
     "ner.document",
     "ner.entities",
     "ner.list_parts",
+    "ner.lone_surnames",
     "ner.passes",
     "ner.screens",
     "parser.transitions",

@@ -1,4 +1,5 @@
-"""The screens (ner/screens.pyx) against what their stages find: a screen that says no must be right."""
+"""The screens (ner/screens.pyx) against what their stages find: a screen that says no must be right;
+and the rules' candidates found in C (lone_surnames.pyx) against numpy."""
 
 import numpy
 import spacy
@@ -17,7 +18,8 @@ from spacy_bioner.ner.abbreviations import (
     definitions,
     undefined_acronyms,
 )
-from spacy_bioner.ner.screens import may_exceed_bound, may_relabel_a_surname
+from spacy_bioner.ner.lone_surnames import lone_surnames
+from spacy_bioner.ner.screens import may_exceed_bound
 
 LABELS = ["LOC", "PER", "ORG"]
 VOCAB = spacy.blank("en").vocab
@@ -44,18 +46,26 @@ def tagged_batches(draw):
 
 @settings(max_examples=300)
 @given(tagged_batches())
-def test_may_relabel_a_surname_is_true_where_label_surnames_has_candidates(batch):
+def test_lone_surnames_are_a_full_names_last_word_again_in_its_doc(batch):
     scheme, tags, offsets, words = batch
-    continuing, person = scheme.continuing(), scheme.tags_of((1,))
-    # label_surnames's candidates: a full name's last word again in its doc, untagged or a one-word other entity
+    continuing, person = scheme.continuing(), scheme.tags_of((0, 1))  # two person labels: the first name's is taken
+    # a full name's last word again in its doc, untagged or a one-word other entity; the doc's first such name's label
     ends = (tags > 0) & ~continuing[numpy.append(tags[1:], 0)]
     full_name_ends = numpy.flatnonzero(ends & continuing[tags] & person[tags])
     open_to_relabel = (tags == 0) | (ends & ~continuing[tags] & ~person[tags])
     doc_of = numpy.searchsorted(offsets, numpy.arange(len(tags)), side="right") - 1
-    keys = set(zip(doc_of[full_name_ends].tolist(), words[full_name_ends].tolist()))
-    expected = any((int(doc_of[i]), int(words[i])) in keys for i in numpy.flatnonzero(open_to_relabel))
-    found = may_relabel_a_surname(tags, words, offsets, continuing.view(numpy.uint8), person.view(numpy.uint8))
-    assert found is expected
+    label_of = {}
+    for i in full_name_ends.tolist():
+        label_of.setdefault((int(doc_of[i]), int(words[i])), scheme.label_of(int(tags[i])))
+    expected = [
+        [i, label_of[(int(doc_of[i]), int(words[i]))]]
+        for i in numpy.flatnonzero(open_to_relabel).tolist()
+        if (int(doc_of[i]), int(words[i])) in label_of
+    ]
+    found = lone_surnames(
+        tags, words, offsets, continuing.view(numpy.uint8), person.view(numpy.uint8), len(scheme.moves)
+    )
+    assert found.tolist() == expected
 
 
 @settings(max_examples=300)

@@ -1,17 +1,14 @@
 # cython: language_level=3
 """Screens: the cheap, exact tests that let most sentences skip a stage.
 
-The surnames rule after Viterbi (surnames.py), the entity bound
-(bounds.py) and the short-form mentions of the layout (batch.py) find
-nothing in most sentences, and the
-numpy calls that find out cost more than the loops below. Each screen says
-whether its stage can find anything; only then does the stage run, in Python,
-from the start. A screen never decides what a stage finds: where it says yes,
-the stage may still find nothing, and where it says no, the stage would have
-found nothing either (tests/test_screens.py holds each to its stage).
+The entity bound (bounds.py) and the short-form mentions of the layout
+(batch.py) find nothing in most sentences, and the numpy calls that find out
+cost more than the loops below. Each screen says whether its stage can find
+anything; only then does the stage run, in Python, from the start. A screen
+never decides what a stage finds: where it says yes, the stage may still find
+nothing, and where it says no, the stage would have found nothing either (tests/test_screens.py holds each to its stage).
 """
-from libc.stdint cimport int32_t, int64_t, uint8_t, uint64_t
-from libcpp.algorithm cimport binary_search, sort
+from libc.stdint cimport int32_t, uint8_t, uint64_t
 from libcpp.vector cimport vector
 from spacy.tokens.doc cimport Doc
 
@@ -34,40 +31,6 @@ def may_exceed_bound(const int32_t[::1] tags, const uint8_t[::1] continuing, Py_
         if run >= bound:
             return True
     return False
-
-
-def may_relabel_a_surname(const int32_t[::1] tags, const int32_t[::1] words, const int64_t[::1] offsets,
-                          const uint8_t[::1] continuing, const uint8_t[::1] person):
-    """Whether label_surnames can relabel anything: whether, in some doc, the last word of a person
-    named in two words or more recurs untagged or as a one-word entity of another label.
-
-    tags (int32[n]): The decoded tags, docs laid end to end.
-    words (int32[n]): An id per token, equal for equal word forms (the lexicon rows).
-    offsets (int64[n_docs + 1]): Where each doc starts, and the end.
-    continuing, person (bool[n_tags]): Whether each tag continues an entity; is a person label's.
-    """
-    cdef Py_ssize_t d, i, n = tags.shape[0]
-    cdef vector[int32_t] surnames
-    for d in range(offsets.shape[0] - 1):
-        surnames.clear()
-        for i in range(offsets[d], offsets[d + 1]):
-            if _ends_entity(tags, continuing, i, n) and continuing[tags[i]] and person[tags[i]]:
-                surnames.push_back(words[i])
-        if surnames.empty():
-            continue
-        sort(surnames.begin(), surnames.end())
-        for i in range(offsets[d], offsets[d + 1]):
-            if not (tags[i] == 0 or (_ends_entity(tags, continuing, i, n) and not continuing[tags[i]]
-                                     and not person[tags[i]])):
-                continue  # not open to a surname's label
-            if binary_search(surnames.begin(), surnames.end(), words[i]):
-                return True
-    return False
-
-
-cdef inline bint _ends_entity(const int32_t[::1] tags, const uint8_t[::1] continuing, Py_ssize_t i, Py_ssize_t n):
-    """Whether token i is tagged and the token after it (none past the batch's end) does not continue it."""
-    return tags[i] > 0 and not (i + 1 < n and continuing[tags[i + 1]])
 
 
 def short_form_docs(docs, const int32_t[::1] rows, const uint8_t[::1] is_space, const int32_t[::1] sentence,

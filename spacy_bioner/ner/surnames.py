@@ -15,7 +15,7 @@ from collections.abc import Sequence
 import numpy
 from spacy.tokens import Doc
 
-from .screens import may_relabel_a_surname
+from .lone_surnames import lone_surnames
 
 PERSON_LABELS = ("PER", "PERSON", "person")  # the labels that name people, unless a setting says otherwise
 
@@ -41,30 +41,20 @@ def label_surnames(
     """
     if not len(tags) or not len(person_ids):
         return tags
-    continuing = scheme.continuing()
-    person_tags = scheme.tags_of(tuple(person_ids))
-    if not may_relabel_a_surname(tags, words, offsets, continuing.view(numpy.uint8), person_tags.view(numpy.uint8)):
+    found = lone_surnames(
+        tags,
+        words,
+        offsets,
+        scheme.continuing().view(numpy.uint8),
+        scheme.tags_of(tuple(person_ids)).view(numpy.uint8),
+        len(scheme.moves),
+    )
+    if not len(found):
         return tags  # no surname given in full recurs, as in most sentences
-    is_person = person_tags[tags]
-    ends = (tags > 0) & ~continuing[numpy.append(tags[1:], 0)]
-    full_name_ends = numpy.flatnonzero(ends & continuing[tags] & is_person)
-    # Where a full name's last word recurs in the same doc, untagged or as a one-word entity of another label.
-    width = int(words.max()) + 1
-    surname_words = numpy.zeros(width, dtype=bool)
-    surname_words[words[full_name_ends]] = True
-    open_to_relabel = (tags == 0) | (ends & ~continuing[tags] & ~is_person)
-    candidates = numpy.flatnonzero(surname_words[words] & open_to_relabel)
-    full_name_keys = numpy.unique(_doc_numbers(offsets, full_name_ends) * width + words[full_name_ends])
-    candidates = candidates[numpy.isin(_doc_numbers(offsets, candidates) * width + words[candidates], full_name_keys)]
-    # The label of each (doc, word) that ends a full name: the first such name's.
-    tag_labels = numpy.append(-1, numpy.arange(len(scheme.tags) - 1) // len(scheme.moves))  # scheme.label_of, O's -1
-    name_labels: dict[tuple[int, int], int] = {}
-    for i, d in zip(full_name_ends.tolist(), _doc_numbers(offsets, full_name_ends).tolist()):
-        name_labels.setdefault((d, int(words[i])), int(tag_labels[tags[i]]))
     one_word_tags = scheme.one_word_tags()
     names = {}  # word -> whether it is a name
     new_tags = tags.copy()
-    for i, d in zip(candidates.tolist(), _doc_numbers(offsets, candidates).tolist()):
+    for (i, label), d in zip(found.tolist(), _doc_numbers(offsets, found[:, 0]).tolist()):
         doc, j, word = docs[d], i - int(offsets[d]), int(words[i])
         if word not in names:
             names[word] = is_name(doc[j].text)
@@ -72,7 +62,7 @@ def label_surnames(
             continue
         if tags[i] == 0 and not (_free(doc, tags, i - 1, j - 1) and _free(doc, tags, i + 1, j + 1)):
             continue
-        new_tag = one_word_tags[name_labels[(d, word)]]
+        new_tag = one_word_tags[label]
         if allowed[i, new_tag]:
             new_tags[i] = new_tag
     return new_tags

@@ -1,0 +1,64 @@
+# cython: language_level=3
+"""Rules, person_labels: where a doc may use the surname of a person it names in full.
+
+`lone_surnames` finds, over a batch's decoded tags, each token whose word ends a
+person entity of two words or more in the same doc, and which is untagged or a
+one-word entity of another label. surnames.py then checks the token's text and
+its neighbours and relabels it.
+"""
+from cython.operator cimport dereference as deref
+from libc.stdint cimport int32_t, int64_t, uint8_t
+from libcpp.algorithm cimport lower_bound, sort
+from libcpp.utility cimport pair
+from libcpp.vector cimport vector
+
+import numpy
+
+ctypedef pair[int32_t, Py_ssize_t] WordAt
+
+
+def lone_surnames(const int32_t[::1] tags, const int32_t[::1] words, const int64_t[::1] offsets,
+                  const uint8_t[::1] continuing, const uint8_t[::1] person, Py_ssize_t n_moves):
+    """The tokens that may be a lone surname, and the label of the full name it would take.
+
+    tags (int32[n]): The decoded tags, docs laid end to end (a valid sequence).
+    words (int32[n]): An id per token, equal for equal word forms (the lexicon rows).
+    offsets (int64[n_docs + 1]): Where each doc starts, and the end.
+    continuing, person (bool[n_tags]): Whether each tag continues an entity; is a person label's.
+    n_moves (int): The scheme's moves per label (a tag's label is (tag - 1) // n_moves).
+    RETURNS (int64[k, 2]): Rows of (batch position, label of the doc's first full name ending in
+        that word), in order.
+    """
+    cdef Py_ssize_t d, i, n = tags.shape[0]
+    if words.shape[0] != n or offsets.shape[0] < 1 or offsets[offsets.shape[0] - 1] != n:
+        raise ValueError(f"words and offsets must cover the {n} tags")
+    cdef vector[WordAt] surnames  # (word, position) of each full name's last token in the doc
+    cdef vector[WordAt].iterator first
+    cdef vector[int64_t] found
+    for d in range(offsets.shape[0] - 1):
+        surnames.clear()
+        for i in range(offsets[d], offsets[d + 1]):
+            if _ends_entity(&tags[0], &continuing[0], i, n) and continuing[tags[i]] and person[tags[i]]:
+                surnames.push_back(WordAt(words[i], i))
+        if surnames.empty():
+            continue
+        sort(surnames.begin(), surnames.end())
+        for i in range(offsets[d], offsets[d + 1]):
+            if not (tags[i] == 0 or (_ends_entity(&tags[0], &continuing[0], i, n) and not continuing[tags[i]]
+                                     and not person[tags[i]])):
+                continue  # not open to a surname's label
+            first = lower_bound(surnames.begin(), surnames.end(), WordAt(words[i], -1))
+            if first != surnames.end() and deref(first).first == words[i]:
+                found.push_back(i)
+                found.push_back((tags[deref(first).second] - 1) // n_moves)
+    rows = numpy.empty((found.size() // 2, 2), dtype=numpy.int64)
+    cdef int64_t[:, ::1] view = rows
+    for i in range(<Py_ssize_t>found.size()):
+        view[i // 2, i % 2] = found[i]
+    return rows
+
+
+cdef inline bint _ends_entity(const int32_t* tags, const uint8_t* continuing, Py_ssize_t i,
+                              Py_ssize_t n) noexcept nogil:
+    """Whether token i is tagged and the token after it (none past the batch's end) does not continue it."""
+    return tags[i] > 0 and not (i + 1 < n and continuing[tags[i + 1]])
