@@ -6,7 +6,8 @@ The entity bound (bounds.py) and the short-form mentions of the layout
 cost more than the loops below. Each screen says whether its stage can find
 anything; only then does the stage run, in Python, from the start. A screen
 never decides what a stage finds: where it says yes, the stage may still find
-nothing, and where it says no, the stage would have found nothing either (tests/test_screens.py holds each to its stage).
+nothing, and where it says no, the stage would have found nothing either
+(tests/test_screens.py holds each to its stage).
 """
 from libc.stdint cimport int32_t, uint8_t, uint64_t
 from libcpp.vector cimport vector
