@@ -215,7 +215,8 @@ def batch_layout(docs, bint sentence_ends=False):
     for doc in docs:
         for i in range(doc.length):
             start_view[n + i] = i == 0 or doc.c[i].sent_start == 1
-            sentence += start_view[n + i] or (sentence_ends and i > 0 and _ends_sentence(doc.c[i - 1].lex.orth))
+            if start_view[n + i] or (sentence_ends and i > 0 and _ends_sentence(doc.c[i - 1].lex.orth)):
+                sentence += 1
             sentence_view[n + i] = sentence
             space_view[n + i] = Lexeme.c_check_flag(doc.c[i].lex, IS_SPACE)
         n += doc.length

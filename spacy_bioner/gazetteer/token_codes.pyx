@@ -32,7 +32,7 @@ cdef extern from *:
     void _prefetch "__builtin_prefetch"(const void* address) noexcept nogil
 
 cdef enum:
-    PREFETCH_AHEAD = 8  # keys: a key's entries are fetched while earlier keys' rows are written
+    PREFETCH_AHEAD = 8  # tokens, keys: a cell or a key's entries are fetched while earlier ones are read
 
 cdef enum:
     BASE = 64
@@ -249,11 +249,17 @@ cdef class TokenEncoder:
             n += doc.length
         if self._n_words + n > self._max_size:
             self.clear()
+        cdef vector[uint64_t] orths  # the doc's word forms, read first: the loads do not wait on one another
         for doc in docs:
             state = 0
             run.clear()
+            orths.resize(doc.length)
             for i in range(doc.length):
-                cell = self._cell(doc.c[i].lex.orth)
+                orths[i] = doc.c[i].lex.orth
+            for i in range(doc.length):
+                if i + PREFETCH_AHEAD < doc.length:  # the cell a later token probes first
+                    _prefetch(&self._cells[(orths[i + PREFETCH_AHEAD] * MIX) >> self._shift])
+                cell = self._cell(orths[i])
                 word = cell.word if cell.orth != 0 else self._new_word(doc, i, tables, automaton)
                 if word.id == SPACE:
                     continue
