@@ -13,10 +13,14 @@ from libc.stdint cimport int32_t, uint8_t, uint64_t
 from libcpp.vector cimport vector
 from spacy.tokens.doc cimport Doc
 
-from .long_forms import LOOK_AHEAD, LOOK_BEHIND, ORTH_OPENING, definition_at
+from .long_forms import (
+    LOOK_AHEAD, LOOK_BEHIND, MAX_SHORT_FORM, MAX_SHORT_FORM_PIECES, ORTH_ENDS, ORTH_HYPHEN, ORTH_OPENING, definition_at,
+)
 
-cdef uint64_t _ORTH_OPENING = ORTH_OPENING
+cdef uint64_t _ORTH_OPENING = ORTH_OPENING, _ORTH_HYPHEN = ORTH_HYPHEN
+cdef vector[uint64_t] _ORTH_ENDS = list(ORTH_ENDS)
 cdef Py_ssize_t _LOOK_BEHIND = LOOK_BEHIND, _LOOK_AHEAD = LOOK_AHEAD
+cdef Py_ssize_t _MAX_SHORT_FORM = MAX_SHORT_FORM, _MAX_PIECES = MAX_SHORT_FORM_PIECES
 
 
 def may_exceed_bound(const int32_t[::1] tags, const uint8_t[::1] continuing, Py_ssize_t bound):
@@ -56,6 +60,7 @@ def short_form_docs(docs, const int32_t[::1] rows, const uint8_t[::1] is_space, 
     """
     cdef vector[Py_ssize_t] words  # batch positions of the words
     cdef vector[uint64_t] orths  # the ORTH hash of each word
+    cdef vector[int32_t] lengths  # its characters
     cdef vector[Py_ssize_t] doc_of  # the doc of each word
     cdef vector[Py_ssize_t] first_words  # where each doc's words begin among the words, and the end
     cdef vector[Py_ssize_t] first_tokens  # where each doc's tokens begin in the batch
@@ -70,6 +75,7 @@ def short_form_docs(docs, const int32_t[::1] rows, const uint8_t[::1] is_space, 
             if not is_space[i]:
                 words.push_back(i)
                 orths.push_back(doc.c[i - offset].lex.orth)
+                lengths.push_back(doc.c[i - offset].lex.length)
                 doc_of.push_back(d)
         offset += doc.length
     first_words.push_back(words.size())
@@ -83,7 +89,7 @@ def short_form_docs(docs, const int32_t[::1] rows, const uint8_t[::1] is_space, 
         if orths[w] == _ORTH_OPENING and d != checked:
             checked = d
             doc = docs[d]
-            found = _definitions(doc.vocab.strings, orths, words, sentence, first_words[d], first_words[d + 1])
+            found = _definitions(doc.vocab.strings, orths, lengths, words, sentence, first_words[d], first_words[d + 1])
             if found:
                 defined[d] = found
                 flagged[d] = 1
@@ -107,22 +113,49 @@ def short_form_docs(docs, const int32_t[::1] rows, const uint8_t[::1] is_space, 
     return [d for d in range(len(docs)) if flagged[d]], defined
 
 
-cdef dict _definitions(strings, const vector[uint64_t]& orths, const vector[Py_ssize_t]& words,
-                       const int32_t[::1] sentence, Py_ssize_t first, Py_ssize_t end):
+cdef dict _definitions(strings, const vector[uint64_t]& orths, const vector[int32_t]& lengths,
+                       const vector[Py_ssize_t]& words, const int32_t[::1] sentence, Py_ssize_t first, Py_ssize_t end):
     """long_forms.definitions_in of the doc whose words are first..end: each "(" is read with only the
-    words definition_at may read around it, so a long doc is not made into lists of all its words."""
+    words definition_at may read around it, so a long doc is not made into lists of all its words,
+    and only where _may_define lets it ("( 1 )" in a sports result does not)."""
     found = {}
     cdef Py_ssize_t w, start, stop
     for w in range(first, end):
         if orths[w] != _ORTH_OPENING:
             continue
         start, stop = max(first, w - _LOOK_BEHIND), min(end, w + _LOOK_AHEAD + 1)
+        if not _may_define(orths, lengths, w, first, stop):
+            continue
         definition = definition_at(strings, [orths[v] for v in range(start, stop)],
                                    [sentence[words[v]] for v in range(start, stop)], w - start)
         if definition is not None and definition[0] not in found:  # the first definition of a short form counts
             short, (a, b) = definition
             found[short] = (a + start - first, b + start - first)
     return found
+
+
+cdef bint _may_define(const vector[uint64_t]& orths, const vector[int32_t]& lengths, Py_ssize_t w,
+                      Py_ssize_t first, Py_ssize_t stop) noexcept:
+    """What definition_at asks first of the "(" at word w, reading words up to `stop`: a word before
+    it, then hyphen-joined pieces and a closer, of MAX_SHORT_FORM characters or fewer and two or more.
+    Where this is false, definition_at finds nothing; where true, it decides."""
+    cdef Py_ssize_t end = w + 2, v, n_chars = 0
+    while end + 1 < stop and orths[end] == _ORTH_HYPHEN and end - w < 2 * _MAX_PIECES - 1:
+        end += 2
+    if w <= first or end >= stop or not _closes(orths[end]):
+        return False
+    for v in range(w + 1, end):
+        n_chars += lengths[v]
+    return 2 <= n_chars <= _MAX_SHORT_FORM
+
+
+cdef inline bint _closes(uint64_t orth) noexcept:
+    """Whether a word closes a short form (long_forms.ORTH_ENDS): ")", ";" or ","."""
+    cdef uint64_t end
+    for end in _ORTH_ENDS:
+        if orth == end:
+            return True
+    return False
 
 
 cdef bytes _spelled(const uint8_t[::1] initials, const int32_t[::1] rows, const vector[Py_ssize_t]& words,
