@@ -29,6 +29,7 @@ KERNELS = [
     "parser.arc_writer",
     "parser.nodes",
     "tagger.sentence_starts",
+    "tagger.tag_writer",
 ]
 
 extensions = [

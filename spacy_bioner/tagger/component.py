@@ -10,11 +10,10 @@ newlines change no word's features, and get spaCy's whitespace tag.
 import functools
 import threading
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, Annotated, Any, Callable, Literal, Optional, Union, get_args
+from typing import TYPE_CHECKING, Annotated, Any, Callable, Literal, Optional, get_args
 
 import numpy
 from pydantic import Field
-from spacy.attrs import POS, TAG
 from spacy.language import Language
 from spacy.parts_of_speech import IDS as UNIVERSAL_POS
 from spacy.scorer import Scorer
@@ -41,6 +40,7 @@ from ..core.templates import (
 )
 from ..core.token_scores import attr_accuracy, token_arrays
 from ..core.word_clusters import shipped_clusters
+from .tag_writer import write_tags
 
 Attribute = Literal["tag", "pos", "tag+pos"]
 ATTRIBUTES = get_args(Attribute)
@@ -150,7 +150,7 @@ class BioTagger(PerceptronPipe):
         )
         self.model = AveragedPerceptron(self.cfg["n_buckets"], max(len(self.labels), 1))
         self._free_for(self.model.n_tags)
-        self._label_values: Optional[tuple[tuple, list[Union[int, str]], numpy.ndarray]] = None  # its cache
+        self._label_values: Optional[tuple[tuple, numpy.ndarray, bool, bool]] = None  # its cache
 
     def _free_for(self, n_tags: int) -> None:
         """Every tag may follow every tag: the legal moves, and Viterbi's lists of them, made once per tag set."""
@@ -268,31 +268,29 @@ class BioTagger(PerceptronPipe):
         return [tags[bounds[i] : bounds[i + 1]] for i in range(len(docs))]
 
     def set_annotations(self, docs: Iterable[Doc], tag_ids: list[numpy.ndarray]) -> None:
-        columns, values = self._values_of_labels()
-        for doc, ids in zip(docs, tag_ids):
-            doc.from_array(columns, values[ids])
+        values, tag, pos = self._values_of_labels()
+        ids = tag_ids[0] if len(tag_ids) == 1 else numpy.concatenate([numpy.zeros(0, dtype=numpy.int32), *tag_ids])
+        write_tags(list(docs), ids.astype(numpy.int32, copy=False), values, tag, pos)
 
-    def _values_of_labels(self) -> tuple[list[Union[int, str]], numpy.ndarray]:
-        """The token attributes a tag id sets and their values (uint64, a row per label, then the
-        whitespace tag's, so that the id -1 picks it), made once per label set and string store.
-        The tag strings are stored for good (allow_transient=False), as spaCy stores labels: a
-        memory zone that made the table must not take its strings away."""
+    def _values_of_labels(self) -> tuple[numpy.ndarray, bool, bool]:
+        """The (TAG, POS) values of each tag id (uint64, a row per label, then the whitespace tag's,
+        so that the id -1 picks it) and which of the two the tagger sets, made once per label set
+        and string store. The tag strings are stored for good (allow_transient=False), as spaCy
+        stores labels: a memory zone that made the table must not take its strings away."""
         key = (tuple(self.labels), id(self.vocab.strings))
         if self._label_values is None or self._label_values[0] != key:
             attr = self.cfg["attr"]
             names = [*key[0], WHITESPACE_TAGS[attr]]
             strings: Any = self.vocab.strings  # spaCy's stub of StringStore.add has no allow_transient
-            columns: list[Union[int, str]]
             if attr == JOINT:
                 pairs = [name.split(SEPARATOR) for name in names]
-                columns = [TAG, POS]
                 rows = [[strings.add(tag, allow_transient=False), UNIVERSAL_POS[pos]] for tag, pos in pairs]
             elif attr == "pos":
-                columns, rows = [POS], [[UNIVERSAL_POS[name]] for name in names]
+                rows = [[0, UNIVERSAL_POS[name]] for name in names]
             else:
-                columns, rows = [TAG], [[strings.add(name, allow_transient=False)] for name in names]
-            self._label_values = (key, columns, numpy.array(rows, dtype=numpy.uint64))
-        return self._label_values[1], self._label_values[2]
+                rows = [[strings.add(name, allow_transient=False), 0] for name in names]
+            self._label_values = (key, numpy.array(rows, dtype=numpy.uint64), attr != "pos", attr != "tag")
+        return self._label_values[1], self._label_values[2], self._label_values[3]
 
     def update(
         self,
