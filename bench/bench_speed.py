@@ -6,16 +6,17 @@ eng.testa; wall time reported) and spaCy's CNN ner (`spacy init config -p ner
 depend on its accuracy). Then, on the same eng.testa docs, one thread:
 tokens/s of the components alone (`nlp.pipe` over pre-tokenized Docs, batch
 1000: bioner; spaCy's tok2vec + ner) and end to end from raw text (blank English tokenizer + the component),
-medians and min-max of the repetitions, and the ratios bioner / spaCy. Also
+medians and min-max of the repetitions, and the ratios bioner / spaCy. Each system runs once
+untimed first (word caches fill on a word's first sight), then the systems take turns in every
+repetition, the toy included, so that a slow spell of the machine falls on all of them. Also
 model size on disk, RSS while tagging, RSS over a long stream of short docs,
 one long document (time, RSS growth), and nlp.pipe with n_process=2 against
 one process, for bioner and for a blank pipeline (the ceiling spaCy's
 hand-over of docs between processes sets), and `bioner annotate` with two
 worker processes against one. The seed's Rust toy tagger (seed_toy.py) is built
-with cargo and timed in the same run, between bioner and spaCy. Figures are
-printed as JSON too.
+with cargo and times itself on its own sentences. Figures are printed as JSON too.
 
-Usage: python bench/bench_speed.py [--data ../shared/data] [--seeds ../shared/seeds] [--repeats 5] [--stream-docs
+Usage: python bench/bench_speed.py [--data ../shared/data] [--seeds ../shared/seeds] [--repeats 7] [--stream-docs
        1000000] [--long-tokens 1000000]
 """
 
@@ -29,13 +30,16 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Callable
 
 import spacy
 from common import ROOT, convert, gold_token_examples, rss_mb, stream, train, train_spacy_pipeline, write_results
-from seed_toy import toy_speed
+from seed_toy import build_toy, run_toy
 from spacy.tokens import Doc
 
 from spacy_bioner.annotate import annotate
+
+WAYS = ("component", "raw_text")
 
 
 def rates(run, n_tokens: int, repeats: int) -> dict:
@@ -44,18 +48,35 @@ def rates(run, n_tokens: int, repeats: int) -> dict:
         start = time.perf_counter()
         run()
         seconds.append(time.perf_counter() - start)
-    per_s = sorted(n_tokens / s for s in seconds)
+    return spread([n_tokens / s for s in seconds])
+
+
+def spread(per_s: list[float]) -> dict:
+    per_s = sorted(per_s)
     return {"median": statistics.median(per_s), "min": per_s[0], "max": per_s[-1]}
 
 
-def throughput(nlp, docs, texts, repeats: int) -> dict:
-    """Tokens/s of the pipeline's components over pre-tokenized docs (for spaCy's
-    ner that includes the tok2vec it listens to), and from raw text."""
-    n_tokens = sum(len(doc) for doc in docs)
-    batches = [[doc.copy() for doc in docs] for _ in range(repeats)]  # fresh docs each repetition
-    component = rates(lambda: [None for _ in nlp.pipe(batches.pop(), batch_size=1000)], n_tokens, repeats)
-    raw_text = rates(lambda: [None for _ in nlp.pipe(texts, batch_size=1000)], n_tokens, repeats)
-    return {"component": component, "raw_text": raw_text}
+def taking_turns(systems: dict[str, Callable[[], float]], repeats: int) -> dict:
+    """Each system's tokens/s (median, min, max of the repeats), the systems taking turns within each
+    repeat, so that a slow spell of the machine falls on all of them alike. A run returns its tokens/s."""
+    per_s: dict[str, list[float]] = {name: [] for name in systems}
+    for _ in range(repeats):
+        for name, run in systems.items():
+            per_s[name].append(run())
+    return {name: spread(values) for name, values in per_s.items()}
+
+
+def timed(nlp, inputs_of: Callable[[], list], n_tokens: int) -> Callable[[], float]:
+    """A run of nlp.pipe over inputs made off the clock (fresh docs, or texts): its tokens/s."""
+
+    def run() -> float:
+        inputs = inputs_of()
+        start = time.perf_counter()
+        for _ in nlp.pipe(inputs, batch_size=1000):
+            pass
+        return n_tokens / (time.perf_counter() - start)
+
+    return run
 
 
 def long_document(nlp, docs, n_tokens: int) -> dict:
@@ -107,7 +128,7 @@ def main() -> None:
     parser.add_argument(
         "--seeds", type=Path, default=ROOT.parent / "shared" / "seeds", help="where the seed notes are (the Rust toy)"
     )
-    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument("--spacy-steps", type=int, default=300)
     parser.add_argument("--stream-docs", type=int, default=1_000_000)
     parser.add_argument("--long-tokens", type=int, default=1_000_000)
@@ -126,19 +147,36 @@ def main() -> None:
         nlp = spacy.load(model)
         examples = gold_token_examples(nlp, dev_path)
         docs, texts = [eg.predicted for eg in examples], [eg.reference.text for eg in examples]
-        figures["tokens"] = sum(len(doc) for doc in docs)
-        figures["bioner"] = throughput(nlp, docs, texts, args.repeats)
+        n_tokens = figures["tokens"] = sum(len(doc) for doc in docs)
+        bioner = {
+            "component": timed(nlp, lambda: [doc.copy() for doc in docs], n_tokens),
+            "raw_text": timed(nlp, lambda: texts, n_tokens),
+        }
+        for run in bioner.values():  # one untimed run each: the word caches fill on a word's first sight
+            run()
         figures["bioner_rss_mb_after_tagging"] = rss_mb()
-        figures["seed_toy"] = toy_speed(args.seeds, work, args.repeats)  # its own synthetic sentences
         spacy_nlp = spacy.load(spacy_model)
         spacy_docs = [
             Doc(spacy_nlp.vocab, words=[t.text for t in doc], spaces=[bool(t.whitespace_) for t in doc]) for doc in docs
         ]
-        figures["spacy_ner"] = throughput(spacy_nlp, spacy_docs, texts, args.repeats)
-        del spacy_nlp, spacy_docs
+        spacy_ner = {
+            "component": timed(spacy_nlp, lambda: [doc.copy() for doc in spacy_docs], n_tokens),
+            "raw_text": timed(spacy_nlp, lambda: texts, n_tokens),
+        }
+        for run in spacy_ner.values():
+            run()
+        peers = {"bioner": bioner, "spacy_ner": spacy_ner}
+        systems = {f"{name} {way}": runs[way] for way in WAYS for name, runs in peers.items()}
+        toy = build_toy(args.seeds, work)
+        if toy is not None:
+            systems["seed_toy"] = lambda: run_toy(toy)  # on its own synthetic sentences
+        turns = taking_turns(systems, args.repeats)
+        for name in ("bioner", "spacy_ner"):
+            figures[name] = {way: turns[f"{name} {way}"] for way in WAYS}
+        figures["seed_toy"] = None if toy is None else {**turns["seed_toy"], "runs": args.repeats}
+        del spacy_nlp, spacy_ner, systems
         figures["ratios"] = {
-            way: figures["bioner"][way]["median"] / figures["spacy_ner"][way]["median"]
-            for way in ("component", "raw_text")
+            way: figures["bioner"][way]["median"] / figures["spacy_ner"][way]["median"] for way in WAYS
         }
         if figures["seed_toy"] is not None:
             figures["ratios"]["seed_toy"] = figures["bioner"]["component"]["median"] / figures["seed_toy"]["median"]
@@ -153,7 +191,7 @@ def main() -> None:
         f"CoNLL-2003 eng.testa, {figures['tokens']:,} tokens, one thread; medians of {args.repeats} (min-max); "
         "component = bioner vs spaCy's tok2vec + ner over Docs"
     )
-    for way in ("component", "raw_text"):
+    for way in WAYS:
         print(
             f"  {way:9}: bioner {b[way]['median']:,.0f} ({b[way]['min']:,.0f}-{b[way]['max']:,.0f}) tokens/s, "
             f"spaCy ner {s[way]['median']:,.0f} ({s[way]['min']:,.0f}-{s[way]['max']:,.0f}); ratio {r[way]:.1f}x"

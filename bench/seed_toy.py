@@ -8,7 +8,6 @@ the mean tokens of the sentences it times, so that its sentences/s become tokens
 
 import re
 import shutil
-import statistics
 import subprocess
 from pathlib import Path
 from typing import Optional
@@ -33,8 +32,8 @@ def toy_source(note: Path) -> str:
     return "\n".join(code[: timed + 1] + [TOKENS_LINE] + code[timed + 1 :]) + "\n"
 
 
-def toy_speed(seeds: Path, work: Path, runs: int) -> Optional[dict]:
-    """Tokens/s of the toy over `runs` runs (median, min, max), or None without cargo or the note."""
+def build_toy(seeds: Path, work: Path) -> Optional[Path]:
+    """The toy built with cargo under `work`: its binary, or None without cargo or the note."""
     notes = sorted(seeds.glob("002_*.txt"))
     if not notes or shutil.which("cargo") is None:
         return None
@@ -45,11 +44,10 @@ def toy_speed(seeds: Path, work: Path, runs: int) -> Optional[dict]:
     )
     (project / "src" / "main.rs").write_text(toy_source(notes[0]))
     subprocess.run(["cargo", "build", "--release", "--quiet", "--offline"], cwd=project, check=True)
-    per_s = []
-    for _ in range(runs):
-        out = subprocess.run(
-            [str(project / "target" / "release" / "seed_toy")], capture_output=True, text=True, check=True
-        ).stdout
-        per_s.append(float(TIMED.search(out).group(1)) * float(TOKENS.search(out).group(1)))
-    per_s.sort()
-    return {"median": statistics.median(per_s), "min": per_s[0], "max": per_s[-1], "runs": runs}
+    return project / "target" / "release" / "seed_toy"
+
+
+def run_toy(binary: Path) -> float:
+    """Tokens/s of one run of the toy, as it times itself (its sentences/s times its tokens per sentence)."""
+    out = subprocess.run([str(binary)], capture_output=True, text=True, check=True).stdout
+    return float(TIMED.search(out).group(1)) * float(TOKENS.search(out).group(1))
