@@ -3,6 +3,7 @@ from pathlib import Path
 import pytest
 import spacy
 from hypothesis import settings
+from hypothesis import strategies as st
 from spacy.training import Example
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -137,3 +138,15 @@ def resealed_bytes(data: bytes, change) -> bytes:
     message = srsly.msgpack_loads(opened(srsly.msgpack_loads(data)))
     change(message)
     return seal(srsly.msgpack_dumps(message))
+
+
+def drawn_tags(draw, scheme, n: int, longest: int):
+    """Valid tags of n tokens (a hypothesis draw): entities of up to `longest` tokens drawn as spans,
+    some of them side by side."""
+    spans, at = [], 0
+    while at < n:
+        length = draw(st.integers(1, longest))
+        if at + length <= n and draw(st.booleans()):
+            spans.append((at, at + length, draw(st.integers(0, len(scheme.labels) - 1))))
+        at += length
+    return scheme.from_spans(spans, n)

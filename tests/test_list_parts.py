@@ -4,6 +4,7 @@ from collections import defaultdict
 from typing import Optional
 
 import numpy
+from conftest import drawn_tags
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -58,14 +59,7 @@ def reference(names: list[tuple[int, int]], tags: numpy.ndarray, scheme: TagSche
 def tagged(draw):
     """Valid tags of a doc, its entities drawn as spans, some of them side by side."""
     scheme = TagScheme(draw(st.sampled_from(["BILOU", "BIO"])), LABELS)
-    n = draw(st.integers(1, 16))
-    spans, at = [], 0
-    while at < n:
-        length = draw(st.integers(1, 6))
-        if at + length <= n and draw(st.booleans()):
-            spans.append((at, at + length, draw(st.integers(0, len(LABELS) - 1))))
-        at += length
-    return scheme, numpy.asarray(scheme.from_spans(spans, n), dtype=numpy.int32)
+    return scheme, numpy.asarray(drawn_tags(draw, scheme, draw(st.integers(1, 16)), 6), dtype=numpy.int32)
 
 
 @settings(max_examples=600)

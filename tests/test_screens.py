@@ -3,6 +3,7 @@ and the rules' candidates found in C (lone_surnames.pyx) against numpy."""
 
 import numpy
 import spacy
+from conftest import drawn_tags
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from spacy.tokens import Doc
@@ -32,13 +33,7 @@ def tagged_batches(draw):
     tags, offsets = [], [0]
     for _ in range(draw(st.integers(1, 3))):
         n = draw(st.integers(1, 10))
-        spans, at = [], 0
-        while at < n:
-            length = draw(st.integers(1, 3))
-            if at + length <= n and draw(st.booleans()):
-                spans.append((at, at + length, draw(st.integers(0, len(LABELS) - 1))))
-            at += length
-        tags.extend(scheme.from_spans(spans, n).tolist())
+        tags.extend(drawn_tags(draw, scheme, n, 3).tolist())
         offsets.append(offsets[-1] + n)
     words = draw(st.lists(st.integers(0, 4), min_size=len(tags), max_size=len(tags)))
     return scheme, numpy.array(tags, dtype=numpy.int32), numpy.array(offsets), numpy.array(words, dtype=numpy.int32)
