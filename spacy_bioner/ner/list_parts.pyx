@@ -51,7 +51,8 @@ def name_list_parts(const int64_t[:, :] names, const int32_t[::1] tags, const ui
         entities.push_back(start)
         entities.push_back(end)
         _push_parts(previous, start, end, entities.size() // 2 - 1, parts)
-    return _rows(entities, 2), _rows(parts, 3)
+    return (numpy.array(entities, dtype=numpy.int64).reshape(-1, 2),
+            numpy.array(parts, dtype=numpy.int64).reshape(-1, 3))
 
 
 cdef inline bint _has(vector[Name]& spans, int64_t start, int64_t end):
@@ -95,13 +96,3 @@ cdef void _push_parts(vector[int64_t]& previous, int64_t start, int64_t end, int
         parts.push_back(entity)
         parts.push_back(bounds[i])
         parts.push_back(bounds[i - 1])
-
-
-cdef _rows(vector[int64_t]& values, Py_ssize_t width):
-    """The values as a new int64 array of rows of `width`."""
-    rows = numpy.empty((values.size() // width, width), dtype=numpy.int64)
-    cdef int64_t[:, ::1] view = rows
-    cdef Py_ssize_t i
-    for i in range(<Py_ssize_t>values.size()):
-        view[i // width, i % width] = values[i]
-    return rows

@@ -51,11 +51,7 @@ def lone_surnames(const int32_t[::1] tags, const int32_t[::1] words, const int64
             if first != surnames.end() and deref(first).first == words[i]:
                 found.push_back(i)
                 found.push_back((tags[deref(first).second] - 1) // n_moves)
-    rows = numpy.empty((found.size() // 2, 2), dtype=numpy.int64)
-    cdef int64_t[:, ::1] view = rows
-    for i in range(<Py_ssize_t>found.size()):
-        view[i // 2, i % 2] = found[i]
-    return rows
+    return numpy.array(found, dtype=numpy.int64).reshape(-1, 2)
 
 
 cdef inline bint _ends_entity(const int32_t* tags, const uint8_t* continuing, Py_ssize_t i,
