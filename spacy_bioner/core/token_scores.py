@@ -80,7 +80,7 @@ def attr_accuracy(arrays: TokenArrays, attr: str) -> dict[str, Any]:
     scored = gold != 0  # 0: unset, one of spaCy's missing values
     counted = scored & ~arrays.space
     tp = int(numpy.count_nonzero(counted & (pred == gold)))
-    score = PRFScore(tp=tp, fp=int(numpy.count_nonzero(counted)) - tp, fn=int(numpy.count_nonzero(scored)) - tp)
+    score = _prf(tp, int(numpy.count_nonzero(counted)), int(numpy.count_nonzero(scored)))
     return {f"{attr}_acc": score.fscore if len(score) else None}
 
 
@@ -198,10 +198,10 @@ def all_token_scores(arrays: TokenArrays, labels: DepLabels) -> dict[str, float]
     if not n:
         return {}
     _, gold_label, pred_label = labels
-    heads = labelled & (arrays.predicted["head"] == arrays.reference["head"])
-    labels = labelled & (pred_label == gold_label)
+    heads_right = labelled & (arrays.predicted["head"] == arrays.reference["head"])
+    labels_right = labelled & (pred_label == gold_label)
     return {
-        "dep_uas_all": int(numpy.count_nonzero(heads)) / n,
-        "dep_las_all": int(numpy.count_nonzero(heads & labels)) / n,
-        "dep_label_acc": int(numpy.count_nonzero(labels)) / n,
+        "dep_uas_all": int(numpy.count_nonzero(heads_right)) / n,
+        "dep_las_all": int(numpy.count_nonzero(heads_right & labels_right)) / n,
+        "dep_label_acc": int(numpy.count_nonzero(labels_right)) / n,
     }
