@@ -3,6 +3,7 @@ import pytest
 import spacy
 from conftest import TRAIN_DATA, make_examples
 from spacy.tokens import Doc
+from spacy.training import Example
 
 from spacy_bioner.core.features import FeatureExtractor, Lexicon, batch_layout, words_of
 from spacy_bioner.core.perceptron import AveragedPerceptron
@@ -40,6 +41,7 @@ def test_cached_scores_equal_hashed_features(max_rows):
         ("Alice met Bob in Paris".split(), None),
         ("Paris is big . Bob left".split(), [True, False, False, False, True, False]),
         (["Bob"], None),
+        ([f"w{i}" for i in range(1500)], None),  # more words than the cache's first rows: it grows
     ]:
         docs = [Doc(nlp.vocab, words=words, sent_starts=starts), Doc(nlp.vocab, words=["Alice", "and", "Bob"])]
         reference, cached = reference_and_cached(lexicon, docs, weights, word_scores, joint, full)
@@ -65,6 +67,24 @@ def test_prediction_with_the_cache_equals_the_training_path(trained_nlp):
     cached = ner.featurizer.scores(layout, emission)
     cached += ner.model.scores(features_of(ner, layout, matches, predicting=True), averaged=True)
     assert numpy.allclose(full, cached, rtol=1e-5, atol=1e-4)
+
+
+def test_tagger_predicts_from_the_cache_what_its_features_score():
+    nlp = spacy.blank("en")
+    tagger = nlp.add_pipe("bioner_tagger", config={"n_buckets": 2**10})  # few buckets: collisions
+    data = [("Alice met Bob in Paris .", "NNP VBD NNP IN NNP ."), ("Bob runs fast", "NNP VBZ RB")]
+    examples = [Example.from_dict(nlp.make_doc(text), {"tags": tags.split()}) for text, tags in data]
+    nlp.initialize(lambda: examples)
+    for _ in range(5):
+        nlp.update(examples)
+    docs = [nlp.make_doc("Paris met Alice \n and runs"), nlp.make_doc("fast Bob"), nlp.make_doc("")]
+    features, _, offsets, _ = tagger._scores(docs)  # the training path's features of the words
+    scores, cached_offsets, _ = tagger._predicted_scores(docs)
+    assert numpy.allclose(tagger.model.scores(features, averaged=True), scores, rtol=1e-5, atol=1e-4)
+    assert cached_offsets.tolist() == offsets.tolist()
+    full = tagger._decode(tagger.model.scores(features, averaged=True), offsets, averaged=True)
+    predicted = numpy.concatenate([ids[ids >= 0] for ids in tagger.predict(docs)])  # whitespace: -1
+    assert predicted.tolist() == full.tolist()
 
 
 @pytest.mark.parametrize(

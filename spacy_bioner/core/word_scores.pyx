@@ -101,11 +101,7 @@ cdef class WordScores:
         if weights is not self._weights or generation != self._generation:
             self._reset(weights, generation, max_row)
         if max_row > self._cache.shape[0]:
-            grown = max(max_row, 2 * self._cache.shape[0])
-            self._cache = numpy.concatenate([self._cache, numpy.zeros((grown - self._cache.shape[0],
-                                                                       ) + self._cache.shape[1:], dtype=numpy.float32)])
-            self._filled = numpy.concatenate([self._filled, numpy.zeros(grown - self._filled.shape[0],
-                                                                        dtype=numpy.uint8)])
+            self._cache, self._filled = _grown(self._cache, max_row), _grown(self._filled, max_row)
         cdef const float[:, ::1] w = weights
         cdef float[:, :, ::1] cache = self._cache
         cdef uint8_t[::1] filled = self._filled
@@ -149,3 +145,12 @@ cdef class WordScores:
 
     def __reduce__(self):
         return (WordScores, (self._templates, self.n_buckets))  # a copy starts with an empty cache
+
+
+def _grown(array, Py_ssize_t n_rows):
+    """The array with at least n_rows rows, doubled; the new rows zero. The old rows are copied into
+    numpy.zeros, not concatenated with zeros: rows no word has filled then stay unwritten pages, which
+    take no memory until a word is scored."""
+    grown = numpy.zeros((max(n_rows, 2 * array.shape[0]),) + array.shape[1:], dtype=array.dtype)
+    grown[: array.shape[0]] = array
+    return grown

@@ -40,6 +40,7 @@ from ..core.templates import (
 )
 from ..core.token_scores import attr_accuracy, token_arrays
 from ..core.word_clusters import shipped_clusters
+from ..core.word_scores import WordScores, reads_one_word, single_word_templates
 from .tag_writer import write_tags
 
 Attribute = Literal["tag", "pos", "tag+pos"]
@@ -138,7 +139,11 @@ class BioTagger(PerceptronPipe):
         self._predict_lock = threading.Lock()
 
     def _build(self) -> None:
-        self.extractor = FeatureExtractor(compile_templates(self.cfg["features"]), self.cfg["n_buckets"])
+        templates, n_buckets = compile_templates(self.cfg["features"]), self.cfg["n_buckets"]
+        self.extractor = FeatureExtractor(templates, n_buckets)
+        # Prediction scores single-word templates from a per-word cache and hashes only the others, as the NER does.
+        self.word_scores = WordScores(single_word_templates(templates), n_buckets)
+        self.joint_extractor = FeatureExtractor([t for t in templates if not reads_one_word(t[1])], n_buckets)
         with_clusters = CLUSTERS_FAMILY in self.cfg["features"]
         self.lexicon = Lexicon(
             functools.partial(
@@ -221,18 +226,32 @@ class BioTagger(PerceptronPipe):
         tags, pos = (example.get_aligned(attr, as_string=True) for attr in ("TAG", "POS"))
         return [self._value_of(tag, p) for tag, p in zip(tags, pos)]
 
-    def _scores(
-        self, docs: list[Doc], averaged: bool
-    ) -> tuple[numpy.ndarray, numpy.ndarray, numpy.ndarray, numpy.ndarray]:
-        """Features and scores of the docs' words (tokens but whitespace) laid end to end,
+    def _words(self, docs: list[Doc]) -> tuple[numpy.ndarray, numpy.ndarray, numpy.ndarray, numpy.ndarray]:
+        """The docs' words (tokens but whitespace) laid end to end: their lexicon rows, sentence numbers,
         where each doc's words begin, and each word's position among the tokens."""
         offsets, sentence, _, spaces = self._layout(docs)
         rows = self.lexicon.batch_rows(docs)
         words, word_offsets = words_of(spaces, offsets)
         if len(words) < len(rows):
             rows, sentence, offsets = rows[words], sentence[words], word_offsets
+        return rows, sentence, offsets, words
+
+    def _scores(self, docs: list[Doc]) -> tuple[numpy.ndarray, numpy.ndarray, numpy.ndarray, numpy.ndarray]:
+        """Features and scores (the weights as training left them) of the docs' words (`_words`),
+        where each doc's words begin, and each word's position among the tokens."""
+        rows, sentence, offsets, words = self._words(docs)
         features = self.extractor.extract(rows, self.lexicon.table, sentence)
-        return features, self.model.scores(features, averaged=averaged), offsets, words
+        return features, self.model.scores(features, averaged=False), offsets, words
+
+    def _predicted_scores(self, docs: list[Doc]) -> tuple[numpy.ndarray, numpy.ndarray, numpy.ndarray]:
+        """The docs' words' scores with the averaged weights, where each doc's words begin, and each word's
+        position among the tokens. The same sums as `_scores`'s, in another order: the single-word templates'
+        from the per-word cache, then the others."""
+        rows, sentence, offsets, words = self._words(docs)
+        table, emission = self.lexicon.table, self.model.averages()[0]
+        scores = self.word_scores.scores(rows, table, sentence, emission, self.lexicon.generation)
+        scores += self.model.scores(self.joint_extractor.extract(rows, table, sentence), averaged=True)
+        return scores, offsets, words
 
     def _decode(
         self, scores: numpy.ndarray, offsets: numpy.ndarray, averaged: bool, allowed: Optional[numpy.ndarray] = None
@@ -256,8 +275,8 @@ class BioTagger(PerceptronPipe):
             raise ValueError(f"{self.name} has no tags: train it or call initialize first.")
         if not docs:
             return []
-        with self._predict_lock:  # one call at a time: the lexicon fills as new words arrive
-            _, scores, offsets, words = self._scores(docs, averaged=True)
+        with self._predict_lock:  # one call at a time: the lexicon and the word cache fill as new words arrive
+            scores, offsets, words = self._predicted_scores(docs)
         tags = self._decode(scores, offsets, averaged=True)
         token_offsets = numpy.cumsum([0] + [len(doc) for doc in docs])
         if len(words) < token_offsets[-1]:
@@ -312,7 +331,7 @@ class BioTagger(PerceptronPipe):
                 continue
             gold_values = self._gold_values(example)
             known = numpy.array([index.get(value, -1) if value else -1 for value in gold_values], dtype=numpy.int32)
-            features, scores, offsets, words = self._scores([doc], averaged=False)
+            features, scores, offsets, words = self._scores([doc])
             known = known[words]
             if (known < 0).all():
                 continue
