@@ -166,6 +166,19 @@ def test_power_of_two_tables_take_the_low_bits_of_the_hash():
     assert FeatureExtractor(templates, 1000).extract(rows, lexicon.table, sentence).max() < 1000
 
 
+def test_lexicon_rows_hold_the_attribute_hashes_and_refuse_a_short_row():
+    words = ["Alice", "met", "Bob", "Alice"]
+    orths = numpy.array([get_string_id(w) for w in words], dtype=numpy.uint64)
+    strings = {get_string_id(w): w for w in words}
+    lexicon = Lexicon(word_attributes, N_ATTRIBUTES)
+    rows = lexicon.rows(orths, strings)
+    assert rows.tolist() == [0, 1, 2, 0]
+    assert lexicon.table[:3].tolist() == [word_attributes(w) for w in words[:3]]
+    short = Lexicon(lambda text: word_attributes(text)[:-1], N_ATTRIBUTES)
+    with pytest.raises(ValueError, match=f"{N_ATTRIBUTES - 1} attribute hashes for 'Alice'"):
+        short.rows(orths, strings)
+
+
 @settings(max_examples=40)
 @given(seed=st.integers(0, 2**16), factored=st.booleans(), margin=st.sampled_from([0.0, 1.5, 100.0]))
 def test_steps_equal_one_python_step_per_run(seed, factored, margin):

@@ -98,9 +98,15 @@ cdef class Lexicon:
         if self._n_rows == self.table.shape[0]:
             self.table = numpy.concatenate([self.table, numpy.zeros_like(self.table)])
             self.mention_ids = numpy.concatenate([self.mention_ids, numpy.zeros_like(self.mention_ids)])
-        self.table[self._n_rows] = self._attributes(text, lowercase=True) if lowercase else self._attributes(text)
+        hashes = self._attributes(text, lowercase=True) if lowercase else self._attributes(text)
+        cdef uint64_t[:, ::1] table = self.table
+        if len(hashes) != table.shape[1]:
+            raise ValueError(f"{len(hashes)} attribute hashes for {text!r}, the table holds {table.shape[1]}")
+        cdef Py_ssize_t column
+        for column in range(table.shape[1]):  # a loop: numpy's conversion of a list costs more for one row
+            table[self._n_rows, column] = hashes[column]
         if self._mention_column >= 0:
-            key = self.table[self._n_rows, self._mention_column]
+            key = table[self._n_rows, self._mention_column]
             if self._mentions.count(key) == 0:
                 self._mentions[key] = <int32_t>self._mentions.size()
             self.mention_ids[self._n_rows] = self._mentions[key]

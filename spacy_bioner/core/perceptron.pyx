@@ -16,6 +16,7 @@ from cymem.cymem cimport Pool
 from libc.stdint cimport int32_t, uint8_t, uint32_t
 
 from .decode cimport Trellis, decode_sequences, prepare_trellis
+from .prefetch cimport prefetch_row
 
 import numpy
 
@@ -24,22 +25,8 @@ DROPPED = 0xFFFFFFFF
 cdef uint32_t _DROPPED = DROPPED
 
 
-cdef extern from *:
-    void _prefetch "__builtin_prefetch"(const void* address) noexcept nogil
-
-# Rows are looked up this many tokens ahead of their use: the table is far
-# larger than the caches, and waiting for each row in turn costs more than the adds.
-# Every cache line of a row is asked for: a row of a hundred tags spans seven.
+# Rows are looked up this many tokens ahead of their use.
 cdef int _PREFETCH_DISTANCE = 4
-cdef int _FLOATS_PER_LINE = 16
-
-
-cdef inline void _prefetch_row(const float* row, int n_tags) noexcept nogil:
-    cdef int tag = 0
-    while tag < n_tags:
-        _prefetch(row + tag)
-        tag += _FLOATS_PER_LINE
-    _prefetch(row + n_tags - 1)  # a row that starts mid-line ends on one line more
 
 
 cdef void emit(
@@ -56,7 +43,7 @@ cdef void emit(
             ahead = features + (i + _PREFETCH_DISTANCE) * n_features
             for j in range(n_features):
                 if ahead[j] != _DROPPED:
-                    _prefetch_row(weights + <size_t>ahead[j] * n_tags, n_tags)
+                    prefetch_row(weights + <size_t>ahead[j] * n_tags, n_tags)
         scores = out + i * n_tags
         for tag in range(n_tags):
             scores[tag] = 0.0

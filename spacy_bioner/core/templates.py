@@ -6,6 +6,7 @@ template is one line. Templates are grouped into families that the config
 switches on and off.
 """
 
+import functools
 from collections.abc import Sequence
 from typing import Callable, Optional
 
@@ -101,6 +102,12 @@ _PREFIXES = [f"{name}=" for name in ATTRIBUTE_NAMES]
 _LOOKED_UP_PREFIXES = _PREFIXES[len(ASCII_ATTRIBUTES) :]
 
 
+@functools.cache  # the looked-up attributes take few values ("none", cluster ids, case classes): each hashed once
+def _looked_up_hash(column: int, value: str) -> int:
+    """The hash of the looked-up attribute `column` (0 the first of CLUSTER_ATTRIBUTES) with this value."""
+    return hash_string(_LOOKED_UP_PREFIXES[column] + value)
+
+
 # The attributes that say how a word is cased here. In lower-case text (the LOWERCASE_DOCS_FAMILY) they say
 # nothing, and a word takes values of their own, "name@lowercase=value".
 CASE_ATTRIBUTES = ("shape", "short_shape", "case")
@@ -120,8 +127,7 @@ def word_attributes(
         values = attribute_values(text, clusters, word_case)
         hashes = [hash_string(prefix + value) for prefix, value in zip(_PREFIXES, values)]
     else:
-        looked_up = _looked_up(text, clusters, word_case)
-        hashes += [hash_string(prefix + value) for prefix, value in zip(_LOOKED_UP_PREFIXES, looked_up)]
+        hashes += [_looked_up_hash(column, value) for column, value in enumerate(_looked_up(text, clusters, word_case))]
     if lowercase:
         for column, name, attribute in _CASE_COLUMNS:
             hashes[column] = hash_string(f"{name}@lowercase={attribute(text)}")

@@ -14,10 +14,13 @@ the averaged weights only: training changes the weights every step.
 from libc.stdint cimport int32_t, uint8_t, uint64_t
 
 from .hashing cimport mix as _mix
+from .prefetch cimport prefetch_row
 
 import numpy
 
 cdef uint64_t _PADDING = 0x9E3779B97F4A7C15ULL  # FeatureExtractor's value outside the sentence, times 2 or 3
+cdef enum:
+    MAX_WORD_TEMPLATES = 256  # the single-word templates a WordScores takes: a word's rows are kept on the stack
 
 
 def reads_one_word(parts) -> bool:
@@ -43,6 +46,9 @@ cdef class WordScores:
         if not all(reads_one_word(parts) for _, parts in templates):
             raise ValueError("WordScores takes templates that read one token at most")
         words = [(seed, parts) for seed, parts in templates if parts]
+        if len(words) > MAX_WORD_TEMPLATES:
+            raise ValueError(f"WordScores takes at most {MAX_WORD_TEMPLATES} templates that read a word, "
+                             f"got {len(words)}")
         offsets = [parts[0][1] for _, parts in words] or [0]
         self.min_offset = min(offsets)
         self.n_offsets = max(offsets) - self.min_offset + 1
@@ -132,16 +138,20 @@ cdef class WordScores:
 
     cdef void _fill(self, int32_t row, const uint64_t[:, ::1] table, const float[:, ::1] w,
                     float[:, :, ::1] cache) noexcept nogil:
-        cdef Py_ssize_t j, k, tag, slot
+        """The row's vectors: its templates' weight rows are all asked for first, so that they
+        arrive together, not one cache miss after another."""
+        cdef Py_ssize_t j, k, tag, n_tags = w.shape[1]
         cdef uint64_t bucket
+        cdef uint64_t buckets[MAX_WORD_TEMPLATES]
         for j in range(self._seeds.shape[0]):
-            slot = self._slots[j]
             bucket = self._seeds[j]
             for k in range(self._n_parts[j]):
                 bucket = _mix(bucket ^ table[row, self._columns[j, k]])
-            bucket %= self.n_buckets
-            for tag in range(w.shape[1]):
-                cache[row, slot, tag] += w[bucket, tag]
+            buckets[j] = bucket % self.n_buckets
+            prefetch_row(&w[buckets[j], 0], n_tags)
+        for j in range(self._seeds.shape[0]):
+            for tag in range(n_tags):
+                cache[row, self._slots[j], tag] += w[buckets[j], tag]
 
     def __reduce__(self):
         return (WordScores, (self._templates, self.n_buckets))  # a copy starts with an empty cache

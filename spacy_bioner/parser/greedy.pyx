@@ -16,8 +16,9 @@ from cymem.cymem cimport Pool
 from libc.stdint cimport int32_t, int64_t, uint64_t
 
 from ..core.perceptron cimport AveragedPerceptron
+from ..core.prefetch cimport prefetch_row
 from .move_scores cimport (
-    MAX_TEMPLATES, _prefetch_row, checked_templates, class_scores, direction_salt, has_move, hashed_rows,
+    MAX_TEMPLATES, checked_templates, class_scores, direction_salt, has_move, hashed_rows,
 )
 from .state_features cimport StateFeatures
 from .transitions cimport (
@@ -71,7 +72,7 @@ cdef struct Lane:
 cdef inline void _prefetch_rows(const float* weights, const uint64_t* rows, int n_rows, int n_classes) noexcept nogil:
     cdef int j
     for j in range(n_rows):
-        _prefetch_row(weights + rows[j] * n_classes, n_classes)
+        prefetch_row(weights + rows[j] * n_classes, n_classes)
 
 
 cdef inline bint _is_busy(const Lane* lane) noexcept nogil:

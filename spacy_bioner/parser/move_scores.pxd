@@ -1,6 +1,7 @@
 # Scoring a configuration's moves and arc labels, shared by greedy.pyx and beam.pyx.
 from libc.stdint cimport uint64_t
 
+from ..core.prefetch cimport prefetch_row
 from .state_features cimport StateFeatures
 from .transitions cimport ARC_EAGER, COVINGTON, COVINGTON_PROJECTIVE, LEFT_ARC, N_MOVES, REDUCE, RIGHT_ARC, SHIFT
 
@@ -27,23 +28,9 @@ cdef inline void hashed_rows(const uint64_t* hashes, int n, uint64_t salt, uint6
         rows[j] = h & mask if masked else h % n_buckets
 
 
-cdef extern from *:
-    void _prefetch "__builtin_prefetch"(const void* address) noexcept nogil
-
-# Rows are looked up this many ahead of their use: the tables are far larger
-# than the caches, and waiting for each row in turn costs more than the adds.
+# Rows are looked up this many ahead of their use (core/prefetch.pxd).
 cdef enum:
     PREFETCH_DISTANCE = 8
-    FLOATS_PER_LINE = 16
-
-
-cdef inline void _prefetch_row(const float* row, int n_classes) noexcept nogil:
-    """Ask for every cache line of a row."""
-    cdef int c = 0
-    while c < n_classes:
-        _prefetch(row + c)
-        c += FLOATS_PER_LINE
-    _prefetch(row + n_classes - 1)
 
 
 cdef inline int class_scores(const float* weights, const uint64_t* rows, int n_rows, int n_classes,
@@ -52,12 +39,12 @@ cdef inline int class_scores(const float* weights, const uint64_t* rows, int n_r
     cdef int j, c, best = 0
     cdef const float* row
     for j in range(PREFETCH_DISTANCE if PREFETCH_DISTANCE < n_rows else n_rows):
-        _prefetch_row(weights + rows[j] * n_classes, n_classes)
+        prefetch_row(weights + rows[j] * n_classes, n_classes)
     for c in range(n_classes):
         scores[c] = 0
     for j in range(n_rows):
         if j + PREFETCH_DISTANCE < n_rows:
-            _prefetch_row(weights + rows[j + PREFETCH_DISTANCE] * n_classes, n_classes)
+            prefetch_row(weights + rows[j + PREFETCH_DISTANCE] * n_classes, n_classes)
         row = weights + rows[j] * n_classes
         for c in range(n_classes):
             scores[c] += row[c]
