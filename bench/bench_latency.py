@@ -39,7 +39,16 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import spacy
-from common import ROOT, conll_model, convert, convert_treebank, train, train_spacy_pipeline, write_results
+from common import (
+    ROOT,
+    conll_model,
+    convert,
+    convert_treebank,
+    settled,
+    train,
+    train_spacy_pipeline,
+    write_results,
+)
 from spacy.tokens import Doc, DocBin
 from spacy.training import Corpus
 
@@ -100,7 +109,7 @@ def pipe_speed(ner, docs, rounds: int) -> float:
     n_tokens = sum(len(doc) for doc in docs)
     speeds = []
     for _ in range(rounds):
-        copies = fresh(ner.vocab, docs)
+        copies = settled(fresh(ner.vocab, docs))
         start = time.perf_counter()
         for _ in ner.pipe(copies, batch_size=1000):
             pass
@@ -118,11 +127,11 @@ def threads(ner, sentences, rounds: int) -> dict:
 
     one, two = [], []
     for _ in range(rounds):
-        docs = fresh(ner.vocab, sentences)
+        docs = settled(fresh(ner.vocab, sentences))
         start = time.perf_counter()
         tag(docs)
         one.append(n_tokens / (time.perf_counter() - start))
-        docs = fresh(ner.vocab, sentences)
+        docs = settled(fresh(ner.vocab, sentences))
         start = time.perf_counter()
         with ThreadPoolExecutor(2) as pool:
             list(pool.map(tag, [docs[0::2], docs[1::2]]))
@@ -192,9 +201,9 @@ def tagger_parser(model: Path, dev_path: Path, rounds: int) -> dict:
     n_words = sum(len(doc) for doc in sentences)
 
     def speed(docs):
-        copies = [
-            Doc(nlp.vocab, words=[t.text for t in doc], spaces=[bool(t.whitespace_) for t in doc]) for doc in docs
-        ]
+        copies = settled(
+            [Doc(nlp.vocab, words=[t.text for t in doc], spaces=[bool(t.whitespace_) for t in doc]) for doc in docs]
+        )
         start = time.perf_counter()
         for _ in nlp.pipe(copies, batch_size=1000):
             pass
@@ -202,9 +211,9 @@ def tagger_parser(model: Path, dev_path: Path, rounds: int) -> dict:
 
     def single_call_speed(docs):
         """Words/s of one nlp(doc) per sentence, as a service tags a request."""
-        copies = [
-            Doc(nlp.vocab, words=[t.text for t in doc], spaces=[bool(t.whitespace_) for t in doc]) for doc in docs
-        ]
+        copies = settled(
+            [Doc(nlp.vocab, words=[t.text for t in doc], spaces=[bool(t.whitespace_) for t in doc]) for doc in docs]
+        )
         start = time.perf_counter()
         for doc in copies:
             nlp(doc)

@@ -33,7 +33,17 @@ from pathlib import Path
 from typing import Callable
 
 import spacy
-from common import ROOT, convert, gold_token_examples, rss_mb, stream, train, train_spacy_pipeline, write_results
+from common import (
+    ROOT,
+    convert,
+    gold_token_examples,
+    rss_mb,
+    settled,
+    stream,
+    train,
+    train_spacy_pipeline,
+    write_results,
+)
 from seed_toy import build_toy, run_toy
 from spacy.tokens import Doc
 
@@ -70,7 +80,7 @@ def timed(nlp, inputs_of: Callable[[], list], n_tokens: int) -> Callable[[], flo
     """A run of nlp.pipe over inputs made off the clock (fresh docs, or texts): its tokens/s."""
 
     def run() -> float:
-        inputs = inputs_of()
+        inputs = settled(inputs_of())
         start = time.perf_counter()
         for _ in nlp.pipe(inputs, batch_size=1000):
             pass

@@ -5,6 +5,7 @@ The figures in docs/benchmarks.md are rendered from those files (scripts/render_
 """
 
 import datetime
+import gc
 import json
 import os
 import platform
@@ -22,6 +23,14 @@ from spacy_bioner.evaluate import report
 from spacy_bioner.parser.scoring import score_parse
 
 ROOT = Path(__file__).resolve().parent.parent
+
+
+def settled(inputs):
+    """The inputs, with the garbage of making them collected off the clock, as timeit keeps the
+    collector out of its timings: a full collection that making thousands of docs leaves pending
+    would otherwise fall into whichever system's run comes next (a tenth of a bioner run)."""
+    gc.collect()
+    return inputs
 
 
 def convert(source: Path, out_dir: Path, sentences_per_doc="1") -> Path:
