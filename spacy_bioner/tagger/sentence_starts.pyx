@@ -9,6 +9,7 @@ Python `Token`, which costs more than tagging it; these loops read `TokenC` and 
 lexeme's flags. tests/test_sentencizer.py holds them to spaCy's sentencizer over random docs.
 """
 from libc.stdint cimport uint8_t, uint64_t
+from libc.string cimport memset
 from libcpp.algorithm cimport binary_search
 from libcpp.vector cimport vector
 from spacy.attrs cimport IS_PUNCT
@@ -18,6 +19,10 @@ from spacy.tokens.doc cimport Doc
 
 import numpy
 
+cdef enum:
+    FILTER_BITS = 4096  # a bit per value of an orth's low 12 bits: few tokens share one with a final character
+    FILTER_BYTES = 512  # FILTER_BITS / 8
+
 
 def sentence_starts(docs, const uint64_t[::1] final_orths) -> list:
     """Each doc's sentence starts (bool[len(doc)]), the docs left as they are.
@@ -25,6 +30,8 @@ def sentence_starts(docs, const uint64_t[::1] final_orths) -> list:
     final_orths (uint64[k]): The orth ids of the sentence-final characters, sorted.
     """
     _check_sorted(final_orths)
+    cdef uint8_t finals_filter[FILTER_BYTES]
+    _fill_filter(final_orths, finals_filter)
     cdef Doc doc
     cdef uint8_t[::1] view
     out = []
@@ -32,7 +39,7 @@ def sentence_starts(docs, const uint64_t[::1] final_orths) -> list:
         starts = numpy.zeros(doc.length, dtype=numpy.bool_)
         if doc.length:
             view = starts.view(numpy.uint8)
-            _fill_starts(doc.c, doc.length, final_orths, &view[0])
+            _fill_starts(doc.c, doc.length, final_orths, finals_filter, &view[0])
         out.append(starts)
     return out
 
@@ -41,6 +48,8 @@ def set_sentence_starts(docs, const uint64_t[::1] final_orths, bint overwrite) -
     """Write each doc's sentence starts (`sentence_starts`) to its tokens: to those whose start is
     unset, or to every token with `overwrite`, as spaCy's `Sentencizer.set_annotations` does."""
     _check_sorted(final_orths)
+    cdef uint8_t finals_filter[FILTER_BYTES]
+    _fill_filter(final_orths, finals_filter)
     cdef vector[uint8_t] starts
     cdef Doc doc
     cdef int i
@@ -48,7 +57,7 @@ def set_sentence_starts(docs, const uint64_t[::1] final_orths, bint overwrite) -
         if not doc.length:
             continue
         starts.resize(doc.length)
-        _fill_starts(doc.c, doc.length, final_orths, starts.data())
+        _fill_starts(doc.c, doc.length, final_orths, finals_filter, starts.data())
         for i in range(doc.length):
             if overwrite or doc.c[i].sent_start == 0:
                 doc.c[i].sent_start = 1 if starts[i] else -1
@@ -62,15 +71,31 @@ cdef int _check_sorted(const uint64_t[::1] orths) except -1:
     return 0
 
 
-cdef void _fill_starts(const TokenC* tokens, int n, const uint64_t[::1] finals, uint8_t* starts) noexcept nogil:
-    """starts[i] = 1 where token i starts a sentence (finals: the sentence-final characters' orths, sorted)."""
+cdef void _fill_filter(const uint64_t[::1] finals, uint8_t* finals_filter) noexcept nogil:
+    """A bit set for each final character's orth (its low bits): a token whose bit is clear is no final
+    character, and most tokens are told so without the search."""
+    cdef Py_ssize_t k
+    cdef uint64_t bit
+    memset(finals_filter, 0, FILTER_BYTES)
+    for k in range(finals.shape[0]):
+        bit = finals[k] & (FILTER_BITS - 1)
+        finals_filter[bit >> 3] |= 1 << (bit & 7)
+
+
+cdef void _fill_starts(const TokenC* tokens, int n, const uint64_t[::1] finals, const uint8_t* finals_filter,
+                       uint8_t* starts) noexcept nogil:
+    """starts[i] = 1 where token i starts a sentence (finals: the sentence-final characters' orths, sorted;
+    finals_filter: their bits, _fill_filter)."""
     cdef bint seen_final = False, is_final
     cdef int i
+    cdef uint64_t orth, bit
     cdef const uint64_t* first = &finals[0] if finals.shape[0] else NULL
     cdef const uint64_t* last = first + finals.shape[0]
     for i in range(n):
         starts[i] = i == 0
-        is_final = binary_search(first, last, tokens[i].lex.orth)
+        orth = tokens[i].lex.orth
+        bit = orth & (FILTER_BITS - 1)
+        is_final = (finals_filter[bit >> 3] >> (bit & 7)) & 1 and binary_search(first, last, orth)
         if seen_final and not is_final and not Lexeme.c_check_flag(tokens[i].lex, IS_PUNCT):
             starts[i] = 1
             seen_final = False
