@@ -16,6 +16,7 @@ KERNELS = [
     "gazetteer.token_codes",
     "gazetteer.spans",
     "gazetteer.doc_pass",
+    "ner.definitions",
     "ner.document",
     "ner.entities",
     "ner.list_parts",

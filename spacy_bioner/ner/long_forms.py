@@ -9,9 +9,10 @@ the first one starting a word (Schwartz & Hearst 2003).
 
 `definitions_in` reads every parenthesis of a doc with `definition_at`, as
 abbreviations.definitions does; the layout's screen (screens.short_form_docs) asks
-`definition_at` about each parenthesis with only the words around it (LOOK_BEHIND,
-LOOK_AHEAD), so that a doc whose parentheses define nothing skips the short-form stage
-without its words being made into Python lists.
+about each parenthesis with only the words around it (LOOK_BEHIND, LOOK_AHEAD), so that a
+doc whose parentheses define nothing skips the short-form stage without its words being
+made into Python lists, and its search runs in C where the words are ASCII
+(definitions.pyx, held to `definition_at`).
 """
 
 from collections.abc import Sequence

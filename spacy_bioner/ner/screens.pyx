@@ -13,8 +13,10 @@ from libc.stdint cimport int32_t, uint8_t, uint64_t
 from libcpp.vector cimport vector
 from spacy.tokens.doc cimport Doc
 
+from .definitions cimport definition_in_window
+
 from .long_forms import (
-    LOOK_AHEAD, LOOK_BEHIND, MAX_SHORT_FORM, MAX_SHORT_FORM_PIECES, ORTH_ENDS, ORTH_HYPHEN, ORTH_OPENING, definition_at,
+    LOOK_AHEAD, LOOK_BEHIND, MAX_SHORT_FORM, MAX_SHORT_FORM_PIECES, ORTH_ENDS, ORTH_HYPHEN, ORTH_OPENING,
 )
 
 cdef uint64_t _ORTH_OPENING = ORTH_OPENING, _ORTH_HYPHEN = ORTH_HYPHEN
@@ -116,18 +118,21 @@ def short_form_docs(docs, const int32_t[::1] rows, const uint8_t[::1] is_space, 
 cdef dict _definitions(strings, const vector[uint64_t]& orths, const vector[int32_t]& lengths,
                        const vector[Py_ssize_t]& words, const int32_t[::1] sentence, Py_ssize_t first, Py_ssize_t end):
     """long_forms.definitions_in of the doc whose words are first..end: each "(" is read with only the
-    words definition_at may read around it, so a long doc is not made into lists of all its words,
-    and only where _may_define lets it ("( 1 )" in a sports result does not)."""
+    words definition_at may read around it (definitions.pyx searches them), so a long doc is not made
+    into lists of all its words, and only where _may_define lets it ("( 1 )" in a sports result does not)."""
     found = {}
-    cdef Py_ssize_t w, start, stop
+    cdef Py_ssize_t w, v, start, stop
+    cdef vector[int32_t] window_sentences  # the sentence of each word of the window read around a "("
     for w in range(first, end):
         if orths[w] != _ORTH_OPENING:
             continue
         start, stop = max(first, w - _LOOK_BEHIND), min(end, w + _LOOK_AHEAD + 1)
         if not _may_define(orths, lengths, w, first, stop):
             continue
-        definition = definition_at(strings, [orths[v] for v in range(start, stop)],
-                                   [sentence[words[v]] for v in range(start, stop)], w - start)
+        window_sentences.clear()
+        for v in range(start, stop):
+            window_sentences.push_back(sentence[words[v]])
+        definition = definition_in_window(strings, &orths[start], window_sentences.data(), stop - start, w - start)
         if definition is not None and definition[0] not in found:  # the first definition of a short form counts
             short, (a, b) = definition
             found[short] = (a + start - first, b + start - first)
