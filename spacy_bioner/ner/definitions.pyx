@@ -43,7 +43,7 @@ cdef object _ascii_definition(strings, const uint64_t* orths, const int32_t* sen
     cdef Py_ssize_t end = i + 2, k, start, n_words
     while end + 1 < n and orths[end] == _ORTH_HYPHEN and end - i < 2 * _MAX_PIECES - 1:
         end += 2
-    if i < 1 or end >= n or not _closes(orths[end]):
+    if i < 1 or end >= n or not closes(orths[end]):
         return None
     cdef string short
     for k in range(i + 1, end):
@@ -89,7 +89,8 @@ cdef inline bint _is_alnum(char c) noexcept nogil:
     return _is_alpha(c) or b"0" <= c <= b"9"
 
 
-cdef inline bint _closes(uint64_t orth) noexcept nogil:
+cdef bint closes(uint64_t orth) noexcept nogil:
+    """Whether a word closes a short form (long_forms.ORTH_ENDS): ")", ";" or ","."""
     cdef uint64_t end
     for end in _ORTH_ENDS:
         if orth == end:

@@ -13,14 +13,13 @@ from libc.stdint cimport int32_t, uint8_t, uint64_t
 from libcpp.vector cimport vector
 from spacy.tokens.doc cimport Doc
 
-from .definitions cimport definition_in_window
+from .definitions cimport closes, definition_in_window
 
 from .long_forms import (
-    LOOK_AHEAD, LOOK_BEHIND, MAX_SHORT_FORM, MAX_SHORT_FORM_PIECES, ORTH_ENDS, ORTH_HYPHEN, ORTH_OPENING,
+    LOOK_AHEAD, LOOK_BEHIND, MAX_SHORT_FORM, MAX_SHORT_FORM_PIECES, ORTH_HYPHEN, ORTH_OPENING,
 )
 
 cdef uint64_t _ORTH_OPENING = ORTH_OPENING, _ORTH_HYPHEN = ORTH_HYPHEN
-cdef vector[uint64_t] _ORTH_ENDS = list(ORTH_ENDS)
 cdef Py_ssize_t _LOOK_BEHIND = LOOK_BEHIND, _LOOK_AHEAD = LOOK_AHEAD
 cdef Py_ssize_t _MAX_SHORT_FORM = MAX_SHORT_FORM, _MAX_PIECES = MAX_SHORT_FORM_PIECES
 
@@ -147,20 +146,11 @@ cdef bint _may_define(const vector[uint64_t]& orths, const vector[int32_t]& leng
     cdef Py_ssize_t end = w + 2, v, n_chars = 0
     while end + 1 < stop and orths[end] == _ORTH_HYPHEN and end - w < 2 * _MAX_PIECES - 1:
         end += 2
-    if w <= first or end >= stop or not _closes(orths[end]):
+    if w <= first or end >= stop or not closes(orths[end]):
         return False
     for v in range(w + 1, end):
         n_chars += lengths[v]
     return 2 <= n_chars <= _MAX_SHORT_FORM
-
-
-cdef inline bint _closes(uint64_t orth) noexcept:
-    """Whether a word closes a short form (long_forms.ORTH_ENDS): ")", ";" or ","."""
-    cdef uint64_t end
-    for end in _ORTH_ENDS:
-        if orth == end:
-            return True
-    return False
 
 
 cdef bytes _spelled(const uint8_t[::1] initials, const int32_t[::1] rows, const vector[Py_ssize_t]& words,
