@@ -7,6 +7,7 @@ from setuptools import Extension, setup
 KERNELS = [
     "core.features",
     "core.word_scores",
+    "core.weight_rows",
     "core.word_hashes",
     "core.perceptron",
     "core.sparse_perceptron",

@@ -154,11 +154,11 @@ def test_damaged_configs_and_wrong_shapes_are_named(parser_nlp, tmp_path, compon
         cls(parser_nlp.vocab).from_disk(path)
     pipe.to_disk(path)
     arrays = dict(numpy.load(path / "weights.npz"))
-    key = "moves" if component == "bioner_parser" else "emission"
+    key = "moves" if component == "bioner_parser" else "emission_index"  # the tagger saves its rows
     arrays[key] = arrays[key][:-1]
     numpy.savez(path / "weights.npz", **arrays)
     reseal(path)
-    with pytest.raises(ModelFileError, match=f"'{key}' is float32"):
+    with pytest.raises(ModelFileError, match=f"'{key}' is (float32|int32)"):
         cls(parser_nlp.vocab).from_disk(path)
 
 

@@ -18,7 +18,7 @@ def reference_and_cached(lexicon, docs, weights, word_scores, joint, full):
     rows = lexicon.batch_rows(docs)
     model = AveragedPerceptron(weights.shape[0], weights.shape[1])
     model.load_averages(weights, numpy.zeros((weights.shape[1] + 1, weights.shape[1]), dtype=numpy.float32))
-    emission, _ = model.averages()
+    emission = model.scoring_rows()
     reference = model.scores(full.extract(rows, lexicon.table, sentence))
     cached = word_scores.scores(rows, lexicon.table, sentence, emission, lexicon.generation)
     cached += model.scores(joint.extract(rows, lexicon.table, sentence))
@@ -56,13 +56,13 @@ def test_prediction_with_the_cache_equals_the_training_path(trained_nlp):
     docs = [trained_nlp.make_doc(text) for text, _ in TRAIN_DATA] + [trained_nlp.make_doc("Carol Smith flew to Berlin")]
     layout = lay_out(ner, docs)
     matches = ner.gazetteer.match_batch(docs)
-    emission, _ = ner.model.averages()
+    emission = ner.model.scoring_rows()
     full = ner.model.scores(features_of(ner, layout, matches), averaged=True)  # history columns empty: the first pass
     cached = ner.featurizer.scores(layout, emission)
     cached += ner.model.scores(features_of(ner, layout, matches, predicting=True), averaged=True)
     assert numpy.allclose(full, cached, rtol=1e-5, atol=1e-4)
     trained_nlp.update(make_examples(trained_nlp))  # new weights: the cache must not serve the old ones
-    emission, _ = ner.model.averages()
+    emission = ner.model.scoring_rows()
     full = ner.model.scores(features_of(ner, layout, matches), averaged=True)  # history columns empty: the first pass
     cached = ner.featurizer.scores(layout, emission)
     cached += ner.model.scores(features_of(ner, layout, matches, predicting=True), averaged=True)

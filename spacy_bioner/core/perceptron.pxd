@@ -1,8 +1,10 @@
-from libc.stdint cimport uint32_t
+from libc.stdint cimport int32_t, uint32_t
 
 
 cdef class AveragedPerceptron:
-    cdef public object emission
+    cdef object _emission  # dense float32[n_buckets, n_tags], or None while a loaded model's rows stand for it
+    # The weights as WeightRows alone, while no step has been taken since they were set or loaded
+    cdef object _stored_rows
     cdef public object transition
     cdef public object exits
     cdef public object entries
@@ -16,6 +18,7 @@ cdef class AveragedPerceptron:
     cdef object _averages
 
 
-# Emission scores of n tokens' feature ids (n_features each, DROPPED skipped) into out (n, n_tags).
-cdef void emit(const float* weights, const uint32_t* features, int n, int n_features, int n_tags,
-               float* out) noexcept nogil
+# Emission scores of n tokens' feature ids (n_features each, DROPPED skipped) into out (n, n_tags);
+# a feature's row of weights is index[feature] (WeightRows), or the feature itself where index is NULL.
+cdef void emit(const float* weights, const int32_t* index, const uint32_t* features, int n, int n_features,
+               int n_tags, float* out) noexcept nogil

@@ -6,6 +6,10 @@ one contiguous row. Averaging is lazy (Daume's trick): each update of size d at
 step c also adds c * d to an accumulator, and the average over all steps is
 weights - accumulator / c, computed only when asked for.
 
+The averaged weights are scored and saved as WeightRows (weight_rows.pyx: each
+row that is not zeros, once). Weights that no step has changed since they were
+loaded or set are kept as those rows alone, and made dense when training asks.
+
 Transitions are pairwise, a weight per (previous tag, tag), or factored: a
 move into a tag that opens nothing (O, B, U) scores an exit weight of the tag
 before plus an entry weight of the new tag, so that decoding can take one max
@@ -17,6 +21,9 @@ from libc.stdint cimport int32_t, uint8_t, uint32_t
 
 from .decode cimport Trellis, decode_sequences, prepare_trellis
 from .prefetch cimport prefetch_row
+from .weight_rows cimport WeightRows
+
+from .weight_rows import WeightRows
 
 import numpy
 
@@ -29,8 +36,13 @@ cdef uint32_t _DROPPED = DROPPED
 cdef int _PREFETCH_DISTANCE = 4
 
 
+cdef inline const float* _row(const float* weights, const int32_t* index, uint32_t feature,
+                              int n_tags) noexcept nogil:
+    return weights + <size_t>(index[feature] if index != NULL else feature) * n_tags
+
+
 cdef void emit(
-    const float* weights, const uint32_t* features, int n, int n_features,
+    const float* weights, const int32_t* index, const uint32_t* features, int n, int n_features,
     int n_tags, float* out,
 ) noexcept nogil:
     cdef int i, j, tag
@@ -43,7 +55,7 @@ cdef void emit(
             ahead = features + (i + _PREFETCH_DISTANCE) * n_features
             for j in range(n_features):
                 if ahead[j] != _DROPPED:
-                    prefetch_row(weights + <size_t>ahead[j] * n_tags, n_tags)
+                    prefetch_row(_row(weights, index, ahead[j], n_tags), n_tags)
         scores = out + i * n_tags
         for tag in range(n_tags):
             scores[tag] = 0.0
@@ -51,7 +63,7 @@ cdef void emit(
             feature = features[i * n_features + j]
             if feature == _DROPPED:
                 continue
-            row = weights + <size_t>feature * n_tags
+            row = _row(weights, index, feature, n_tags)
             for tag in range(n_tags):
                 scores[tag] += row[tag]
 
@@ -114,7 +126,8 @@ cdef class AveragedPerceptron:
     # Attributes are declared in perceptron.pxd, for the parser's training loop.
 
     def __init__(self, int n_buckets, int n_tags):
-        self.emission = numpy.zeros((n_buckets, n_tags), dtype=numpy.float32)
+        self._emission = numpy.zeros((n_buckets, n_tags), dtype=numpy.float32)
+        self._stored_rows = None
         self.transition = numpy.zeros((n_tags + 1, n_tags), dtype=numpy.float32)
         self.continuing = None
         self.start_follows = None
@@ -131,11 +144,26 @@ cdef class AveragedPerceptron:
         self._averages = None
 
     def _reset_emission_totals(self):
-        self._emission_totals = numpy.zeros(self.emission.shape, dtype=numpy.float64)
+        # None while the weights are kept as rows alone: `emission` makes both when training asks
+        self._emission_totals = None if self._emission is None else numpy.zeros(self._emission.shape, numpy.float64)
+
+    @property
+    def emission(self):
+        """The dense emission weights that training updates; made again from the rows they are
+        kept as while no step changes them (`scoring_rows`), the first time they are asked for."""
+        if self._emission is None and self._stored_rows is not None:
+            self._emission = self._stored_rows.dense()
+            self._stored_rows = None
+            self._reset_emission_totals()
+        return self._emission
+
+    @emission.setter
+    def emission(self, value):
+        self._emission, self._stored_rows = value, None
 
     @property
     def n_buckets(self):
-        return self.emission.shape[0]
+        return self._stored_rows.n_buckets if self._emission is None else self._emission.shape[0]
 
     @property
     def dense(self):
@@ -191,11 +219,23 @@ cdef class AveragedPerceptron:
         transitions come as the full matrix they add up to (decoding reads `decoding_weights`)."""
         return self._averaged("emission"), self._averaged("full")
 
+    def scoring_rows(self):
+        """The averaged emission weights as prediction reads them (WeightRows), cached until the next update."""
+        return self._averaged("rows")
+
     def _averaged(self, str part):
         if self._averages is None:
             self._averages = {}
         if part not in self._averages:
-            if part == "emission":
+            if part == "rows":
+                if self.step == 1:  # no step since the weights were set: they are their own average
+                    if self._stored_rows is None:  # kept as rows alone: a large model's matrix is mostly zeros
+                        self._stored_rows = WeightRows.of_dense(self._emission)
+                        self._emission = self._emission_totals = None
+                    found = self._stored_rows
+                else:  # the dense average is not kept beside them: in a large model it is hundreds of MB
+                    found = WeightRows.of_dense(self._averaged_emission())
+            elif part == "emission":
                 found = self._averaged_emission()
             elif part == "pairs":
                 found = (self.transition - self._transition_totals / self.step).astype(numpy.float32)
@@ -261,27 +301,34 @@ cdef class AveragedPerceptron:
         self._reset_totals()
 
     def _load_emission(self, arrays):
-        self.emission = numpy.ascontiguousarray(arrays["emission"], dtype=numpy.float32)
+        if "emission_index" in arrays:
+            self._stored_rows = WeightRows(arrays["emission_index"], arrays["emission_table"])
+            self._emission = None
+        else:  # a dense matrix (the parser's, the HMM's, files saved before the rows)
+            self._stored_rows = None
+            self._emission = numpy.ascontiguousarray(arrays["emission"], dtype=numpy.float32)
 
     def scores(self, const uint32_t[:, ::1] features, bint averaged=True):
         """Emission scores float32[n, n_tags] of hashed features uint32[n, F]."""
-        emission = self._averaged("emission") if averaged else self.emission
-        cdef const float[:, ::1] weights = emission
+        cdef WeightRows rows = self.scoring_rows() if averaged else None
+        cdef const float[:, ::1] weights = rows.table if averaged else self.emission
+        cdef const int32_t[::1] index = rows.index if averaged else None
         cdef int n = features.shape[0]
         cdef int n_features = features.shape[1]
         cdef int n_tags = weights.shape[1]
         out = numpy.empty((n, n_tags), dtype=numpy.float32)
         cdef float[:, ::1] out_view = out
-        if n == 0 or n_features == 0:
+        if n == 0 or n_features == 0 or n_tags == 0:
             out.fill(0)
             return out
         with nogil:
-            emit(&weights[0, 0], &features[0, 0], n, n_features, n_tags, &out_view[0, 0])
+            emit(&weights[0, 0], &index[0] if averaged else NULL, &features[0, 0], n, n_features, n_tags,
+                 &out_view[0, 0])
         return out
 
     def weights_of(self, features, int tag):
         """The averaged emission weights of some feature ids for one tag (for explanations)."""
-        return self._averaged("emission")[numpy.asarray(features, dtype=numpy.intp), tag]
+        return self.scoring_rows().take(features, tag)
 
     def transitions(self, bint averaged=True):
         """Transition scores float32[n_tags + 1, n_tags], the last row the start's (factored ones added up)."""
@@ -411,7 +458,7 @@ cdef class AveragedPerceptron:
         return arrays
 
     def _emission_arrays(self):
-        return {"emission": self._averaged("emission")}
+        return self.scoring_rows().arrays()
 
     def __reduce__(self):
         return (_from_arrays, (type(self), self.n_buckets, self.to_arrays()))

@@ -171,6 +171,23 @@ def check_array(
         raise ModelFileError(f"Corrupted weights in {where}: {key!r} holds NaN or infinite values.")
 
 
+def check_emission(arrays: dict[str, numpy.ndarray], shape: tuple[int, int], where: str) -> None:
+    """Emission weights of a dense (n_buckets, n_tags) matrix: the matrix itself ("emission"), or its
+    rows (weight_rows.WeightRows: "emission_index", a row per bucket, and "emission_table")."""
+    if "emission_index" not in arrays:
+        check_array(arrays, "emission", shape, where)
+        return
+    n_buckets, n_tags = shape
+    check_array(arrays, "emission_index", (n_buckets,), where, numpy.int32)
+    n_rows = arrays["emission_table"].shape[0] if "emission_table" in arrays and arrays["emission_table"].ndim else 0
+    check_array(arrays, "emission_table", (n_rows, n_tags), where)
+    index, table = arrays["emission_index"], arrays["emission_table"]
+    if len(table) == 0 or (len(index) and (index.min() < 0 or index.max() >= len(table))):
+        raise ModelFileError(
+            f"Corrupted weights in {where}: 'emission_index' points outside the {len(table)} rows of 'emission_table'."
+        )
+
+
 def seal(body: bytes) -> bytes:
     """`body` with its SHA-256, as one msgpack message (`opened` checks it)."""
     return srsly.msgpack_dumps({"sha256": sha256(body), "body": body})

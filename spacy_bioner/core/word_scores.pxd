@@ -1,5 +1,7 @@
 from libc.stdint cimport int32_t, uint64_t
 
+from .weight_rows cimport WeightRows
+
 
 cdef class WordScores:
     cdef uint64_t[::1] _bias_seeds
@@ -14,6 +16,6 @@ cdef class WordScores:
     cdef object _templates
 
     cpdef scores(self, const int32_t[::1] rows, const uint64_t[:, ::1] table, const int32_t[::1] sentence,
-                 weights, int generation)
-    cdef void _fill(self, int32_t row, const uint64_t[:, ::1] table, const float[:, ::1] w,
+                 WeightRows weights, int generation)
+    cdef void _fill(self, int32_t row, const uint64_t[:, ::1] table, WeightRows weights,
                     float[:, :, ::1] cache) noexcept nogil

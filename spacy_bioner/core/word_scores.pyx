@@ -15,6 +15,7 @@ from libc.stdint cimport int32_t, uint8_t, uint64_t
 
 from .hashing cimport mix as _mix
 from .prefetch cimport prefetch_row
+from .weight_rows cimport WeightRows, weight_row
 
 import numpy
 
@@ -64,9 +65,9 @@ cdef class WordScores:
         self._weights = None
         self._templates = templates
 
-    def _reset(self, weights, int generation, Py_ssize_t n_rows):
-        cdef int n_tags = weights.shape[1]
-        cdef const float[:, ::1] w = weights
+    def _reset(self, WeightRows weights, int generation, Py_ssize_t n_rows):
+        cdef int n_tags = weights.n_tags
+        cdef const float* w
         cdef Py_ssize_t j, slot, tag
         cdef int parts
         cdef uint64_t row, padding
@@ -76,9 +77,9 @@ cdef class WordScores:
         fixed = numpy.zeros((1 + self.n_offsets, n_tags), dtype=numpy.float32)
         cdef float[:, ::1] f = fixed
         for j in range(self._bias_seeds.shape[0]):
-            row = self._bias_seeds[j] % self.n_buckets
+            w = weight_row(weights, self._bias_seeds[j] % self.n_buckets)
             for tag in range(n_tags):
-                f[0, tag] += w[row, tag]
+                f[0, tag] += w[tag]
         for j in range(self._seeds.shape[0]):
             slot = self._slots[j]
             padding = _PADDING * <uint64_t>(2 + (slot + self.min_offset > 0))
@@ -87,18 +88,18 @@ cdef class WordScores:
             while parts > 0:  # as FeatureExtractor hashes the parts, each padded here
                 row = _mix(row ^ padding)
                 parts -= 1
-            row %= self.n_buckets
+            w = weight_row(weights, row % self.n_buckets)
             for tag in range(n_tags):
-                f[1 + slot, tag] += w[row, tag]
+                f[1 + slot, tag] += w[tag]
         self._fixed = fixed
 
     cpdef scores(self, const int32_t[::1] rows, const uint64_t[:, ::1] table, const int32_t[::1] sentence,
-                 weights, int generation):
+                 WeightRows weights, int generation):
         """The single-word templates' scores of every token: float32[n, n_tags].
 
         rows, table, sentence: as FeatureExtractor.extract takes them.
-        weights (float32[n_buckets, n_tags]): The (averaged) emission weights;
-            a new array, or a new lexicon generation, empties the cache.
+        weights (WeightRows): The averaged emission weights (`AveragedPerceptron.scoring_rows`);
+            new weights, or a new lexicon generation, empty the cache.
         generation (int): The lexicon's generation.
         """
         cdef Py_ssize_t n = rows.shape[0], max_row = 1, i
@@ -108,11 +109,10 @@ cdef class WordScores:
             self._reset(weights, generation, max_row)
         if max_row > self._cache.shape[0]:
             self._cache, self._filled = _grown(self._cache, max_row), _grown(self._filled, max_row)
-        cdef const float[:, ::1] w = weights
         cdef float[:, :, ::1] cache = self._cache
         cdef uint8_t[::1] filled = self._filled
         cdef const float[:, ::1] fixed = self._fixed
-        cdef int n_tags = w.shape[1]
+        cdef int n_tags = weights.n_tags
         out = numpy.empty((n, n_tags), dtype=numpy.float32)
         cdef float[:, ::1] out_view = out
         cdef Py_ssize_t slot, at, tag
@@ -129,29 +129,29 @@ cdef class WordScores:
                     else:
                         row = rows[at]
                         if not filled[row]:
-                            self._fill(row, table, w, cache)
+                            self._fill(row, table, weights, cache)
                             filled[row] = 1
                         vector = &cache[row, slot, 0]
                     for tag in range(n_tags):
                         out_view[i, tag] += vector[tag]
         return out
 
-    cdef void _fill(self, int32_t row, const uint64_t[:, ::1] table, const float[:, ::1] w,
+    cdef void _fill(self, int32_t row, const uint64_t[:, ::1] table, WeightRows weights,
                     float[:, :, ::1] cache) noexcept nogil:
         """The row's vectors: its templates' weight rows are all asked for first, so that they
         arrive together, not one cache miss after another."""
-        cdef Py_ssize_t j, k, tag, n_tags = w.shape[1]
+        cdef Py_ssize_t j, k, tag, n_tags = weights.n_tags
         cdef uint64_t bucket
-        cdef uint64_t buckets[MAX_WORD_TEMPLATES]
+        cdef const float* rows[MAX_WORD_TEMPLATES]
         for j in range(self._seeds.shape[0]):
             bucket = self._seeds[j]
             for k in range(self._n_parts[j]):
                 bucket = _mix(bucket ^ table[row, self._columns[j, k]])
-            buckets[j] = bucket % self.n_buckets
-            prefetch_row(&w[buckets[j], 0], n_tags)
+            rows[j] = weight_row(weights, bucket % self.n_buckets)
+            prefetch_row(rows[j], n_tags)
         for j in range(self._seeds.shape[0]):
             for tag in range(n_tags):
-                cache[row, self._slots[j], tag] += w[buckets[j], tag]
+                cache[row, self._slots[j], tag] += rows[j][tag]
 
     def __reduce__(self):
         return (WordScores, (self._templates, self.n_buckets))  # a copy starts with an empty cache

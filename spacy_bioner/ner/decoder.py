@@ -96,7 +96,7 @@ def passes(
     """The emission scores (a row per token) the last Viterbi pass read, the first pass's tags and the last's."""
     model = ner.model
     if model.dense:  # single-word templates from the per-word cache, the others hashed
-        scores = ner.featurizer.scores(layout, model.averages()[0])
+        scores = ner.featurizer.scores(layout, model.scoring_rows())
         scores += model.scores(features(ner, layout, matches, predicting=True), averaged=True)
     else:  # a per-word cache of sparse rows would be dense: every template hashed
         scores = model.scores(features(ner, layout, matches), averaged=True)
@@ -134,7 +134,7 @@ def compiled_passes(
         short_form_heads,
         featurizer.lexicon,
         featurizer.n_buckets,
-        model.averages()[0],
+        model.scoring_rows(),
         settings.confidence.entity_bias,
         allowed,
         decoding,

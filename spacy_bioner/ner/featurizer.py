@@ -29,6 +29,7 @@ from ..core.templates import (
     word_case_of,
 )
 from ..core.vector_clusters import VectorClusters
+from ..core.weight_rows import WeightRows
 from ..core.word_clusters import shipped_clusters
 from ..core.word_scores import WordScores, reads_one_word, single_word_templates
 from ..gazetteer.token_codes import match_codes
@@ -66,7 +67,7 @@ class Featurizer:
                 ABBREVIATION_FAMILY in features
             )
 
-    def scores(self, layout: Layout, emission: numpy.ndarray) -> numpy.ndarray:
+    def scores(self, layout: Layout, emission: WeightRows) -> numpy.ndarray:
         """The summed weights of every token's single-word templates, from the word cache."""
         return over_words(
             layout,

@@ -86,7 +86,11 @@ class CountedHMM:
         self.load_averages(arrays["emission"], arrays["transition"])
 
     def to_arrays(self):
-        return self._fitted().to_arrays()
+        emission, transition = self.averages()  # every row holds log-probabilities: kept dense
+        return {"emission": emission, "transition": transition}
+
+    def scoring_rows(self):
+        return self._fitted().scoring_rows()
 
     def weights_of(self, features: numpy.ndarray, tag: int) -> numpy.ndarray:
         return self._fitted().weights_of(features, tag)

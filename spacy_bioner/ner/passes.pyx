@@ -15,6 +15,7 @@ from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
 from ..core.decode cimport Trellis, check_offsets, decode_sequences, prepare_trellis
 from ..core.features cimport FeatureExtractor
 from ..core.perceptron cimport emit
+from ..core.weight_rows cimport WeightRows
 from ..core.word_scores cimport WordScores
 from .document cimport (
     fill_abbreviation_features, fill_abbreviation_history, fill_document_features, fill_history_features,
@@ -27,9 +28,8 @@ from .document import ABBREVIATION_FEATURES, DOCUMENT_FEATURES, HISTORY_FEATURES
 
 
 def decode_plain(layout, WordScores word_scores, FeatureExtractor joint, bint document, list match_sources,
-                 short_form_heads,
-                 lexicon, uint64_t n_buckets, weights, float entity_bias, const uint8_t[:, ::1] allowed, decoding,
-                 bint history):
+                 short_form_heads, lexicon, uint64_t n_buckets, WeightRows weights, float entity_bias,
+                 const uint8_t[:, ::1] allowed, decoding, bint history):
     """The scores the last pass read, the first pass's tags and the final ones (before the entity
     bound and the rules) of a plain batch.
 
@@ -42,7 +42,7 @@ def decode_plain(layout, WordScores word_scores, FeatureExtractor joint, bint do
     short_form_heads (Optional[int64[n]]): Each token's long-form head if it is in a defined short
         form's mention, else -1 (`layout.abbreviation_heads`); None without their columns.
     lexicon (features.Lexicon): The word table the layout's rows index.
-    weights (float32[n_buckets, n_tags]): The averaged emission weights.
+    weights (WeightRows): The averaged emission weights (`AveragedPerceptron.scoring_rows`).
     allowed (uint8[n, n_tags]): Each token's allowed tags.
     decoding: (transitions, factors, legal, predecessors, entity_types, n_types) as `decode.viterbi`
         and `document.history_features` take them.
@@ -54,7 +54,6 @@ def decode_plain(layout, WordScores word_scores, FeatureExtractor joint, bint do
     cdef const int32_t[::1] mentions = layout.mentions
     cdef const int64_t[::1] offsets = layout.offsets
     cdef const uint64_t[:, ::1] table = lexicon.table
-    cdef const float[:, ::1] weight_view = weights
     scores_array = word_scores.scores(rows, table, sentence, weights, lexicon.generation)
     cdef float[:, ::1] scores = scores_array
     cdef Py_ssize_t n = rows.shape[0], n_tags = scores.shape[1]
@@ -108,7 +107,7 @@ def decode_plain(layout, WordScores word_scores, FeatureExtractor joint, bint do
     if short_form_heads is not None:
         heads = short_form_heads
         fill_abbreviation_features(rows, table, heads, n_buckets, feature_view[:, column:])
-    _add_scores(weight_view, feature_view, scores)
+    _add_scores(weights, feature_view, scores)
     cdef Py_ssize_t tag
     if entity_bias:  # the recall knob
         for i in range(n):
@@ -139,23 +138,25 @@ def decode_plain(layout, WordScores word_scores, FeatureExtractor joint, bint do
                                   n_buckets, history_view[start:end, :n_history])
     if short_form_heads is not None:
         fill_abbreviation_history(heads, type_view, n_buckets, history_view[:, n_history:])
-    _add_scores(weight_view, history_view, scores)
+    _add_scores(weights, history_view, scores)
     tags = numpy.zeros(n, dtype=numpy.int32)
     if n:
         decode_sequences(&trellis, &scores[0, 0], &allowed[0, 0], offsets, tags, mem)
     return scores_array, first_pass, tags
 
 
-cdef int _add_scores(const float[:, ::1] weights, const uint32_t[:, ::1] features, float[:, ::1] scores) except -1:
+cdef int _add_scores(WeightRows weights, const uint32_t[:, ::1] features, float[:, ::1] scores) except -1:
     """scores += the summed weights of each token's features, as `scores += model.scores(features)` adds them."""
     cdef Py_ssize_t n = features.shape[0], n_features = features.shape[1], n_tags = scores.shape[1], i, tag
     if n == 0:
         return 0
     emitted = numpy.zeros((n, n_tags), dtype=numpy.float32)
     cdef float[:, ::1] emitted_view = emitted
+    cdef const float[:, ::1] table = weights.table
+    cdef const int32_t[::1] index = weights.index
     with nogil:
         if n_features:
-            emit(&weights[0, 0], &features[0, 0], n, n_features, n_tags, &emitted_view[0, 0])
+            emit(&table[0, 0], &index[0], &features[0, 0], n, n_features, n_tags, &emitted_view[0, 0])
         for i in range(n):
             for tag in range(n_tags):
                 scores[i, tag] += emitted_view[i, tag]

@@ -124,7 +124,7 @@ def check_weights(arrays, n_buckets: int, scheme: TagScheme, transitions: str, w
                 f"Corrupted weights in {where}: the sparse emission rows do not fit {n_tags} tags."
             )
     else:
-        serialize.check_array(arrays, "emission", (n_buckets, n_tags), where)
+        serialize.check_emission(arrays, (n_buckets, n_tags), where)
     if transitions == "factored":
         serialize.check_array(arrays, "exits", (n_tags + 1,), where)
         serialize.check_array(arrays, "entries", (n_tags,), where)

@@ -278,8 +278,9 @@ class Settings(BaseModel):
         lt=2**32,
         description=(
             "Rows of the hashed feature table: more rows, fewer collisions and a larger model. While rows x tags "
-            "is at most 2**26 the weights are a dense matrix (rows x tags x 4 bytes; on disk deflated, mostly zeros); "
-            "beyond, as with hundreds of labels, the perceptron keeps each row's tags sparse (the CRF and HMM refuse)."
+            "is at most 2**26 training keeps the weights as a dense matrix (rows x tags x 4 bytes), and a trained "
+            "model, in memory and on disk, a row number per row and only the rows that are not zeros; beyond, as with "
+            "hundreds of labels, the perceptron keeps each row's tags sparse (the CRF and HMM refuse)."
         ),
     )
     features: list[str] = Field(

@@ -248,7 +248,7 @@ class BioTagger(PerceptronPipe):
         position among the tokens. The same sums as `_scores`'s, in another order: the single-word templates'
         from the per-word cache, then the others."""
         rows, sentence, offsets, words = self._words(docs)
-        table, emission = self.lexicon.table, self.model.averages()[0]
+        table, emission = self.lexicon.table, self.model.scoring_rows()
         scores = self.word_scores.scores(rows, table, sentence, emission, self.lexicon.generation)
         scores += self.model.scores(self.joint_extractor.extract(rows, table, sentence), averaged=True)
         return scores, offsets, words
@@ -349,19 +349,18 @@ class BioTagger(PerceptronPipe):
     # Serialization (see PerceptronPipe): these weights, checked on loading.
 
     def _arrays(self) -> dict[str, numpy.ndarray]:
-        emission, transition = self.model.averages()
-        return {"emission": emission, "transition": transition}
+        return {**self.model.scoring_rows().arrays(), "transition": self.model.averages()[1]}
 
     def _load(self, cfg: Any, arrays: dict[str, numpy.ndarray], where: str, cfg_where: str) -> "BioTagger":
         if isinstance(cfg, dict):  # saved before the margin setting: it only matters in training
             cfg.setdefault("margin", 0.0)
         _check_cfg(cfg, cfg_where)
         n_tags = len(cfg["labels"])
-        serialize.check_array(arrays, "emission", (cfg["n_buckets"], n_tags), where)
+        serialize.check_emission(arrays, (cfg["n_buckets"], n_tags), where)
         serialize.check_array(arrays, "transition", (n_tags + 1, n_tags), where)
         self.cfg = cfg
         self._build()
-        self.model.load_averages(arrays["emission"], arrays["transition"])
+        self.model.load_arrays(arrays)
         return self
 
     def __reduce__(self) -> tuple:
