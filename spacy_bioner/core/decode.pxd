@@ -15,11 +15,16 @@ cdef struct Trellis:
     const int32_t* openers  # factored: the tags scored from the best exit
     int n_openers
     int n_tags
-    # Free (every move legal, none factored), as the tagger's: each tag's highest move weight, else NULL,
-    # the widest gap between a tag's highest and lowest, and the largest weight's size (_moves_pruned reads them)
+    # Free (every move legal, none factored), as the tagger's: each tag's highest move weight, else NULL;
+    # for each tag before, the most its move into a tag falls short of that tag's highest (its gap);
+    # the largest weight's size; and for each tag before, its moves into each tag (T, T) and the tags
+    # by how far its move falls short, furthest first, with those shortfalls (_moves_pruned reads them)
     const float* max_in
-    double spread
+    const double* gaps
     double move_scale
+    const float* moves_from
+    const int32_t* shortfall_order
+    const double* shortfalls
 
 
 cdef Py_ssize_t check_offsets(const int64_t[::1] offsets, Py_ssize_t n) except -1

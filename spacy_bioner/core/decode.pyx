@@ -103,16 +103,19 @@ cdef inline void _moves(const Trellis* t, const double* delta, double* next_delt
 cdef void _moves_pruned(const Trellis* t, const double* delta, double* next_delta, int32_t* pointers,
                         int32_t* ranked) noexcept nogil:
     """The best move into each tag of a free trellis (t.max_in set), as _moves finds it, ties to the
-    lowest tag before, but over the tags before that can win alone: a tag whose score is more
-    than the spread of any tag's move weights below the best score loses every move to the best tag, whatever
-    the move. Those left are ranked by score, and each tag's search stops once even its highest move weight
-    cannot lift the next one to the best found. A margin far above rounding error keeps the cut exact."""
-    cdef int n_tags = t.n_tags, n_ranked = 0, tag, before, k, best_prev
-    cdef double top = -INFINITY, cutoff, best, score
+    lowest tag before, but over the tags before that can win alone: a tag whose score is more than
+    the best tag's gap (t.gaps) below the best score loses every move to the best tag, whatever the
+    move. Those left are ranked by score. A tag into which the best tag's move falls short of the
+    tag's highest move by less than the lead of the best score over the next wins from the best tag
+    (most tags: set in one pass); each other tag's search stops once even its highest move weight
+    cannot lift the next one to the best found. A margin far above rounding error keeps both cuts exact."""
+    cdef int n_tags = t.n_tags, n_ranked = 0, tag, before, k, j, best_prev, top_tag = 0
+    cdef double top = -INFINITY, cutoff, best, score, lead, margin
     for before in range(n_tags):
         if delta[before] > top:
-            top = delta[before]
-    cutoff = top - t.spread - 1e-9 * (1.0 + fabs(top) + t.move_scale)
+            top, top_tag = delta[before], before
+    margin = 1e-9 * (1.0 + fabs(top) + t.move_scale)
+    cutoff = top - t.gaps[top_tag] - margin
     for before in range(n_tags):  # by score, highest first, the lower tag first among equals (they are few)
         if delta[before] >= cutoff and delta[before] > -INFINITY:
             k = n_ranked
@@ -121,7 +124,21 @@ cdef void _moves_pruned(const Trellis* t, const double* delta, double* next_delt
                 k -= 1
             ranked[k] = before
             n_ranked += 1
+    if n_ranked == 0:  # no tag before is reachable
+        for tag in range(n_tags):
+            next_delta[tag], pointers[tag] = -INFINITY, -1
+        return
+    cdef const float* from_top = t.moves_from + top_tag * n_tags
     for tag in range(n_tags):
+        next_delta[tag] = top + from_top[tag]
+        pointers[tag] = top_tag
+    if n_ranked == 1:
+        return
+    lead = top - delta[ranked[1]] - margin
+    for j in range(n_tags):
+        if t.shortfalls[top_tag * n_tags + j] < lead:
+            break
+        tag = t.shortfall_order[top_tag * n_tags + j]
         best, best_prev = -INFINITY, -1
         for k in range(n_ranked):
             before = ranked[k]
@@ -316,20 +333,34 @@ cdef int prepare_trellis(Trellis* t, const float[:, ::1] transitions, const uint
 
 
 cdef void _prune_free(Trellis* t, Pool mem) except *:
-    """Set what _moves_pruned reads of a free trellis: each tag's highest move weight, their spread, their scale."""
-    cdef float* max_in = <float*>mem.alloc(t.n_tags, sizeof(float))
-    cdef int tag, before
-    cdef float move, lowest
-    t.spread = t.move_scale = 0.0
-    for tag in range(t.n_tags):
-        max_in[tag] = lowest = t.moves[t.starts[tag]]
-        for before in range(t.n_tags):
-            move = t.moves[t.starts[tag] + before]
+    """Set what _moves_pruned reads of a free trellis: each tag's highest move weight, the weights' scale,
+    and for each tag before its moves, how far each falls short of the highest into its tag (furthest
+    first, with the tags they move into) and the furthest of them (its gap)."""
+    cdef int n = t.n_tags, tag, before, k
+    cdef float* max_in = <float*>mem.alloc(n, sizeof(float))
+    cdef double* gaps = <double*>mem.alloc(n, sizeof(double))
+    cdef float* moves_from = <float*>mem.alloc(n * n, sizeof(float))
+    cdef int32_t* order = <int32_t*>mem.alloc(n * n, sizeof(int32_t))
+    cdef double* shortfalls = <double*>mem.alloc(n * n, sizeof(double))
+    cdef float move
+    cdef double shortfall
+    t.move_scale = 0.0
+    for tag in range(n):
+        max_in[tag] = t.moves[t.starts[tag]]
+        for before in range(n):
+            move = moves_from[before * n + tag] = t.moves[t.starts[tag] + before]
             max_in[tag] = max(max_in[tag], move)
-            lowest = min(lowest, move)
             t.move_scale = max(t.move_scale, fabs(move))
-        t.spread = max(t.spread, <double>max_in[tag] - lowest)
-    t.max_in = max_in
+    for before in range(n):
+        for tag in range(n):
+            shortfall = <double>max_in[tag] - moves_from[before * n + tag]
+            gaps[before] = max(gaps[before], shortfall)
+            k = before * n + tag  # an insertion sort of the row: once per trellis
+            while k > before * n and shortfalls[k - 1] < shortfall:
+                shortfalls[k], order[k] = shortfalls[k - 1], order[k - 1]
+                k -= 1
+            shortfalls[k], order[k] = shortfall, tag
+    t.max_in, t.gaps, t.moves_from, t.shortfall_order, t.shortfalls = max_in, gaps, moves_from, order, shortfalls
 
 
 cdef int decode_sequences(const Trellis* t, const float* emissions, const uint8_t* allowed, const int64_t[::1] offsets,
