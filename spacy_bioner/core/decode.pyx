@@ -101,30 +101,28 @@ cdef inline void _moves(const Trellis* t, const double* delta, double* next_delt
 
 
 cdef void _moves_pruned(const Trellis* t, const double* delta, double* next_delta, int32_t* pointers,
-                        int32_t* ranked) noexcept nogil:
+                        int32_t* left) noexcept nogil:
     """The best move into each tag of a free trellis (t.max_in set), as _moves finds it, ties to the
     lowest tag before, but over the tags before that can win alone: a tag whose score is more than
     the best tag's gap (t.gaps) below the best score loses every move to the best tag, whatever the
-    move. Those left are ranked by score. A tag into which the best tag's move falls short of the
-    tag's highest move by less than the lead of the best score over the next wins from the best tag
-    (most tags: set in one pass); each other tag's search stops once even its highest move weight
-    cannot lift the next one to the best found. A margin far above rounding error keeps both cuts exact."""
-    cdef int n_tags = t.n_tags, n_ranked = 0, tag, before, k, j, best_prev, top_tag = 0
-    cdef double top = -INFINITY, cutoff, best, score, lead, margin
+    move. A tag into which the best tag's move falls short of the tag's highest move by less than
+    the lead of the best score over the next wins from the best tag (most tags: set in one pass);
+    each other tag is searched over the tags before that are left. A margin far above rounding
+    error keeps both cuts exact."""
+    cdef int n_tags = t.n_tags, n_left = 0, tag, before, k, j, best_prev, top_tag = 0
+    cdef double top = -INFINITY, second = -INFINITY, cutoff, best, score, lead, margin
     for before in range(n_tags):
         if delta[before] > top:
-            top, top_tag = delta[before], before
+            second, top, top_tag = top, delta[before], before
+        elif delta[before] > second:
+            second = delta[before]
     margin = 1e-9 * (1.0 + fabs(top) + t.move_scale)
     cutoff = top - t.gaps[top_tag] - margin
-    for before in range(n_tags):  # by score, highest first, the lower tag first among equals (they are few)
+    for before in range(n_tags):  # in order: of equal scores, the first found is the lowest tag before
         if delta[before] >= cutoff and delta[before] > -INFINITY:
-            k = n_ranked
-            while k > 0 and delta[ranked[k - 1]] < delta[before]:
-                ranked[k] = ranked[k - 1]
-                k -= 1
-            ranked[k] = before
-            n_ranked += 1
-    if n_ranked == 0:  # no tag before is reachable
+            left[n_left] = before
+            n_left += 1
+    if n_left == 0:  # no tag before is reachable
         for tag in range(n_tags):
             next_delta[tag], pointers[tag] = -INFINITY, -1
         return
@@ -132,20 +130,16 @@ cdef void _moves_pruned(const Trellis* t, const double* delta, double* next_delt
     for tag in range(n_tags):
         next_delta[tag] = top + from_top[tag]
         pointers[tag] = top_tag
-    if n_ranked == 1:
-        return
-    lead = top - delta[ranked[1]] - margin
+    lead = top - second - margin  # infinite when the best tag before is the only one reachable
     for j in range(n_tags):
         if t.shortfalls[top_tag * n_tags + j] < lead:
             break
         tag = t.shortfall_order[top_tag * n_tags + j]
         best, best_prev = -INFINITY, -1
-        for k in range(n_ranked):
-            before = ranked[k]
-            if delta[before] + t.max_in[tag] < best:
-                break
+        for k in range(n_left):
+            before = left[k]
             score = delta[before] + t.moves[t.starts[tag] + before]
-            if score > best or (score == best and before < best_prev):
+            if score > best:
                 best, best_prev = score, before
         next_delta[tag] = best
         pointers[tag] = best_prev
@@ -153,7 +147,7 @@ cdef void _moves_pruned(const Trellis* t, const double* delta, double* next_delt
 
 cdef int _viterbi(
     const Trellis* t, const float* emissions, const uint8_t* allowed, int n, int32_t* out,
-    double* delta, double* next_delta, int32_t* backpointers, int32_t* ranked,
+    double* delta, double* next_delta, int32_t* backpointers, int32_t* left,
 ) noexcept nogil:
     cdef int i, tag, exit_prev, k, n_tags = t.n_tags
     cdef double best, score, best_exit
@@ -172,7 +166,7 @@ cdef int _viterbi(
     for i in range(1, n):
         pointers = backpointers + i * n_tags
         if t.max_in != NULL:
-            _moves_pruned(t, delta, next_delta, pointers, ranked)
+            _moves_pruned(t, delta, next_delta, pointers, left)
         else:
             _moves(t, delta, next_delta, pointers)
         if t.exits != NULL:  # the openers, all from the one best exit
@@ -372,7 +366,7 @@ cdef int decode_sequences(const Trellis* t, const float* emissions, const uint8_
     cdef double* next_delta = <double*>mem.alloc(n_tags, sizeof(double))
     # Each sequence is traced back before the next starts: room for the longest one will do.
     cdef int32_t* backpointers = <int32_t*>mem.alloc(max(1, longest * n_tags), sizeof(int32_t))
-    cdef int32_t* ranked = <int32_t*>mem.alloc(n_tags, sizeof(int32_t))
+    cdef int32_t* left = <int32_t*>mem.alloc(n_tags, sizeof(int32_t))
     cdef int status = 0
     with nogil:
         for s in range(offsets.shape[0] - 1):
@@ -380,7 +374,7 @@ cdef int decode_sequences(const Trellis* t, const float* emissions, const uint8_
             if length == 0:
                 continue
             status = _viterbi(t, emissions + start * n_tags, allowed + start * n_tags, length, &out[start],
-                              delta, next_delta, backpointers, ranked)
+                              delta, next_delta, backpointers, left)
             if status != 0:
                 break
     if status != 0:
