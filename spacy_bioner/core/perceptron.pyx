@@ -23,8 +23,6 @@ from .decode cimport Trellis, decode_sequences, prepare_trellis
 from .prefetch cimport prefetch_row
 from .weight_rows cimport WeightRows
 
-from .weight_rows import WeightRows
-
 import numpy
 
 # A feature id that scores nothing and is never updated (dropped in training).
