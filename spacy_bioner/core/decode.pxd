@@ -16,11 +16,10 @@ cdef struct Trellis:
     int n_openers
     int n_tags
     # Free (every move legal, none factored), as the tagger's: each tag's highest move weight, else NULL;
-    # for each tag before, the most its move into a tag falls short of that tag's highest (its gap);
-    # the largest weight's size; and for each tag before, its moves into each tag (T, T) and the tags
-    # by how far its move falls short, furthest first, with those shortfalls (_moves_pruned reads them)
+    # the largest weight's size; and for each tag before, its moves into each tag (T, T), and the tags
+    # by how far its move into them falls short of their highest, furthest first, with those shortfalls
+    # (_moves_pruned reads them)
     const float* max_in
-    const double* gaps
     double move_scale
     const float* moves_from
     const int32_t* shortfall_order

@@ -103,9 +103,9 @@ cdef inline void _moves(const Trellis* t, const double* delta, double* next_delt
 cdef void _moves_pruned(const Trellis* t, const double* delta, double* next_delta, int32_t* pointers,
                         int32_t* left) noexcept nogil:
     """The best move into each tag of a free trellis (t.max_in set), as _moves finds it, ties to the
-    lowest tag before, but over the tags before that can win alone: a tag whose score is more than
-    the best tag's gap (t.gaps) below the best score loses every move to the best tag, whatever the
-    move. A tag into which the best tag's move falls short of the tag's highest move by less than
+    lowest tag before, but over the tags before that can win alone: a tag whose score is further below
+    the best score than the best tag's furthest shortfall loses every move to the best tag, whatever
+    the move. A tag into which the best tag's move falls short of the tag's highest move by less than
     the lead of the best score over the next wins from the best tag (most tags: set in one pass);
     each other tag is searched over the tags before that are left. A margin far above rounding
     error keeps both cuts exact."""
@@ -117,7 +117,7 @@ cdef void _moves_pruned(const Trellis* t, const double* delta, double* next_delt
         elif delta[before] > second:
             second = delta[before]
     margin = 1e-9 * (1.0 + fabs(top) + t.move_scale)
-    cutoff = top - t.gaps[top_tag] - margin
+    cutoff = top - t.shortfalls[top_tag * n_tags] - margin  # its furthest shortfall comes first
     for before in range(n_tags):  # in order: of equal scores, the first found is the lowest tag before
         if delta[before] >= cutoff and delta[before] > -INFINITY:
             left[n_left] = before
@@ -329,10 +329,9 @@ cdef int prepare_trellis(Trellis* t, const float[:, ::1] transitions, const uint
 cdef void _prune_free(Trellis* t, Pool mem) except *:
     """Set what _moves_pruned reads of a free trellis: each tag's highest move weight, the weights' scale,
     and for each tag before its moves, how far each falls short of the highest into its tag (furthest
-    first, with the tags they move into) and the furthest of them (its gap)."""
+    first, with the tags they move into)."""
     cdef int n = t.n_tags, tag, before, k
     cdef float* max_in = <float*>mem.alloc(n, sizeof(float))
-    cdef double* gaps = <double*>mem.alloc(n, sizeof(double))
     cdef float* moves_from = <float*>mem.alloc(n * n, sizeof(float))
     cdef int32_t* order = <int32_t*>mem.alloc(n * n, sizeof(int32_t))
     cdef double* shortfalls = <double*>mem.alloc(n * n, sizeof(double))
@@ -348,13 +347,12 @@ cdef void _prune_free(Trellis* t, Pool mem) except *:
     for before in range(n):
         for tag in range(n):
             shortfall = <double>max_in[tag] - moves_from[before * n + tag]
-            gaps[before] = max(gaps[before], shortfall)
             k = before * n + tag  # an insertion sort of the row: once per trellis
             while k > before * n and shortfalls[k - 1] < shortfall:
                 shortfalls[k], order[k] = shortfalls[k - 1], order[k - 1]
                 k -= 1
             shortfalls[k], order[k] = shortfall, tag
-    t.max_in, t.gaps, t.moves_from, t.shortfall_order, t.shortfalls = max_in, gaps, moves_from, order, shortfalls
+    t.max_in, t.moves_from, t.shortfall_order, t.shortfalls = max_in, moves_from, order, shortfalls
 
 
 cdef int decode_sequences(const Trellis* t, const float* emissions, const uint8_t* allowed, const int64_t[::1] offsets,
