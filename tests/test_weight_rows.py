@@ -9,6 +9,7 @@ import spacy
 from conftest import reseal
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from spacy.training import Example
 from test_model_files import saved  # noqa: F401 (the fixture)
 
 from spacy_bioner.core.perceptron import DROPPED, AveragedPerceptron
@@ -87,3 +88,15 @@ def test_a_damaged_row_index_names_the_file(saved, tmp_path, pipeline, component
     reseal(copy / component)
     with pytest.raises(ModelFileError, match=f"{component}/weights.npz.*'emission_index' points outside"):
         spacy.load(copy)
+
+
+def test_a_loaded_pipeline_takes_a_new_label_and_trains_on(saved):  # noqa: F811
+    """Loaded weights are rows; adding a label and updating makes them dense, and the new label is learned."""
+    nlp = spacy.load(saved / "ner")
+    nlp.get_pipe("bioner").add_label("DRUG")
+    doc = nlp.make_doc("Aspirin helps Anna in Oslo .")
+    example = Example.from_dict(doc, {"entities": [(0, 7, "DRUG")]})
+    optimizer = nlp.resume_training()
+    for _ in range(5):
+        nlp.update([example], sgd=optimizer)
+    assert ("Aspirin", "DRUG") in [(ent.text, ent.label_) for ent in nlp("Aspirin helps Anna in Oslo .").ents]
