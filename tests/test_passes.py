@@ -153,3 +153,22 @@ def test_batches_the_compiled_passes_do_not_take(default_nlp):
     )
     hmm_ner = hmm.get_pipe("bioner")
     assert not decoder.is_plain(hmm_ner, lay_out(hmm_ner, [hmm.make_doc("Bob works")]))
+
+
+def test_compiled_passes_are_made_once_per_set_of_weights():
+    """Made on the first call and kept; training, or a new label, makes them again, and they follow."""
+    nlp = with_random_weights()
+    ner = nlp.get_pipe("bioner")
+    docs = [Doc(nlp.vocab, words="Bob works at Acme Corp in Oslo .".split())]
+    assert_same(*decoded_both_ways(ner, docs))
+    made = ner.plain_passes
+    decoder.decode(ner, docs)
+    assert ner.plain_passes is made
+    train_nlp(nlp=nlp, epochs=1)  # the averaged weights change
+    compiled, stepwise = decoded_both_ways(ner, docs)
+    assert_same(compiled, stepwise)
+    assert ner.plain_passes is not made
+    made = ner.plain_passes
+    ner.add_label("EVENT")
+    assert_same(*decoded_both_ways(ner, docs))
+    assert ner.plain_passes is not made

@@ -42,6 +42,7 @@ from .entities import entity_annotated
 from .featurizer import Featurizer, check_vectors, fit_clusters, word_clusters
 from .gold import GoldCache
 from .memory import EntityMemory
+from .passes import PlainPasses
 from .saved import FORMAT_VERSION, check_trained, check_weights, component_cfg, read_cfg
 from .settings import DEFAULT_CONFIG, Confidence, GazetteerSettings, Rules, Settings, Trainer
 from .weights import grown_weights, loaded_weights, new_weights, saved_transitions
@@ -143,6 +144,7 @@ class BioNER(PerceptronPipe):
             self._model = new_weights(self.settings, self._scheme)
         self._predecessors = predecessor_lists(self._legal, self._model.factored)
         self.tag_values: Optional[tuple[tuple[str, ...], numpy.ndarray]] = None  # writer.entity_values' cache
+        self.plain_passes: Optional[PlainPasses] = None  # decoder.plain_passes' cache
         self._labels_seen = len(self.cfg["labels"])
 
     @property

@@ -17,7 +17,7 @@ from .bounds import within_bound
 from .confidence import alternatives, entity_probabilities
 from .entities import entity_annotated
 from .featurizer import features, history, match_sources, reads_short_forms
-from .passes import decode_plain
+from .passes import PlainPasses
 from .rules import apply_rules
 from .trellis import Trellis, allowed_tags, presets_of, trellis_of
 
@@ -121,25 +121,33 @@ def compiled_passes(
     ner, layout: Layout, matches: list[numpy.ndarray], allowed: numpy.ndarray
 ) -> tuple[numpy.ndarray, numpy.ndarray, numpy.ndarray]:
     """`passes` of a plain batch (is_plain), in one compiled call (passes.pyx)."""
-    model, featurizer, settings = ner.model, ner.featurizer, ner.settings
     short_form_heads = layout.abbreviation_heads if reads_short_forms(layout, predicting=True) else None
-    transitions, factors = model.decoding_weights(averaged=True)
-    decoding = (transitions, factors, ner.legal, ner.predecessors, ner.scheme.entity_types(), len(ner.labels) + 1)
-    return decode_plain(
-        layout,
-        featurizer.word_scores,
-        featurizer.joint_extractor,
-        DOCUMENT_FAMILY in featurizer.families,
-        match_sources(ner, layout, matches),
-        short_form_heads,
-        featurizer.lexicon,
-        featurizer.n_buckets,
-        model.scoring_rows(),
-        settings.confidence.entity_bias,
-        allowed,
-        decoding,
-        HISTORY_FAMILY in settings.features,
+    return plain_passes(ner).run(
+        layout, match_sources(ner, layout, matches), short_form_heads, ner.settings.confidence.entity_bias, allowed
     )
+
+
+def plain_passes(ner) -> PlainPasses:
+    """The compiled passes for the component's averaged weights as they are now: made again only when
+    they, the labels or the features have changed since the last call (training, adding a label)."""
+    model, featurizer = ner.model, ner.featurizer
+    weights = model.scoring_rows()
+    transitions, factors = model.decoding_weights(averaged=True)
+    legal, predecessors = ner.legal, ner.predecessors
+    made = ner.plain_passes
+    if made is None or not made.made_from(featurizer.word_scores, weights, transitions, factors, legal, predecessors):
+        decoding = (transitions, factors, legal, predecessors, ner.scheme.entity_types(), len(ner.labels) + 1)
+        made = ner.plain_passes = PlainPasses(
+            featurizer.word_scores,
+            featurizer.joint_extractor,
+            DOCUMENT_FAMILY in featurizer.families,
+            featurizer.lexicon,
+            featurizer.n_buckets,
+            weights,
+            decoding,
+            HISTORY_FAMILY in ner.settings.features,
+        )
+    return made
 
 
 def predict_group(ner, docs: list[Doc]) -> list[Prediction]:
