@@ -2,7 +2,6 @@
 `lowercase_docs` (a doc with no capital reads the case templates with values of its own)."""
 
 import numpy
-import pytest
 import spacy
 
 from spacy_bioner.core.features import Lexicon, batch_layout, lowercase_docs
@@ -71,11 +70,13 @@ def test_the_lexicon_keeps_a_row_per_reading_of_a_word():
     nlp = spacy.blank("en")
     lexicon = Lexicon(lambda text, lowercase=False: word_attributes(text, lowercase=lowercase), N_ATTRIBUTES)
     docs = [nlp("john met mary"), nlp("Yes , john met Mary")]
-    rows = lexicon.batch_rows(docs, lowercase_docs(docs))
+    rows, mention_ids = lexicon.rows_and_mentions(docs, lowercase_docs=True)
     assert rows[0] != rows[5] and rows[1] != rows[6]  # "john", "met": one row read in lower-case text, one not
     assert lexicon.batch_rows(docs[1:]).tolist() == rows[3:].tolist()  # a cased doc reads the rows it always did
-    with pytest.raises(ValueError, match="1 lower-case flags for 2 docs"):
-        lexicon.batch_rows(docs, numpy.ones(1, dtype=numpy.uint8))
+    assert mention_ids.tolist() == lexicon.mention_ids[rows].tolist()
+    orths = numpy.array([token.orth for doc in docs for token in doc], dtype=numpy.uint64)
+    per_token = numpy.repeat(lowercase_docs(docs), [len(doc) for doc in docs])
+    assert lexicon.rows(orths, nlp.vocab.strings, per_token).tolist() == rows.tolist()  # the same rows, token by token
 
 
 def test_with_lowercase_docs_only_the_case_templates_differ_in_lowercase_text():

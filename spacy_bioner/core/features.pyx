@@ -65,33 +65,59 @@ cdef class Lexicon:
         RETURNS (int32[n]): Row ids into `table`.
         """
         cdef int i, n = orths.shape[0]
-        cdef uint64_t key
-        cdef bint in_lowercase
-        cdef unordered_map[uint64_t, int32_t].iterator found
+        self._make_room(n)
+        out = numpy.empty(n, dtype=numpy.int32)
+        cdef int32_t[::1] out_view = out
+        for i in range(n):
+            out_view[i] = self._row(orths[i], strings, lowercase is not None and lowercase[i])
+        return out
+
+    def batch_rows(self, docs):
+        """`rows` of the tokens of docs laid end to end, read straight from the docs."""
+        return self.rows_and_mentions(docs)[0]
+
+    def rows_and_mentions(self, docs, bint lowercase_docs=False):
+        """`rows` of the tokens of docs laid end to end, read straight from the docs, and the
+        mention id of each (`mention_ids` of its row).
+
+        lowercase_docs (bool): Whether a lower-case doc's words (`lowercase_docs`) read rows of their own.
+        RETURNS (Tuple[int32[n], int32[n]]): Row ids into `table`, and mention ids.
+        """
+        cdef Doc doc
+        cdef Py_ssize_t i, n = 0
+        cdef bint lowercase
+        for doc in docs:
+            n += doc.length
+        self._make_room(n)
+        rows = numpy.empty(n, dtype=numpy.int32)
+        cdef int32_t[::1] row_view = rows
+        n = 0
+        for doc in docs:
+            lowercase = lowercase_docs and _is_lowercase(doc)
+            for i in range(doc.length):
+                row_view[n + i] = self._row(doc.c[i].lex.orth, doc.vocab.strings, lowercase)
+            n += doc.length
+        mentions = numpy.empty(n, dtype=numpy.int32)
+        cdef int32_t[::1] mention_view = mentions
+        cdef const int32_t[::1] mention_ids = self.mention_ids  # after the rows: adding them may grow it
+        for i in range(n):  # a loop: numpy's fancy indexing costs more for a sentence
+            mention_view[i] = mention_ids[row_view[i]]
+        return rows, mentions
+
+    cdef void _make_room(self, Py_ssize_t n):
+        """Start over if n new words could take the table past max_size."""
         if self._n_rows + n > self._max_size:
             self._rows.clear()
             self._mentions.clear()
             self._n_rows = 0
             self.generation += 1
-        out = numpy.empty(n, dtype=numpy.int32)
-        cdef int32_t[::1] out_view = out
-        for i in range(n):
-            in_lowercase = lowercase is not None and lowercase[i]
-            key = _mix(orths[i] ^ _LOWERCASE_SALT) if in_lowercase else orths[i]
-            found = self._rows.find(key)
-            if found == self._rows.end():
-                out_view[i] = self._add(key, strings[orths[i]], in_lowercase)
-            else:
-                out_view[i] = deref(found).second
-        return out
 
-    def batch_rows(self, docs, lowercase=None):
-        """`rows` of the tokens of docs laid end to end, read straight from the docs;
-        lowercase: whether each doc is lower-case (lowercase_docs), or None."""
-        orths = batch_orths(docs)
-        if lowercase is not None:
-            lowercase = _per_token(numpy.asarray(lowercase, dtype=numpy.uint8), docs, orths.shape[0])
-        return self.rows(orths, docs[0].vocab.strings if len(docs) else None, lowercase)
+    cdef inline int32_t _row(self, uint64_t orth, strings, bint lowercase) except -1:
+        cdef uint64_t key = _mix(orth ^ _LOWERCASE_SALT) if lowercase else orth
+        cdef unordered_map[uint64_t, int32_t].iterator found = self._rows.find(key)
+        if found == self._rows.end():
+            return self._add(key, strings[orth], lowercase)
+        return deref(found).second
 
     cdef int32_t _add(self, uint64_t orth, str text, bint lowercase) except -1:
         cdef uint64_t key
@@ -131,49 +157,37 @@ cdef inline bint _ends_sentence(uint64_t orth) noexcept nogil:
 cdef uint64_t _LOWERCASE_SALT = 0x2545f4914f6cdd1dULL
 
 
-def _per_token(const uint8_t[::1] of_doc, docs, Py_ssize_t n_tokens):
-    """Each doc's value repeated for each of its tokens: uint8[n_tokens]. A loop, not numpy.repeat,
-    which costs more than the loop for a sentence."""
-    if of_doc.shape[0] != len(docs):
-        raise ValueError(f"{of_doc.shape[0]} lower-case flags for {len(docs)} docs")
-    per_token = numpy.empty(n_tokens, dtype=numpy.uint8)
-    cdef uint8_t[::1] out = per_token
-    cdef Doc doc
-    cdef Py_ssize_t d = 0, i, n = 0
-    for doc in docs:
-        for i in range(doc.length):
-            out[n + i] = of_doc[d]
-        n += doc.length
-        d += 1
-    return per_token
-
-
 def lowercase_docs(docs):
     """Whether each doc is lower-case text (uint8 per doc): a letter, and no capital but those that
     phones and habit add while the rest is typed in lower case: the first letter of a word that
     opens a sentence (the doc, a line, or after ".", "!" or "?"), and the pronoun "I"."""
-    cdef Doc doc
-    cdef Py_ssize_t i, d = 0
-    cdef bint lower, capital, opens
-    cdef const LexemeC* lex
-    cdef uint64_t before
     out = numpy.zeros(len(docs), dtype=numpy.uint8)
     cdef uint8_t[::1] out_view = out
+    cdef Py_ssize_t d = 0
+    cdef Doc doc
     for doc in docs:
-        lower = capital = False
-        for i in range(doc.length):
-            lex = doc.c[i].lex
-            lower |= Lexeme.c_check_flag(lex, IS_LOWER)
-            if lex.lower == lex.orth or lex.orth == _I:
-                continue
-            before = doc.c[i - 1].lex.orth if i > 0 else 0
-            opens = i == 0 or _ends_sentence(before)
-            if not opens and Lexeme.c_check_flag(doc.c[i - 1].lex, IS_SPACE):
-                opens = "\n" in doc.vocab.strings[before]  # a line break; a tab or spaces open nothing
-            capital |= not (opens and Lexeme.c_check_flag(lex, IS_TITLE))
-        out_view[d] = lower and not capital
+        out_view[d] = _is_lowercase(doc)
         d += 1
     return out
+
+
+cdef bint _is_lowercase(Doc doc) except -1:
+    """lowercase_docs of one doc."""
+    cdef Py_ssize_t i
+    cdef bint lower = False, capital = False, opens
+    cdef const LexemeC* lex
+    cdef uint64_t before
+    for i in range(doc.length):
+        lex = doc.c[i].lex
+        lower |= Lexeme.c_check_flag(lex, IS_LOWER)
+        if lex.lower == lex.orth or lex.orth == _I:
+            continue
+        before = doc.c[i - 1].lex.orth if i > 0 else 0
+        opens = i == 0 or _ends_sentence(before)
+        if not opens and Lexeme.c_check_flag(doc.c[i - 1].lex, IS_SPACE):
+            opens = "\n" in doc.vocab.strings[before]  # a line break; a tab or spaces open nothing
+        capital |= not (opens and Lexeme.c_check_flag(lex, IS_TITLE))
+    return lower and not capital
 
 
 def batch_orths(docs):

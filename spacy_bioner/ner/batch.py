@@ -12,7 +12,7 @@ from typing import Callable, NamedTuple, Optional
 import numpy
 from spacy.tokens import Doc
 
-from ..core.features import batch_layout, batch_orths, lowercase_docs, words_of
+from ..core.features import batch_layout, batch_orths, words_of
 from ..core.templates import (
     ABBREVIATION_FAMILY,
     LOWERCASE_DOCS_FAMILY,
@@ -83,7 +83,7 @@ def lay_out(ner, docs: list[Doc], folds: Optional[list[int]] = None) -> Layout:
     features, rules = ner.settings.features, ner.settings.rules
     offsets, sentence, sent_starts, is_space = batch_layout(docs, sentence_ends=SENTENCES_FAMILY in features)
     lexicon = ner.featurizer.lexicon
-    rows = lexicon.batch_rows(docs, lowercase_docs(docs) if LOWERCASE_DOCS_FAMILY in features else None)
+    rows, mention_ids = lexicon.rows_and_mentions(docs, lowercase_docs=LOWERCASE_DOCS_FAMILY in features)
     heads, starts, short_form_heads, short_form_starts = _short_form_mentions(
         ner, docs, offsets, rows, sentence, is_space, folds
     )
@@ -101,7 +101,7 @@ def lay_out(ner, docs: list[Doc], folds: Optional[list[int]] = None) -> Layout:
     return Layout(
         offsets,
         rows,
-        lexicon.mention_ids[rows],
+        mention_ids,
         sentence,
         sent_starts,
         is_space,
