@@ -21,6 +21,7 @@ from spacy_bioner.core.templates import (
     word_case_of,
 )
 from spacy_bioner.core.word_case import shipped_word_case
+from spacy_bioner.core.word_clusters import shipped_clusters
 
 
 def reference_scores(weights, features):
@@ -91,6 +92,7 @@ def test_loaded_weights_are_their_own_average_until_trained_further():
         st.text(alphabet=st.characters(max_codepoint=127), min_size=60, max_size=70),  # C up to 64, then Python
         st.text(alphabet="aAzZ09-.'_+ \n", max_size=12),  # runs of one shape letter, marks, case edges
         st.sampled_from(["İstanbul", "ΣΑΣΑ", "Straße", "U.S.", "1,000", "O'Neill", "", "-", "McDonald", "iPhone"]),
+        st.sampled_from(["the", "Seattle", "running", "Smith", "ibuprofen"]),  # in the cluster and case tables
     )
 )
 def test_word_attributes_are_the_templates_attributes_hashed(text):
@@ -102,6 +104,11 @@ def test_word_attributes_are_the_templates_attributes_hashed(text):
         get_string_id(f"{name}={value}") for name, value in zip(ATTRIBUTE_NAMES, cased)
     ]
     assert word_case_of(["word", "clusters"]) is None
+    ids = shipped_clusters().word_ids(text)
+    clustered = values[: len(WORD_ATTRIBUTES)] + (["none"] * 3 if ids is None else [str(i) for i in ids])
+    assert word_attributes(text, clusters=shipped_clusters().word_ids, word_case=shipped_word_case().values_of) == [
+        get_string_id(f"{name}={value}") for name, value in zip(ATTRIBUTE_NAMES, clustered + cased[-3:])
+    ]
 
 
 def test_resize_keeps_weights_and_moves_the_start_row():

@@ -93,19 +93,30 @@ def attribute_values(
 
 def _looked_up(text: str, clusters: Optional[WordClusters], word_case: Optional[WordCase]) -> list[str]:
     """The values of CLUSTER_ATTRIBUTES and WORD_CASE_ATTRIBUTES, read from their tables."""
-    ids = clusters(text) if clusters is not None else None
+    return _looked_up_values(
+        clusters(text) if clusters is not None else None, word_case(text) if word_case is not None else None
+    )
+
+
+def _looked_up_values(ids: Optional[Sequence[int]], case_values: Optional[tuple[str, str, str]]) -> list[str]:
+    """The values of CLUSTER_ATTRIBUTES and WORD_CASE_ATTRIBUTES, from a word's cluster ids and case values."""
     clustered = ["none"] * len(CLUSTER_ATTRIBUTES) if ids is None else [str(i) for i in ids]
-    return clustered + (["none"] * len(WORD_CASE_ATTRIBUTES) if word_case is None else list(word_case(text)))
+    return clustered + (["none"] * len(WORD_CASE_ATTRIBUTES) if case_values is None else list(case_values))
 
 
 _PREFIXES = [f"{name}=" for name in ATTRIBUTE_NAMES]
 _LOOKED_UP_PREFIXES = _PREFIXES[len(ASCII_ATTRIBUTES) :]
 
 
-@functools.cache  # the looked-up attributes take few values ("none", cluster ids, case classes): each hashed once
-def _looked_up_hash(column: int, value: str) -> int:
-    """The hash of the looked-up attribute `column` (0 the first of CLUSTER_ATTRIBUTES) with this value."""
-    return hash_string(_LOOKED_UP_PREFIXES[column] + value)
+# The looked-up attributes take few values together (cluster ids, case classes): each combination is hashed
+# once, and a new word pays one lookup for them, not a string and a hash per attribute.
+@functools.lru_cache(maxsize=1 << 16)
+def _looked_up_hashes(ids: Optional[tuple[int, ...]], case_values: Optional[tuple[str, str, str]]) -> list[int]:
+    """The hashes of the looked-up attributes, "name=value", of a word with these cluster ids and case values.
+    A cached list: callers extend their own lists with it, never change it."""
+    return [
+        hash_string(prefix + value) for prefix, value in zip(_LOOKED_UP_PREFIXES, _looked_up_values(ids, case_values))
+    ]
 
 
 # The attributes that say how a word is cased here. In lower-case text (the LOWERCASE_DOCS_FAMILY) they say
@@ -127,7 +138,10 @@ def word_attributes(
         values = attribute_values(text, clusters, word_case)
         hashes = [hash_string(prefix + value) for prefix, value in zip(_PREFIXES, values)]
     else:
-        hashes += [_looked_up_hash(column, value) for column, value in enumerate(_looked_up(text, clusters, word_case))]
+        ids = clusters(text) if clusters is not None else None
+        hashes += _looked_up_hashes(
+            None if ids is None else tuple(ids), word_case(text) if word_case is not None else None
+        )
     if lowercase:
         for column, name, attribute in _CASE_COLUMNS:
             hashes[column] = hash_string(f"{name}@lowercase={attribute(text)}")
