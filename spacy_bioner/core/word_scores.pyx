@@ -143,6 +143,8 @@ cdef class WordScores:
         cdef Py_ssize_t j, k, tag, n_tags = weights.n_tags
         cdef uint64_t bucket
         cdef const float* rows[MAX_WORD_TEMPLATES]
+        cdef const float* source
+        cdef float* vector
         for j in range(self._seeds.shape[0]):
             bucket = self._seeds[j]
             for k in range(self._n_parts[j]):
@@ -150,8 +152,10 @@ cdef class WordScores:
             rows[j] = weight_row(weights, bucket % self.n_buckets)
             prefetch_row(rows[j], n_tags)
         for j in range(self._seeds.shape[0]):
+            # Pointers, not the memoryview's indexing: the compiler then adds a row's tags many at a time.
+            vector, source = &cache[row, self._slots[j], 0], rows[j]
             for tag in range(n_tags):
-                cache[row, self._slots[j], tag] += rows[j][tag]
+                vector[tag] += source[tag]
 
     def __reduce__(self):
         return (WordScores, (self._templates, self.n_buckets))  # a copy starts with an empty cache
