@@ -20,7 +20,7 @@ from spacy_bioner.ner.abbreviations import (
     undefined_acronyms,
 )
 from spacy_bioner.ner.lone_surnames import lone_surnames
-from spacy_bioner.ner.screens import may_exceed_bound
+from spacy_bioner.ner.screens import continuing_run
 
 LABELS = ["LOC", "PER", "ORG"]
 VOCAB = spacy.blank("en").vocab
@@ -65,10 +65,10 @@ def test_lone_surnames_are_a_full_names_last_word_again_in_its_doc(batch):
 
 @settings(max_examples=300)
 @given(tagged_batches(), st.integers(1, 4))
-def test_may_exceed_bound_is_true_where_an_entity_is_longer_than_the_bound(batch, bound):
+def test_continuing_run_is_true_where_an_entity_is_longer_than_the_bound(batch, bound):
     scheme, tags, _, _ = batch
     longest = max((end - start for start, end, _ in scheme.to_spans(tags)), default=0)
-    assert may_exceed_bound(tags, scheme.continuing().view(numpy.uint8), bound) is (longest > bound)
+    assert continuing_run(tags, scheme.continuing().view(numpy.uint8), bound) is (longest > bound)
 
 
 SHORT_FORM_WORDS = ["(", ")", "-", ";", "\n", "AF", "IDDM", "NATO", "ABC", "atrial", "Smith", "35", "UN", "insulin"]

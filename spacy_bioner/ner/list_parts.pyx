@@ -51,8 +51,14 @@ def name_list_parts(const int64_t[:, :] names, const int32_t[::1] tags, const ui
         entities.push_back(start)
         entities.push_back(end)
         _push_parts(previous, start, end, entities.size() // 2 - 1, parts)
+    if entities.empty():  # as in most sentences: no list made into a Python list and an array
+        return _NO_ENTITIES, _NO_PARTS
     return (numpy.array(entities, dtype=numpy.int64).reshape(-1, 2),
             numpy.array(parts, dtype=numpy.int64).reshape(-1, 3))
+
+
+_NO_ENTITIES, _NO_PARTS = numpy.zeros((0, 2), dtype=numpy.int64), numpy.zeros((0, 3), dtype=numpy.int64)
+_NO_ENTITIES.flags.writeable = _NO_PARTS.flags.writeable = False
 
 
 cdef inline bint _has(vector[Name]& spans, int64_t start, int64_t end):

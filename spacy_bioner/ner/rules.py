@@ -14,6 +14,7 @@ from spacy.tokens import Doc
 from .abbreviations import label_short_forms
 from .batch import Layout, any_set
 from .name_lists import split_name_lists
+from .screens import continuing_run
 from .surnames import label_surnames
 
 # (ner, docs, layout, tags, allowed, each doc's gazetteer matches) -> new tags
@@ -69,7 +70,7 @@ def apply_rules(
     retagged: dict[int, str] = {}
     # Name lists and surnames need an entity of two tokens or more, short forms a mention of one:
     # most sentences have neither, and are not handed to each rule in turn.
-    if not any_set(ner.scheme.continuing()[tags]) and (
+    if not continuing_run(tags, ner.scheme.continuing().view(numpy.uint8), 1) and (
         layout.short_form_starts is None or not any_set(layout.short_form_starts)
     ):
         return tags, retagged

@@ -24,9 +24,10 @@ cdef Py_ssize_t _LOOK_BEHIND = LOOK_BEHIND, _LOOK_AHEAD = LOOK_AHEAD
 cdef Py_ssize_t _MAX_SHORT_FORM = MAX_SHORT_FORM, _MAX_PIECES = MAX_SHORT_FORM_PIECES
 
 
-def may_exceed_bound(const int32_t[::1] tags, const uint8_t[::1] continuing, Py_ssize_t bound):
-    """Whether within_bound has an entity to decode again: whether `bound` tags in a row continue an
-    entity, so that with its first tag it is longer than the bound.
+def continuing_run(const int32_t[::1] tags, const uint8_t[::1] continuing, Py_ssize_t length):
+    """Whether `length` tags in a row continue an entity: with length 1, whether any entity has two
+    tokens or more (the rules' screen); with the entity bound, whether an entity may be longer than it
+    (within_bound's).
 
     tags (int32[n]): The decoded tags.
     continuing (bool[n_tags]): Whether each tag continues an entity (scheme.continuing()).
@@ -34,7 +35,7 @@ def may_exceed_bound(const int32_t[::1] tags, const uint8_t[::1] continuing, Py_
     cdef Py_ssize_t i, run = 0
     for i in range(tags.shape[0]):
         run = run + 1 if continuing[tags[i]] else 0
-        if run >= bound:
+        if run >= length:
             return True
     return False
 
