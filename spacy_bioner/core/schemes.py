@@ -54,6 +54,7 @@ class TagScheme:
         self._closing = numpy.array([self.name == "BIO" or m in "OLU" for m in tag_moves])
         self._opening = numpy.array([m in "BU" for m in tag_moves])
         self._continuing = numpy.array([m in "IL" for m in tag_moves])
+        self._continuing_bytes = self._continuing.view(numpy.uint8)
         self._bounds = numpy.array([m in ("B" if name == "BIO" else "BUL") for m in tag_moves])
         self._tags_of: dict[tuple[int, ...], numpy.ndarray] = {}  # tags_of's masks, by tuple of labels
         self._entity_types = numpy.array(
@@ -126,6 +127,10 @@ class TagScheme:
     def continuing(self) -> numpy.ndarray:
         """bool (n_tags,): tags that need a predecessor of the same entity."""
         return self._continuing
+
+    def continuing_bytes(self) -> numpy.ndarray:
+        """`continuing` as uint8, as the compiled screens and rules take it (one view, not one per call)."""
+        return self._continuing_bytes
 
     def is_valid(self, tags: Sequence[int], sent_starts: Optional[Sequence[bool]] = None) -> bool:
         """Whether a tag sequence is well formed (and keeps entities inside sentences)."""

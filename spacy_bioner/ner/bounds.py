@@ -31,7 +31,7 @@ def within_bound(
     if bound is None:
         return tags
     # An entity is its first tag and a run of continuing ones: with no run as long as the bound, none is too long.
-    if not continuing_run(tags, ner.scheme.continuing().view(numpy.uint8), bound):
+    if not continuing_run(tags, ner.scheme.continuing_bytes(), bound):
         return tags
     # A span with a tag forced on it (a preset: an identifier, a rule's entity) keeps its length: the
     # bound holds what the model makes up, not what was set before it.

@@ -35,7 +35,7 @@ def split_name_lists(
     if not ner.settings.rules.split_name_lists:
         return tags
     names = _known_names(ner, layout, matches)
-    entities, parts = name_list_parts(names, tags, ner.scheme.continuing().view(numpy.uint8))
+    entities, parts = name_list_parts(names, tags, ner.scheme.continuing_bytes())
     if not len(entities):
         return tags  # no entity is made up of two or more known names, as in most sentences
     doc_of = numpy.searchsorted(layout.offsets, parts[:, 1], side="right") - 1

@@ -32,8 +32,8 @@ def _short_forms(
     ner, docs: list[Doc], layout: Layout, tags: numpy.ndarray, allowed: numpy.ndarray, matches
 ) -> numpy.ndarray:
     """short_form_labels and acronym_labels: an untagged short form takes its long form's type."""
-    if layout.short_form_heads is None or layout.short_form_starts is None:
-        return tags
+    if layout.short_form_heads is None or layout.short_form_starts is None or not any_set(layout.short_form_starts):
+        return tags  # no short form in the batch, as in most
     return label_short_forms(tags, layout.short_form_heads, layout.short_form_starts, ner.scheme, allowed)
 
 
@@ -70,7 +70,7 @@ def apply_rules(
     retagged: dict[int, str] = {}
     # Name lists and surnames need an entity of two tokens or more, short forms a mention of one:
     # most sentences have neither, and are not handed to each rule in turn.
-    if not continuing_run(tags, ner.scheme.continuing().view(numpy.uint8), 1) and (
+    if not continuing_run(tags, ner.scheme.continuing_bytes(), 1) and (
         layout.short_form_starts is None or not any_set(layout.short_form_starts)
     ):
         return tags, retagged

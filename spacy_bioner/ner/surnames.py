@@ -45,7 +45,7 @@ def label_surnames(
         tags,
         words,
         offsets,
-        scheme.continuing().view(numpy.uint8),
+        scheme.continuing_bytes(),
         scheme.tags_of(tuple(person_ids)).view(numpy.uint8),
         len(scheme.moves),
     )
