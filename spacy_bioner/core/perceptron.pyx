@@ -20,7 +20,7 @@ from cymem.cymem cimport Pool
 from libc.stdint cimport int32_t, uint8_t, uint32_t
 
 from .decode cimport Trellis, decode_sequences, prepare_trellis
-from .prefetch cimport prefetch_row
+from .prefetch cimport prefetch, prefetch_row
 from .weight_rows cimport WeightRows
 
 import numpy
@@ -49,6 +49,13 @@ cdef void emit(
     cdef const uint32_t* ahead
     cdef float* scores
     for i in range(n):
+        # Two stages: a row's place in the index is asked for twice as far ahead as the row,
+        # so that finding the row's address does not wait on memory either.
+        if index != NULL and i + 2 * _PREFETCH_DISTANCE < n:
+            ahead = features + (i + 2 * _PREFETCH_DISTANCE) * n_features
+            for j in range(n_features):
+                if ahead[j] != _DROPPED:
+                    prefetch(index + ahead[j])
         if i + _PREFETCH_DISTANCE < n:
             ahead = features + (i + _PREFETCH_DISTANCE) * n_features
             for j in range(n_features):
