@@ -20,7 +20,8 @@ from spacy_bioner.ner.abbreviations import (
     undefined_acronyms,
 )
 from spacy_bioner.ner.lone_surnames import lone_surnames
-from spacy_bioner.ner.screens import continuing_run
+from spacy_bioner.ner.letters import SALUTATIONS
+from spacy_bioner.ner.screens import continuing_run, letter_docs
 
 LABELS = ["LOC", "PER", "ORG"]
 VOCAB = spacy.blank("en").vocab
@@ -142,3 +143,18 @@ def test_a_definition_read_from_the_words_around_its_parenthesis_is_that_of_the_
     first = len(filler)
     assert expected[(VOCAB.strings["ABCDEFGHIJ"],)] == (first, first + len(longest))
     assert len(expected) == 2 and defined == {0: expected}
+
+
+@settings(max_examples=200)
+@given(st.lists(st.lists(st.sampled_from(["Hi", "hi", "DEAR", "Good", "Best", "Anna", ",", "\n", "\n\n", " "]),
+                         max_size=6), min_size=1, max_size=4))
+def test_letter_docs_are_those_with_lines_or_a_first_word_that_may_greet(docs_words):
+    """The letter rules read a doc with a whitespace token, or one that opens with a salutation's first word."""
+    docs = [Doc(VOCAB, words=words, spaces=[False] * len(words)) for words in docs_words]
+    is_space = numpy.array([token.is_space for doc in docs for token in doc], dtype=numpy.bool_)
+    first_words = {phrase[0] for phrase in SALUTATIONS}
+    expected = [
+        d for d, doc in enumerate(docs) if len(doc) and (any(t.is_space for t in doc) or doc[0].lower_ in first_words)
+    ]
+    hashes = frozenset(VOCAB.strings.add(word) for word in first_words)
+    assert letter_docs(docs, is_space.view(numpy.uint8), hashes) == expected

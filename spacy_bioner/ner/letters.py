@@ -17,9 +17,11 @@ constrain Viterbi the way presets do:
 from typing import NamedTuple, Optional
 
 import numpy
+from spacy.strings import get_string_id
 from spacy.tokens import Doc, Token
 
 from ..core.word_case import shipped_word_case
+from .screens import letter_docs
 
 SALUTATIONS = {
     ("hi",), ("hello",), ("hey",), ("dear",), ("greetings",), ("hiya",), ("howdy",), ("yo",),
@@ -51,24 +53,22 @@ def letter_marks(
     """The marks of a batch's docs; None if no doc has a salutation, sign-off or field label.
     Only docs with whitespace tokens (line breaks) or a first word that may greet are read.
     spaced: whether any token is whitespace (Layout.spaced)."""
-    bounds = offsets.tolist()
-    read = [
-        (doc, offset, numpy.flatnonzero(is_space[offset:end]).tolist() if spaced else [])
-        for doc, offset, end in zip(docs, bounds, bounds[1:])
-        if len(doc) and ((spaced and is_space[offset:end].any()) or doc[0].lower_ in _FIRST_WORDS)
-    ]
+    read = letter_docs(docs, is_space.view(numpy.uint8), _FIRST_WORD_HASHES)
     if not read:  # a sentence or a paragraph of prose, as most docs are
         return None
+    bounds = offsets.tolist()
     outside, ends = numpy.zeros(bounds[-1], dtype=numpy.bool_), numpy.zeros(bounds[-1], dtype=numpy.bool_)
     persons: list[tuple[int, int]] = []
-    for doc, offset, spaces in read:
-        _mark_doc(doc, _lines(doc, spaces), offset, outside, ends, persons)
+    for d in read:
+        offset, end = bounds[d], bounds[d + 1]
+        spaces = numpy.flatnonzero(is_space[offset:end]).tolist() if spaced else []
+        _mark_doc(docs[d], _lines(docs[d], spaces), offset, outside, ends, persons)
     if not (outside.any() or persons):
         return None
     return LetterMarks(outside, ends, persons)
 
 
-_FIRST_WORDS = {phrase[0] for phrase in SALUTATIONS}
+_FIRST_WORD_HASHES = frozenset(get_string_id(phrase[0]) for phrase in SALUTATIONS)  # as a token's LOWER
 
 
 LOOK = 10  # the words read at a line's start: every rule needs fewer, so a long line costs no more

@@ -1,8 +1,8 @@
 # cython: language_level=3
 """Screens: the cheap, exact tests that let most sentences skip a stage.
 
-The entity bound (bounds.py) and the short-form mentions of the layout
-(batch.py) find nothing in most sentences, and the numpy calls that find out
+The entity bound (bounds.py), the short-form mentions of the layout
+(batch.py) and the letter rules (letters.py) find nothing in most sentences, and the numpy calls that find out
 cost more than the loops below. Each screen says whether its stage can find
 anything; only then does the stage run, in Python, from the start. A screen
 never decides what a stage finds: where it says yes, the stage may still find
@@ -38,6 +38,33 @@ def continuing_run(const int32_t[::1] tags, const uint8_t[::1] continuing, Py_ss
         if run >= length:
             return True
     return False
+
+
+def letter_docs(docs, const uint8_t[::1] is_space, first_words):
+    """The docs of a batch (their indices, in order) that the letter rules read (letters.letter_marks):
+    those with a whitespace token (lines to read), and those whose first token may open a salutation
+    ("Hi Miles, ..." in one line). The stage reads no other doc.
+
+    docs (Sequence[Doc]): The batch's docs, laid end to end in `is_space`.
+    is_space (bool[n]): Whitespace tokens.
+    first_words (frozenset[int]): The LOWER hashes of the words a salutation may open with.
+    """
+    cdef Doc doc
+    cdef Py_ssize_t d = 0, i, offset = 0
+    read = []
+    for doc in docs:
+        if offset + doc.length > is_space.shape[0]:
+            raise ValueError(f"is_space has {is_space.shape[0]} tokens, fewer than the docs")
+        if doc.length and doc.c[0].lex.lower in first_words:
+            read.append(d)
+        else:
+            for i in range(offset, offset + doc.length):
+                if is_space[i]:
+                    read.append(d)
+                    break
+        offset += doc.length
+        d += 1
+    return read
 
 
 def short_form_docs(docs, const int32_t[::1] rows, const uint8_t[::1] is_space, const int32_t[::1] sentence,
