@@ -72,9 +72,10 @@ class Initials:
     def _clear(self, generation: int) -> None:
         self._generation = generation
         self._done = 0  # the lexicon rows worked out; the arrays below have room for more, as the lexicon's table does
+        # 0/1 bytes, not bools: the screen reads them as bytes, and a view per call costs more than it
         self._codes = numpy.zeros(0, dtype=numpy.uint8)
-        self._capitals = numpy.zeros(0, dtype=numpy.bool_)
-        self._long = numpy.zeros(0, dtype=numpy.bool_)
+        self._capitals = numpy.zeros(0, dtype=numpy.uint8)
+        self._long = numpy.zeros(0, dtype=numpy.uint8)
 
     def docs_with_mentions(
         self,
@@ -96,8 +97,8 @@ class Initials:
             is_space.view(numpy.uint8),
             sentence,
             self._codes,
-            self._capitals.view(numpy.uint8),
-            self._long.view(numpy.uint8),
+            self._capitals,
+            self._long,
             acronyms,
             MAX_SHORT_FORM,
             SKIPPED,
@@ -112,11 +113,11 @@ class Initials:
             or more, not next to another word in capitals (a headline's words are not acronyms).
         """
         self._update(lexicon)
-        capitals = self._capitals[rows]
+        capitals = self._capitals[rows].view(numpy.bool_)
         beside_capitals = numpy.zeros(len(rows), dtype=numpy.bool_)
         beside_capitals[1:] |= capitals[:-1]
         beside_capitals[:-1] |= capitals[1:]
-        return self._codes[rows], capitals & ~beside_capitals & self._long[rows]
+        return self._codes[rows], capitals & ~beside_capitals & self._long[rows].view(numpy.bool_)
 
     def _update(self, lexicon) -> None:
         """Work out what the lexicon's new rows give: in place, in arrays that double when full,
