@@ -19,8 +19,8 @@ from spacy_bioner.ner.abbreviations import (
     definitions,
     undefined_acronyms,
 )
-from spacy_bioner.ner.lone_surnames import lone_surnames
 from spacy_bioner.ner.letters import SALUTATIONS
+from spacy_bioner.ner.lone_surnames import lone_surnames
 from spacy_bioner.ner.screens import continuing_run, letter_docs
 
 LABELS = ["LOC", "PER", "ORG"]
@@ -146,8 +146,13 @@ def test_a_definition_read_from_the_words_around_its_parenthesis_is_that_of_the_
 
 
 @settings(max_examples=200)
-@given(st.lists(st.lists(st.sampled_from(["Hi", "hi", "DEAR", "Good", "Best", "Anna", ",", "\n", "\n\n", " "]),
-                         max_size=6), min_size=1, max_size=4))
+@given(
+    st.lists(
+        st.lists(st.sampled_from(["Hi", "hi", "DEAR", "Good", "Best", "Anna", ",", "\n", "\n\n", " "]), max_size=6),
+        min_size=1,
+        max_size=4,
+    )
+)
 def test_letter_docs_are_those_with_lines_or_a_first_word_that_may_greet(docs_words):
     """The letter rules read a doc with a whitespace token, or one that opens with a salutation's first word."""
     docs = [Doc(VOCAB, words=words, spaces=[False] * len(words)) for words in docs_words]
