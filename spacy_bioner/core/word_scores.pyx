@@ -19,6 +19,9 @@ from .weight_rows cimport WeightRows, weight_row
 
 import numpy
 
+# A word's vectors are asked for this many tokens before they are first read.
+cdef Py_ssize_t _PREFETCH_DISTANCE = 4
+
 cdef uint64_t _PADDING = 0x9E3779B97F4A7C15ULL  # FeatureExtractor's value outside the sentence, times 2 or 3
 cdef enum:
     MAX_WORD_TEMPLATES = 256  # the single-word templates a WordScores takes: a word's rows are kept on the stack
@@ -118,8 +121,17 @@ cdef class WordScores:
         cdef Py_ssize_t slot, at, tag
         cdef int32_t row
         cdef const float* vector
+        # A word's vectors are asked for before the first token that reads them: the cache is far larger
+        # than the CPU's, and a batch's words are scattered through it.
+        cdef Py_ssize_t ahead = self.min_offset + self.n_offsets - 1 + _PREFETCH_DISTANCE
+        cdef Py_ssize_t block = self.n_offsets * n_tags
         with nogil:
+            for at in range(min(n, ahead)):
+                if filled[rows[at]]:
+                    prefetch_row(&cache[rows[at], 0, 0], block)
             for i in range(n):
+                if i + ahead < n and filled[rows[i + ahead]]:
+                    prefetch_row(&cache[rows[i + ahead], 0, 0], block)
                 for tag in range(n_tags):
                     out_view[i, tag] = fixed[0, tag]
                 for slot in range(self.n_offsets):
