@@ -7,8 +7,7 @@ new word, not once per token. `FeatureExtractor` combines attribute hashes
 across a window by the templates and maps each combination to a weight row.
 """
 from cython.operator cimport dereference as deref
-from libc.stdint cimport int32_t, uint8_t, uint32_t, uint64_t
-from libcpp.unordered_map cimport unordered_map
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
 from spacy.attrs cimport IS_LOWER, IS_SPACE, IS_TITLE
 from spacy.structs cimport LexemeC
 from spacy.lexeme cimport Lexeme
@@ -31,16 +30,6 @@ cdef class Lexicon:
         mentions of one word (the lowercase form, for the document features);
         `mention_ids` numbers its values densely. -1: none.
     """
-    cdef unordered_map[uint64_t, int32_t] _rows
-    cdef unordered_map[uint64_t, int32_t] _mentions
-    cdef object _attributes
-    cdef public object table
-    cdef public object mention_ids  # int32 per row: equal for equal values of mention_column
-    cdef int _mention_column
-    cdef int _n_rows
-    cdef int _max_size
-    cdef readonly int generation  # counts restarts: row ids of one generation mean nothing in another
-
     def __init__(self, attributes, int n_attributes, int max_size=1_000_000, int mention_column=-1):
         if not -1 <= mention_column < n_attributes:
             raise ValueError(f"mention_column {mention_column} outside -1..{n_attributes - 1}")
@@ -83,27 +72,32 @@ cdef class Lexicon:
         lowercase_docs (bool): Whether a lower-case doc's words (`lowercase_docs`) read rows of their own.
         RETURNS (Tuple[int32[n], int32[n]]): Row ids into `table`, and mention ids.
         """
-        cdef Doc doc
-        cdef Py_ssize_t i, n = 0
-        cdef bint lowercase
-        for doc in docs:
-            n += doc.length
-        self._make_room(n)
+        docs = list(docs)
+        cdef Py_ssize_t n = count_tokens(docs)
         rows = numpy.empty(n, dtype=numpy.int32)
-        cdef int32_t[::1] row_view = rows
-        n = 0
+        mentions = numpy.empty(n, dtype=numpy.int32)
+        cdef int32_t[::1] row_view = rows, mention_view = mentions
+        if n:
+            self.fill_rows_and_mentions(docs, n, lowercase_docs, &row_view[0], &mention_view[0])
+        return rows, mentions
+
+    cdef int fill_rows_and_mentions(self, list docs, Py_ssize_t n, bint lowercase_docs, int32_t* rows,
+                                    int32_t* mentions) except -1:
+        """rows_and_mentions into rows and mentions, of room for the docs' n tokens."""
+        cdef Doc doc
+        cdef Py_ssize_t i, at = 0
+        cdef bint lowercase
+        self._make_room(n)
         for doc in docs:
             lowercase = lowercase_docs and _is_lowercase(doc)
             strings = doc.vocab.strings  # once a doc: two attribute lookups a token cost more than finding its row
             for i in range(doc.length):
-                row_view[n + i] = self._row(doc.c[i].lex.orth, strings, lowercase)
-            n += doc.length
-        mentions = numpy.empty(n, dtype=numpy.int32)
-        cdef int32_t[::1] mention_view = mentions
+                rows[at + i] = self._row(doc.c[i].lex.orth, strings, lowercase)
+            at += doc.length
         cdef const int32_t[::1] mention_ids = self.mention_ids  # after the rows: adding them may grow it
         for i in range(n):  # a loop: numpy's fancy indexing costs more for a sentence
-            mention_view[i] = mention_ids[row_view[i]]
-        return rows, mentions
+            mentions[i] = mention_ids[rows[i]]
+        return 0
 
     cdef void _make_room(self, Py_ssize_t n):
         """Start over if n new words could take the table past max_size."""
@@ -113,7 +107,7 @@ cdef class Lexicon:
             self._n_rows = 0
             self.generation += 1
 
-    cdef inline int32_t _row(self, uint64_t orth, strings, bint lowercase) except -1:
+    cdef int32_t _row(self, uint64_t orth, strings, bint lowercase) except -1:
         cdef uint64_t key = _mix(orth ^ _LOWERCASE_SALT) if lowercase else orth
         cdef unordered_map[uint64_t, int32_t].iterator found = self._rows.find(key)
         if found == self._rows.end():
@@ -219,29 +213,47 @@ def batch_layout(docs, bint sentence_ends=False):
         bool sentence starts (the first token of each doc included); bool
         whitespace tokens.
     """
-    cdef Doc doc
-    cdef Py_ssize_t i, d = 0, n = 0
-    cdef int32_t sentence = 0
+    docs = list(docs)
+    cdef Py_ssize_t n = count_tokens(docs)
     offsets = numpy.zeros(len(docs) + 1, dtype=numpy.int64)
-    for doc in docs:
-        n += doc.length
-        d += 1
-        offsets[d] = n
     sentences = numpy.empty(n, dtype=numpy.int32)
     starts = numpy.empty(n, dtype=numpy.bool_)
     spaces = numpy.empty(n, dtype=numpy.bool_)
+    cdef int64_t[::1] offset_view = offsets
     cdef int32_t[::1] sentence_view = sentences
     cdef uint8_t[::1] start_view = starts.view(numpy.uint8), space_view = spaces.view(numpy.uint8)
-    n = 0
+    if n:
+        fill_layout(docs, sentence_ends, &offset_view[0], &sentence_view[0], &start_view[0], &space_view[0])
+    return offsets, sentences, starts, spaces
+
+
+cdef Py_ssize_t count_tokens(list docs) except -1:
+    """The tokens of the docs."""
+    cdef Doc doc
+    cdef Py_ssize_t n = 0
+    for doc in docs:
+        n += doc.length
+    return n
+
+
+cdef int fill_layout(list docs, bint sentence_ends, int64_t* offsets, int32_t* sentence, uint8_t* starts,
+                     uint8_t* spaces) except -1:
+    """batch_layout into offsets (n_docs + 1) and the rest (a value per token), of room for the docs."""
+    cdef Doc doc
+    cdef Py_ssize_t i, d = 0, n = 0
+    cdef int32_t number = 0
+    offsets[0] = 0
     for doc in docs:
         for i in range(doc.length):
-            start_view[n + i] = i == 0 or doc.c[i].sent_start == 1
-            if start_view[n + i] or (sentence_ends and i > 0 and _ends_sentence(doc.c[i - 1].lex.orth)):
-                sentence += 1
-            sentence_view[n + i] = sentence
-            space_view[n + i] = Lexeme.c_check_flag(doc.c[i].lex, IS_SPACE)
+            starts[n + i] = i == 0 or doc.c[i].sent_start == 1
+            if starts[n + i] or (sentence_ends and i > 0 and _ends_sentence(doc.c[i - 1].lex.orth)):
+                number += 1
+            sentence[n + i] = number
+            spaces[n + i] = Lexeme.c_check_flag(doc.c[i].lex, IS_SPACE)
         n += doc.length
-    return offsets, sentences, starts, spaces
+        d += 1
+        offsets[d] = n
+    return 0
 
 
 def words_of(is_space, starts):

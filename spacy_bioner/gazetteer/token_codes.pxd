@@ -35,3 +35,5 @@ cdef class TokenEncoder:
 
 
 cdef object rows_array(const vector[MatchRow]& rows)
+cdef void fill_match_codes(const MatchRow* rows, Py_ssize_t n_matches, Py_ssize_t n_labels,
+                           Py_ssize_t* codes) noexcept

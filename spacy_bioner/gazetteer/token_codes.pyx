@@ -313,25 +313,37 @@ def match_codes(matches, int n_tokens, int n_labels):
     A loop, not numpy: a sentence has a few matches, and numpy's calls cost more than they do.
     """
     codes = numpy.zeros((n_tokens, n_labels), dtype=numpy.intp)
-    cdef const int64_t[:, :] rows = numpy.asarray(matches, dtype=numpy.int64).reshape(-1, 4)
+    rows = numpy.ascontiguousarray(numpy.asarray(matches, dtype=numpy.int64).reshape(-1, 4))
+    cdef const int64_t[:, ::1] row_view = rows
     cdef Py_ssize_t[:, ::1] out = codes
+    cdef Py_ssize_t k
+    for k in range(row_view.shape[0]):
+        if not (0 <= row_view[k, 0] < row_view[k, 1] <= n_tokens and 0 <= row_view[k, 2] < n_labels):
+            raise ValueError(f"match {tuple(rows[k])} outside {n_tokens} tokens and {n_labels} labels")
+    if row_view.shape[0]:
+        fill_match_codes(<const MatchRow*>&row_view[0, 0], row_view.shape[0], n_labels, &out[0, 0])
+    return codes
+
+
+cdef void fill_match_codes(const MatchRow* rows, Py_ssize_t n_matches, Py_ssize_t n_labels,
+                           Py_ssize_t* codes) noexcept:
+    """match_codes of n_matches rows into codes (zeros, n_tokens by n_labels)."""
     cdef Py_ssize_t k, i, start, end, label
     # Shortest first (stable), so where a token gets several codes of one label the last (longest) is kept.
     cdef vector[Coded] order
     cdef Coded match
-    for k in range(rows.shape[0]):
-        match.length, match.row = rows[k, 1] - rows[k, 0], k
+    for k in range(n_matches):
+        match.length, match.row = rows[k].end - rows[k].start, k
         order.push_back(match)
     stable_sort(order.begin(), order.end(), _shorter)
     for match in order:
-        start, end, label = rows[match.row, 0], rows[match.row, 1], rows[match.row, 2]
+        start, end, label = rows[match.row].start, rows[match.row].end, rows[match.row].label
         if end - start == 1:
-            out[start, label] = 4
+            codes[start * n_labels + label] = 4
             continue
         for i in range(start, end):
-            out[i, label] = 2
-        out[start, label], out[end - 1, label] = 1, 3
-    return codes
+            codes[i * n_labels + label] = 2
+        codes[start * n_labels + label], codes[(end - 1) * n_labels + label] = 1, 3
 
 
 cdef void _match_rows(vector[Found]& found, const int64_t[::1] entry_offsets, const int32_t[::1] entry_labels,

@@ -49,12 +49,22 @@ def letter_docs(docs, const uint8_t[::1] is_space, first_words):
     is_space (bool[n]): Whitespace tokens.
     first_words (frozenset[int]): The LOWER hashes of the words a salutation may open with.
     """
+    docs = list(docs)
+    cdef Doc doc
+    cdef Py_ssize_t n = 0
+    for doc in docs:
+        n += doc.length
+    if n > is_space.shape[0]:
+        raise ValueError(f"is_space has {is_space.shape[0]} tokens, fewer than the docs")
+    return screen_letters(docs, &is_space[0] if n else NULL, first_words)
+
+
+cdef list screen_letters(list docs, const uint8_t* is_space, frozenset first_words):
+    """letter_docs over is_space, a flag per token of the docs."""
     cdef Doc doc
     cdef Py_ssize_t d = 0, i, offset = 0
     read = []
     for doc in docs:
-        if offset + doc.length > is_space.shape[0]:
-            raise ValueError(f"is_space has {is_space.shape[0]} tokens, fewer than the docs")
         if doc.length and doc.c[0].lex.lower in first_words:
             read.append(d)
         else:
@@ -87,6 +97,28 @@ def short_form_docs(docs, const int32_t[::1] rows, const uint8_t[::1] is_space, 
     RETURNS (Tuple[List[int], Dict[int, dict]]): those docs, and the definitions of each doc that has
         some, as long_forms.definitions_in finds them.
     """
+    docs = list(docs)
+    cdef Doc doc
+    cdef Py_ssize_t n = 0, i
+    for doc in docs:
+        n += doc.length
+    if n > rows.shape[0] or n > is_space.shape[0] or n > sentence.shape[0]:
+        raise ValueError(f"rows, is_space and sentence need a value per token ({n})")
+    cdef Py_ssize_t n_rows = min(initials.shape[0], capitals.shape[0], long_enough.shape[0])
+    for i in range(n):
+        if not 0 <= rows[i] < n_rows:
+            raise ValueError(f"row {rows[i]} outside the {n_rows} rows of initials, capitals and long_enough")
+    if n == 0:
+        return [], {}
+    cdef ShortFormFlags flags
+    flags.initials, flags.capitals, flags.long_enough = &initials[0], &capitals[0], &long_enough[0]
+    flags.acronyms, flags.max_letters, flags.skipped = acronyms, max_letters, skipped
+    return screen_short_forms(docs, &rows[0], &is_space[0], &sentence[0], &flags)
+
+
+cdef tuple screen_short_forms(list docs, const int32_t* rows, const uint8_t* is_space, const int32_t* sentence,
+                              const ShortFormFlags* flags):
+    """short_form_docs over C arrays: a value per token of the docs, flags by lexicon row."""
     cdef vector[Py_ssize_t] words  # batch positions of the words
     cdef vector[uint64_t] orths  # the ORTH hash of each word
     cdef vector[int32_t] lengths  # its characters
@@ -95,7 +127,8 @@ def short_form_docs(docs, const int32_t[::1] rows, const uint8_t[::1] is_space, 
     cdef vector[Py_ssize_t] first_tokens  # where each doc's tokens begin in the batch
     cdef Py_ssize_t i, w, d, offset = 0
     cdef Doc doc
-    docs = list(docs)
+    cdef const uint8_t* capitals = flags.capitals
+    cdef const uint8_t* long_enough = flags.long_enough
     for d in range(len(docs)):
         doc = docs[d]
         first_words.push_back(words.size())
@@ -122,7 +155,7 @@ def short_form_docs(docs, const int32_t[::1] rows, const uint8_t[::1] is_space, 
             if found:
                 defined[d] = found
                 flagged[d] = 1
-        if (acronyms and capitals[rows[words[w]]] and long_enough[rows[words[w]]]
+        if (flags.acronyms and capitals[rows[words[w]]] and long_enough[rows[words[w]]]
                 and not (w > 0 and capitals[rows[words[w - 1]]])
                 and not (w + 1 < n and capitals[rows[words[w + 1]]])):
             candidates.push_back(w)
@@ -133,17 +166,17 @@ def short_form_docs(docs, const int32_t[::1] rows, const uint8_t[::1] is_space, 
             continue
         doc = docs[d]
         letters = doc.vocab.strings[doc.c[words[w] - first_tokens[d]].lex.orth].lower()
-        if not (letters.isascii() and letters.isalpha()) or len(letters) > max_letters:
+        if not (letters.isascii() and letters.isalpha()) or len(letters) > flags.max_letters:
             continue
         if d not in spelled:
-            spelled[d] = _spelled(initials, rows, words, first_words[d], first_words[d + 1], skipped)
+            spelled[d] = _spelled(flags.initials, rows, words, first_words[d], first_words[d + 1], flags.skipped)
         if letters.encode("ascii") in spelled[d]:
             flagged[d] = 1
     return [d for d in range(len(docs)) if flagged[d]], defined
 
 
 cdef dict _definitions(strings, const vector[uint64_t]& orths, const vector[int32_t]& lengths,
-                       const vector[Py_ssize_t]& words, const int32_t[::1] sentence, Py_ssize_t first, Py_ssize_t end):
+                       const vector[Py_ssize_t]& words, const int32_t* sentence, Py_ssize_t first, Py_ssize_t end):
     """long_forms.definitions_in of the doc whose words are first..end: each "(" is read with only the
     words definition_at may read around it (definitions.pyx searches them), so a long doc is not made
     into lists of all its words, and only where _may_define lets it ("( 1 )" in a sports result does not)."""
@@ -181,7 +214,7 @@ cdef bint _may_define(const vector[uint64_t]& orths, const vector[int32_t]& leng
     return 2 <= n_chars <= _MAX_SHORT_FORM
 
 
-cdef bytes _spelled(const uint8_t[::1] initials, const int32_t[::1] rows, const vector[Py_ssize_t]& words,
+cdef bytes _spelled(const uint8_t* initials, const int32_t* rows, const vector[Py_ssize_t]& words,
                     Py_ssize_t first, Py_ssize_t end, uint8_t skipped):
     """The initials of words[first:end], hyphens (`skipped`) left out, as undefined_acronyms spells them."""
     cdef vector[char] codes
