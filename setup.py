@@ -20,6 +20,7 @@ KERNELS = [
     "ner.definitions",
     "ner.document",
     "ner.entities",
+    "ner.layout",
     "ner.list_parts",
     "ner.lone_surnames",
     "ner.passes",

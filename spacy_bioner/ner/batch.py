@@ -2,7 +2,8 @@
 (Layout). The trellis decoding runs over is made from it in trellis.py.
 
 Functions here take the component (`ner`) for its settings, lexicon and memory;
-they keep no state of their own but a cache of empty mentions (_read_only_no_mentions).
+they keep no state of their own but a cache of empty mentions (_read_only_no_mentions)
+and the component's compiled layout (layout_pass, kept as `ner.layout_pass`).
 """
 
 import functools
@@ -23,8 +24,10 @@ from ..core.templates import (
 from ..gazetteer.token_codes import match_codes
 from .abbreviations import Words, mentions, undefined_acronyms
 from .dropout import match_dropout
-from .letters import LetterMarks, letter_marks
+from .layout import LayoutPass
+from .letters import FIRST_WORD_HASHES, LetterMarks, letter_marks
 from .line_ends import entity_line_ends
+from .memory import label_map_of
 from .settings import TOKENS_PER_PASS
 
 INSIDE, OUTSIDE, BEGIN = 1, 2, 3  # spaCy's ENT_IOB codes; B without a type is a blocked token
@@ -78,26 +81,23 @@ def any_set(flags: numpy.ndarray) -> bool:
 def lay_out(ner, docs: list[Doc], folds: Optional[list[int]] = None) -> Layout:
     """The docs laid end to end, with what the features read of each token.
 
-    folds: in training, each doc's fold of the entity memory (memory.py).
+    folds: in training, each doc's fold of the entity memory (memory.py). Predicting,
+    the steps up to the screens run in one compiled call (layout.pyx).
     """
-    features, rules = ner.settings.features, ner.settings.rules
-    offsets, sentence, sent_starts, is_space = batch_layout(docs, sentence_ends=SENTENCES_FAMILY in features)
-    lexicon = ner.featurizer.lexicon
-    rows, mention_ids = lexicon.rows_and_mentions(docs, lowercase_docs=LOWERCASE_DOCS_FAMILY in features)
+    rules = ner.settings.rules
+    if folds is None:
+        laid_out = layout_pass(ner).run(docs)
+        offsets, sentence, sent_starts, is_space, rows, mention_ids, spaced = laid_out[:7]
+        screened, read, memory_matches, memory = laid_out[7:]
+    else:
+        offsets, sentence, sent_starts, is_space, rows, mention_ids, memory_matches, memory = _stages(ner, docs, folds)
+        screened, read = None, None
+        spaced = any_set(is_space)
     heads, starts, short_form_heads, short_form_starts = _short_form_mentions(
-        ner, docs, offsets, rows, sentence, is_space, folds
+        ner, docs, offsets, rows, sentence, is_space, folds, screened
     )
-    memory = memory_matches = None
-    if MEMORY_FAMILY in features:
-        if folds is None:
-            memory_matches = ner.memory.match_laid_out(docs, ner.labels)
-        else:
-            found = [match_dropout(ner, doc_found) for doc_found in ner.memory.match(docs, ner.labels, folds)]
-            memory_matches = laid_end_to_end(found, offsets.tolist())
-        memory = match_codes(memory_matches, len(rows), len(ner.labels))
-    spaced = any_set(is_space)
     line_ends = entity_line_ends(docs, offsets, is_space, rules.line_breaks, memory_matches) if spaced else None
-    letters = letter_marks(docs, offsets, is_space, spaced) if rules.letters else None
+    letters = letter_marks(docs, offsets, is_space, spaced, read) if rules.letters else None
     return Layout(
         offsets,
         rows,
@@ -117,6 +117,48 @@ def lay_out(ner, docs: list[Doc], folds: Optional[list[int]] = None) -> Layout:
     )
 
 
+def _stages(ner, docs: list[Doc], folds: Optional[list[int]]) -> tuple:
+    """What layout.LayoutPass.run gives before its screens, step by step: how training lays out its
+    batches (the memory matched by fold), and what tests hold the compiled pass to."""
+    features = ner.settings.features
+    offsets, sentence, sent_starts, is_space = batch_layout(docs, sentence_ends=SENTENCES_FAMILY in features)
+    lexicon = ner.featurizer.lexicon
+    rows, mention_ids = lexicon.rows_and_mentions(docs, lowercase_docs=LOWERCASE_DOCS_FAMILY in features)
+    memory = memory_matches = None
+    if MEMORY_FAMILY in features:
+        if folds is None:
+            memory_matches = ner.memory.match_laid_out(docs, ner.labels)
+        else:
+            found = [match_dropout(ner, doc_found) for doc_found in ner.memory.match(docs, ner.labels, folds)]
+            memory_matches = laid_end_to_end(found, offsets.tolist())
+        memory = match_codes(memory_matches, len(rows), len(ner.labels))
+    return offsets, sentence, sent_starts, is_space, rows, mention_ids, memory_matches, memory
+
+
+def layout_pass(ner) -> LayoutPass:
+    """The compiled layout for the component's lexicon, memory, labels and settings as they are now: made
+    again only when one of them has changed since the last call (training, adding a label)."""
+    featurizer, settings, labels = ner.featurizer, ner.settings, ner.cfg["labels"]
+    features, rules = settings.features, settings.rules
+    initials = featurizer.initials if ABBREVIATION_FAMILY in features or rules.acronym_labels else None
+    memory = ner.memory.entries if MEMORY_FAMILY in features else None
+    made = ner.layout_pass
+    if made is None or not made.made_from(featurizer.lexicon, initials, memory, settings, len(labels)):
+        made = ner.layout_pass = LayoutPass(
+            featurizer.lexicon,
+            initials,
+            rules.acronym_labels,
+            memory,
+            None if memory is None else label_map_of(memory, labels),
+            len(labels),
+            SENTENCES_FAMILY in features,
+            LOWERCASE_DOCS_FAMILY in features,
+            FIRST_WORD_HASHES if rules.letters else None,
+            settings,
+        )
+    return made
+
+
 def _short_form_mentions(
     ner,
     docs: list[Doc],
@@ -125,11 +167,13 @@ def _short_form_mentions(
     sentence: numpy.ndarray,
     is_space: numpy.ndarray,
     folds: Optional[list[int]],
+    screened: Optional[tuple[list[int], dict]] = None,
 ) -> tuple[Optional[numpy.ndarray], ...]:
     """The mentions of short forms, laid end to end (laid_end_to_end_mentions): those defined in their doc, for
     the abbreviations family (heads, starts), and when predicting those labelled after decoding
     (short_form_heads, short_form_starts: defined ones with short_form_labels, undefined acronyms with
-    acronym_labels). None where the family or rule is off."""
+    acronym_labels). None where the family or rule is off. screened: the screen's result if it ran
+    already (Initials.docs_with_mentions, as layout.LayoutPass gives it)."""
     features, rules = ner.settings.features, ner.settings.rules
     family = ABBREVIATION_FAMILY in features
     label_defined = family and rules.short_form_labels
@@ -139,7 +183,9 @@ def _short_form_mentions(
         return heads, starts, short_form_heads, short_form_starts
     lexicon, initials = ner.featurizer.lexicon, ner.featurizer.initials
     labelled = label_acronyms or (folds is None and label_defined)
-    flagged, defined = initials.docs_with_mentions(lexicon, docs, rows, is_space, sentence, label_acronyms)
+    if screened is None:
+        screened = initials.docs_with_mentions(lexicon, docs, rows, is_space, sentence, label_acronyms)
+    flagged, defined = screened
     if not flagged:  # as in most sentences
         return _mentionless(len(rows), family, labelled)
     # Found among the words: a line break is not part of a long form, nor does it end one.

@@ -41,6 +41,7 @@ from .decoder import Decoded, Prediction, decode, predict_group
 from .entities import entity_annotated
 from .featurizer import Featurizer, check_vectors, fit_clusters, word_clusters
 from .gold import GoldCache
+from .layout import LayoutPass
 from .memory import EntityMemory
 from .passes import PlainPasses
 from .saved import FORMAT_VERSION, check_trained, check_weights, component_cfg, read_cfg
@@ -130,6 +131,7 @@ class BioNER(PerceptronPipe):
         self._model: Any = None  # the trainer's weights: perceptron, CRF or HMM, dense or sparse
         self._learned = False  # whether the weights have been trained or loaded, so must be kept
         self._labels_seen = -1  # how many labels the scheme, masks and weights were made for
+        self.layout_pass: Optional[LayoutPass] = None  # batch.layout_pass' cache
 
     def _sync(self) -> None:
         """The scheme, its masks and the weights for the labels as they are now. Done on first use after

@@ -48,12 +48,14 @@ class LetterMarks(NamedTuple):
 
 
 def letter_marks(
-    docs: list[Doc], offsets: numpy.ndarray, is_space: numpy.ndarray, spaced: bool
+    docs: list[Doc], offsets: numpy.ndarray, is_space: numpy.ndarray, spaced: bool, read: Optional[list[int]] = None
 ) -> Optional[LetterMarks]:
     """The marks of a batch's docs; None if no doc has a salutation, sign-off or field label.
     Only docs with whitespace tokens (line breaks) or a first word that may greet are read.
-    spaced: whether any token is whitespace (Layout.spaced)."""
-    read = letter_docs(docs, is_space.view(numpy.uint8), _FIRST_WORD_HASHES)
+    spaced: whether any token is whitespace (Layout.spaced). read: the docs the screen let through, if it
+    ran already (screens.letter_docs, as layout.LayoutPass gives them)."""
+    if read is None:
+        read = letter_docs(docs, is_space.view(numpy.uint8), FIRST_WORD_HASHES)
     if not read:  # a sentence or a paragraph of prose, as most docs are
         return None
     bounds = offsets.tolist()
@@ -68,7 +70,7 @@ def letter_marks(
     return LetterMarks(outside, ends, persons)
 
 
-_FIRST_WORD_HASHES = frozenset(get_string_id(phrase[0]) for phrase in SALUTATIONS)  # as a token's LOWER
+FIRST_WORD_HASHES = frozenset(get_string_id(phrase[0]) for phrase in SALUTATIONS)  # as a token's LOWER
 
 
 LOOK = 10  # the words read at a line's start: every rule needs fewer, so a long line costs no more

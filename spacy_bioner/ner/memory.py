@@ -64,16 +64,16 @@ class EntityMemory:
             disk keeps no folds, so training it further matches against all.
         """
         if folds is None or not self._folds:
-            return self.entries.match_batch(docs, relabel=_label_map_of(self.entries, labels))
+            return self.entries.match_batch(docs, relabel=label_map_of(self.entries, labels))
         # one doc laid out is the doc itself: no batch to split back into docs
         return [
-            self._folds[k].match_laid_out([doc], relabel=_label_map_of(self._folds[k], labels))
+            self._folds[k].match_laid_out([doc], relabel=label_map_of(self._folds[k], labels))
             for doc, k in zip(docs, folds)
         ]
 
     def match_laid_out(self, docs: Sequence[Doc], labels: Sequence[str]) -> numpy.ndarray:
         """`match` against all entities, of docs laid end to end: rows in positions of the whole batch."""
-        return self.entries.match_laid_out(list(docs), relabel=_label_map_of(self.entries, labels))
+        return self.entries.match_laid_out(list(docs), relabel=label_map_of(self.entries, labels))
 
     def to_bytes(self) -> bytes:
         return self.entries.to_bytes()
@@ -84,7 +84,7 @@ class EntityMemory:
         return self
 
 
-def _label_map_of(gazetteer: Gazetteer, labels: Sequence[str]) -> numpy.ndarray:
+def label_map_of(gazetteer: Gazetteer, labels: Sequence[str]) -> numpy.ndarray:
     """Gazetteer.match_laid_out's relabel: the index in `labels` of each of the gazetteer's labels, -1 if not there."""
     return _label_map(tuple(gazetteer.labels), tuple(labels))
 
