@@ -259,9 +259,10 @@ cdef class Decoder:
         if offsets is None:
             offsets = numpy.array([0, n], dtype=numpy.int64)
         out = numpy.zeros(n, dtype=numpy.int32)
+        cdef int32_t[::1] out_view = out
         cdef Pool scratch = Pool()
         if n:
-            decode_sequences(&self.trellis, &emissions[0, 0], &allowed[0, 0], offsets, out, scratch)
+            decode_sequences(&self.trellis, &emissions[0, 0], &allowed[0, 0], offsets, &out_view[0], n, scratch)
         else:
             check_offsets(offsets, n)
         return out
@@ -356,9 +357,9 @@ cdef void _prune_free(Trellis* t, Pool mem) except *:
 
 
 cdef int decode_sequences(const Trellis* t, const float* emissions, const uint8_t* allowed, const int64_t[::1] offsets,
-                          int32_t[::1] out, Pool mem) except -1:
-    """The best tags of each sequence (offsets) of emissions and allowed (n rows of t.n_tags) into out."""
-    cdef Py_ssize_t s, start, length, longest = check_offsets(offsets, out.shape[0])
+                          int32_t* out, Py_ssize_t n, Pool mem) except -1:
+    """The best tags of each sequence (offsets) of emissions and allowed (n rows of t.n_tags) into out (n)."""
+    cdef Py_ssize_t s, start, length, longest = check_offsets(offsets, n)
     cdef int n_tags = t.n_tags
     cdef double* delta = <double*>mem.alloc(n_tags, sizeof(double))
     cdef double* next_delta = <double*>mem.alloc(n_tags, sizeof(double))

@@ -398,9 +398,10 @@ cdef class AveragedPerceptron:
             prepare_trellis(&trellis, transitions, legal, factors, predecessors, n_tags, mem)
             guess = numpy.zeros(end - start, dtype=numpy.int32)
             offsets[1] = end - start
-            decode_sequences(&trellis, &score_view[0, 0], &allowed[start, 0], offsets, guess, mem)
-            self.update(row_features, row_gold, guess)
             guess_view = guess
+            decode_sequences(&trellis, &score_view[0, 0], &allowed[start, 0], offsets, &guess_view[0], end - start,
+                             mem)
+            self.update(row_features, row_gold, guess)
             for i in range(end - start):
                 mistagged += gold_view[start + i] != guess_view[i]
         return mistagged

@@ -1,4 +1,4 @@
-from libc.stdint cimport int32_t, uint64_t
+from libc.stdint cimport int32_t, uint8_t, uint64_t
 
 from .weight_rows cimport WeightRows
 
@@ -11,7 +11,11 @@ cdef class WordScores:
     cdef int32_t[::1] _slots  # each template's offset, as an index into the offsets
     cdef readonly int min_offset, n_offsets
     cdef uint64_t n_buckets
-    cdef object _weights, _cache, _filled, _fixed  # fixed: the bias, then each offset's padding vector
+    cdef object _weights
+    # per lexicon row: each offset's vector, and whether they are worked out; kept as views, taken once
+    cdef float[:, :, ::1] _cache
+    cdef uint8_t[::1] _filled
+    cdef float[:, ::1] _fixed  # the bias, then each offset's padding vector
     cdef int _generation
     cdef object _templates
 

@@ -11,8 +11,10 @@ instead of some thirty hashed lookups. Templates that join two or more
 tokens are still hashed per token (FeatureExtractor). For prediction with
 the averaged weights only: training changes the weights every step.
 """
+cimport numpy as cnp
 from libc.stdint cimport int32_t, uint8_t, uint64_t
 
+from .arrays cimport new_matrix
 from .hashing cimport mix as _mix
 from .prefetch cimport prefetch_row
 from .weight_rows cimport WeightRows, weight_row
@@ -111,12 +113,12 @@ cdef class WordScores:
         if weights is not self._weights or generation != self._generation:
             self._reset(weights, generation, max_row)
         if max_row > self._cache.shape[0]:
-            self._cache, self._filled = _grown(self._cache, max_row), _grown(self._filled, max_row)
+            self._cache, self._filled = _grown(self._cache.base, max_row), _grown(self._filled.base, max_row)
         cdef float[:, :, ::1] cache = self._cache
         cdef uint8_t[::1] filled = self._filled
         cdef const float[:, ::1] fixed = self._fixed
         cdef int n_tags = weights.n_tags
-        out = numpy.empty((n, n_tags), dtype=numpy.float32)
+        cdef cnp.ndarray out = new_matrix(n, n_tags, cnp.NPY_FLOAT32)
         cdef float[:, ::1] out_view = out
         cdef Py_ssize_t slot, at, tag
         cdef int32_t row

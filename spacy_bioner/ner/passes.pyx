@@ -11,10 +11,12 @@ A sentence then pays one call, not a Python call and a numpy array per step.
 What does not change between calls (the trellis Viterbi reads, the weights, the
 extractors) is made once per set of averaged weights (`decoder.plain_passes`).
 """
+cimport numpy as cnp
 from cymem.cymem cimport Pool
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
 from libcpp.vector cimport vector
 
+from ..core.arrays cimport data_of, new_array, new_matrix
 from ..core.decode cimport Trellis, check_offsets, decode_sequences, prepare_trellis
 from ..core.features cimport FeatureExtractor
 from ..core.perceptron cimport emit
@@ -23,8 +25,6 @@ from ..core.word_scores cimport WordScores
 from .document cimport (
     fill_abbreviation_features, fill_abbreviation_history, fill_document_features, fill_history_features,
 )
-
-import numpy
 
 from ..core.perceptron import DROPPED
 from .document import ABBREVIATION_FEATURES, DOCUMENT_FEATURES, HISTORY_FEATURES, SHORT_BATCH, mention_slots
@@ -117,7 +117,7 @@ cdef class PlainPasses:
         for codes, _ in match_sources:  # a loop, not sum() over a generator: a sentence pays for the generator
             n_matches += codes.shape[1]
         cdef Py_ssize_t n_short = 0 if short_form_heads is None else _N_SHORT_FORM
-        features = numpy.empty((n, n_joint + n_document + n_matches + n_short), dtype=numpy.uint32)
+        features = new_matrix(n, n_joint + n_document + n_matches + n_short, cnp.NPY_UINT32)
         cdef uint32_t[:, ::1] feature_view = features
         feature_view[:, :] = _DROPPED  # a loop: numpy.full costs more for a sentence
         self._joint.extract_into(rows, table, sentence, feature_view[:, :n_joint])
@@ -148,19 +148,19 @@ cdef class PlainPasses:
             for i in range(n):
                 for tag in range(1, n_tags):
                     scores[i, tag] += entity_bias
-        first_pass = numpy.zeros(n, dtype=numpy.int32)
+        first_pass = new_array(n, cnp.NPY_INT32, zeroed=True)
+        cdef int32_t* first_tags = <int32_t*>data_of(first_pass)
         if n:
-            decode_sequences(&self._trellis, &scores[0, 0], &allowed[0, 0], offsets, first_pass, mem)
+            decode_sequences(&self._trellis, &scores[0, 0], &allowed[0, 0], offsets, first_tags, n, mem)
         if not self._history:
             return scores_array, first_pass, first_pass
 
         # The second pass: the first's scores plus the weights of the history features alone.
-        cdef const int32_t[::1] first_view = first_pass
-        types = numpy.empty(n, dtype=numpy.int64)
+        types = new_array(n, cnp.NPY_INT64)
         cdef int64_t[::1] type_view = types
         for i in range(n):  # a loop, not numpy's fancy indexing, which costs more for a sentence
-            type_view[i] = self._type_of_tag[first_view[i]]
-        history_features = numpy.empty((n, _N_HISTORY + (0 if short_form_heads is None else 1)), dtype=numpy.uint32)
+            type_view[i] = self._type_of_tag[first_tags[i]]
+        history_features = new_matrix(n, _N_HISTORY + (0 if short_form_heads is None else 1), cnp.NPY_UINT32)
         cdef uint32_t[:, ::1] history_view = history_features
         history_view[:, :] = _DROPPED
         for d in range(offsets.shape[0] - 1):
@@ -171,9 +171,10 @@ cdef class PlainPasses:
         if short_form_heads is not None:
             fill_abbreviation_history(heads, type_view, self._n_buckets, history_view[:, _N_HISTORY:])
         _add_scores(self._weights, history_view, scores)
-        tags = numpy.zeros(n, dtype=numpy.int32)
+        tags = new_array(n, cnp.NPY_INT32, zeroed=True)
         if n:
-            decode_sequences(&self._trellis, &scores[0, 0], &allowed[0, 0], offsets, tags, mem)
+            decode_sequences(&self._trellis, &scores[0, 0], &allowed[0, 0], offsets, <int32_t*>data_of(tags), n,
+                             mem)
         return scores_array, first_pass, tags
 
 
