@@ -21,3 +21,11 @@ cdef inline cnp.ndarray new_matrix(Py_ssize_t n, Py_ssize_t m, int typenum, bint
 cdef inline void* data_of(cnp.ndarray array) noexcept:
     """Where an array's items begin (of one this module made: C-ordered, aligned)."""
     return cnp.PyArray_DATA(array)
+
+
+cdef inline const void* items_of(cnp.ndarray array, int typenum, Py_ssize_t n) except NULL:
+    """Where the items of a C-ordered array of this type and at least n items begin; ValueError otherwise."""
+    if cnp.PyArray_TYPE(array) != typenum or not cnp.PyArray_IS_C_CONTIGUOUS(array) or cnp.PyArray_SIZE(array) < n:
+        raise ValueError(f"expected a C-ordered array of {n} or more items of numpy type number {typenum}, "
+                         f"got {array.dtype} of shape {(<object>array).shape}")
+    return cnp.PyArray_DATA(array)

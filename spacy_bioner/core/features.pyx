@@ -6,6 +6,7 @@ of a uint64 table), so the Python that derives affixes and shapes runs once per
 new word, not once per token. `FeatureExtractor` combines attribute hashes
 across a window by the templates and maps each combination to a weight row.
 """
+cimport numpy as cnp
 from cython.operator cimport dereference as deref
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
 from spacy.attrs cimport IS_LOWER, IS_SPACE, IS_TITLE
@@ -13,6 +14,7 @@ from spacy.structs cimport LexemeC
 from spacy.lexeme cimport Lexeme
 from spacy.tokens.doc cimport Doc
 
+from .arrays cimport items_of
 from .hashing cimport bucket as _bucket, mix as _mix
 
 import numpy
@@ -94,7 +96,8 @@ cdef class Lexicon:
             for i in range(doc.length):
                 rows[at + i] = self._row(doc.c[i].lex.orth, strings, lowercase)
             at += doc.length
-        cdef const int32_t[::1] mention_ids = self.mention_ids  # after the rows: adding them may grow it
+        # after the rows: adding them may grow it
+        cdef const int32_t* mention_ids = <const int32_t*>items_of(self.mention_ids, cnp.NPY_INT32, self._n_rows)
         for i in range(n):  # a loop: numpy's fancy indexing costs more for a sentence
             mentions[i] = mention_ids[rows[i]]
         return 0
@@ -291,6 +294,7 @@ cdef class FeatureExtractor:
         self._columns = numpy.zeros(shape, dtype=numpy.int32)
         self._offsets = numpy.zeros(shape, dtype=numpy.int32)
         self._n_parts = numpy.array([len(parts) for _, parts in templates], dtype=numpy.int32)
+        cdef Py_ssize_t j, k
         for j, (_, parts) in enumerate(templates):
             for k, (column, offset) in enumerate(parts):
                 self._columns[j, k] = column
