@@ -256,7 +256,8 @@ class BioNER(PerceptronPipe):
             check_vectors(self)
         docs = list(docs)
         with self._predict_lock:
-            for label in {ent.label_ for doc in docs if entity_annotated(doc) for ent in doc.ents} - set(self.labels):
+            preset = {ent.label_ for doc in docs if entity_annotated(doc) for ent in doc.ents}
+            for label in sorted(preset.difference(self.labels)):  # in one order, whatever the hash seed
                 self.add_label(label)
                 self.cfg["labels_from_presets"].append(label)
             return [prediction for group in groups(docs) for prediction in predict_group(self, group)]
