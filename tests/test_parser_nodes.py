@@ -9,7 +9,7 @@ from spacy.tokens import Doc
 from spacy.vocab import Vocab
 
 from spacy_bioner.core.features import words_of
-from spacy_bioner.parser.nodes import lay_out_nodes, word_heads
+from spacy_bioner.parser.nodes import doc_units, lay_out_nodes, word_heads
 
 VOCAB = Vocab()
 ROOT = 12345
@@ -79,3 +79,37 @@ def test_units_outside_their_doc_and_heads_outside_their_unit_are_refused():
     nodes, offsets, words, _, _ = lay_out_nodes([doc], [[(0, 2)]], ROOT)
     with pytest.raises(ValueError, match="has head 3"):
         word_heads(numpy.array([-1, 3, 0], dtype=numpy.int32), numpy.zeros(3, dtype=numpy.int32), offsets, words)
+
+
+@st.composite
+def docs_as_given(draw):
+    """Docs with or without sentence starts (each token's is_sent_start False, None or True) and tags, some empty."""
+    docs = []
+    for _ in range(draw(st.integers(1, 4))):
+        n = draw(st.integers(0, 8))
+        doc = Doc(VOCAB, words=["w"] * n)
+        for token in doc[1:]:
+            token.is_sent_start = draw(st.sampled_from([False, None, None, True]))
+        if n and draw(st.booleans()):
+            doc[draw(st.integers(0, n - 1))].tag_ = "NN"
+        docs.append(doc)
+    return docs
+
+
+@settings(max_examples=300, deadline=None)
+@given(docs_as_given())
+def test_doc_units_are_the_sentences_spacy_gives(docs):
+    given, units, untagged = doc_units(docs)
+    expected_given = [bool(len(doc)) and doc.has_annotation("SENT_START") for doc in docs]
+    assert given == expected_given
+    assert units == [
+        [(sent.start, sent.end) for sent in doc.sents] if sentences else ([(0, len(doc))] if len(doc) else [])
+        for doc, sentences in zip(docs, expected_given)
+    ]
+    assert untagged == any(len(doc) and not doc.has_annotation("TAG") for doc in docs)
+
+
+def test_doc_units_follow_a_sentence_hook():
+    doc = Doc(VOCAB, words=["a", "b", "c", "d"])
+    doc.user_hooks["sents"] = lambda doc: iter([doc[0:1], doc[1:4]])
+    assert doc_units([doc]) == ([True], [[(0, 1), (1, 4)]], True)

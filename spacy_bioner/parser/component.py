@@ -21,7 +21,7 @@ from ..core.perceptron import AveragedPerceptron
 from ..core.perceptron_pipe import PerceptronPipe, checked_examples
 from . import beam, greedy  # type: ignore[attr-defined]  # compiled modules, no stubs
 from .arcs import write_parses
-from .nodes import lay_out_nodes, word_heads
+from .nodes import doc_units, lay_out_nodes, word_heads
 from .noun_chunks import install_noun_chunks
 from .scoring import score_parse
 from .state_features import StateFeatures
@@ -225,25 +225,13 @@ class BioParser(PerceptronPipe):
 
     # Tokens -> (word, tag, suffix) per node -> parses
 
-    @staticmethod
-    def _sentences_given(doc: Doc) -> bool:
-        """Whether the doc came with sentence starts: the parser then parses each sentence alone."""
-        return bool(len(doc)) and doc.has_annotation("SENT_START")
-
-    @staticmethod
-    def _units(doc: Doc, sentences_given: bool) -> list[tuple[int, int]]:
-        if sentences_given:
-            return [(sent.start, sent.end) for sent in doc.sents]
-        return [(0, len(doc))] if len(doc) else []
-
     def predict(self, docs: Iterable[Doc]) -> list[Parse]:
         """The parse of each doc (averaged weights)."""
         docs = list(docs)
         if not self.labels:
             raise ValueError(f"{self.name} has no labels: train it or call initialize first.")
-        given = [self._sentences_given(doc) for doc in docs]
-        units = [self._units(doc, sentences) for doc, sentences in zip(docs, given)]
-        if not self._warned_untagged and any(len(doc) and not doc.has_annotation("TAG") for doc in docs):
+        given, units, untagged = doc_units(docs)
+        if untagged and not self._warned_untagged:
             warnings.warn(
                 f"{self.name}: docs without part-of-speech tags (token.tag_): the parser reads them; "
                 "put bioner_tagger or spaCy's tagger before it.",
@@ -330,7 +318,7 @@ class BioParser(PerceptronPipe):
         return losses
 
     def _gold_units(self, example: Example) -> Iterable[GoldUnit]:
-        starts = [start for start, _ in self._units(example.predicted, self._sentences_given(example.predicted))]
+        starts = [start for start, _ in doc_units([example.predicted])[1][0]]
         return gold_units(example, starts, self.cfg["pseudo_projective"])
 
     # Serialization (see PerceptronPipe): these weights, checked on loading.

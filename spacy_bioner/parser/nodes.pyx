@@ -16,6 +16,53 @@ from spacy.tokens.doc cimport Doc
 import numpy
 
 
+def doc_units(list docs):
+    """What the parser reads of each doc as its units: its sentences where it came with sentence starts
+    (Doc.has_annotation("SENT_START"): a sentence per unit, as Doc.sents gives them), else the whole doc;
+    and whether some doc with tokens has no part-of-speech tags (not Doc.has_annotation("TAG")). Read from
+    the tokens in C: Doc.sents makes a Span a sentence, and each has_annotation call costs more than a
+    sentence's loop.
+
+    RETURNS (Tuple[List[bool], List[List[Tuple[int, int]]], bool]): whether each doc came with sentence
+        starts; each doc's units, token offsets (start, end); whether a doc is untagged.
+    """
+    cdef Doc doc
+    cdef Py_ssize_t i, start
+    cdef bint given, tagged, untagged = False
+    sentences_given, units = [], []
+    for doc in docs:
+        if doc.length == 0:
+            sentences_given.append(False)
+            units.append([])
+            continue
+        hooked = "sents" in doc.user_hooks
+        given = hooked or doc.length == 1
+        for i in range(1, doc.length):
+            if given:
+                break
+            given = doc.c[i].sent_start != 0
+        if hooked:
+            doc_units = [(sentence.start, sentence.end) for sentence in doc.sents]
+        elif given:
+            doc_units, start = [], 0
+            for i in range(1, doc.length):
+                if doc.c[i].sent_start == 1:
+                    doc_units.append((start, i))
+                    start = i
+            doc_units.append((start, doc.length))
+        else:
+            doc_units = [(0, doc.length)]
+        sentences_given.append(given)
+        units.append(doc_units)
+        tagged = False
+        for i in range(doc.length):
+            if doc.c[i].tag != 0:
+                tagged = True
+                break
+        untagged |= not tagged
+    return sentences_given, units, untagged
+
+
 def lay_out_nodes(list docs, list units, uint64_t root_word):
     """The nodes of the docs' units that have words, laid end to end.
 
