@@ -31,4 +31,4 @@ cdef int prepare_trellis(Trellis* t, const float[:, ::1] transitions, const uint
                          predecessors,
                          int n_tags, Pool mem) except -1
 cdef int decode_sequences(const Trellis* t, const float* emissions, const uint8_t* allowed, const int64_t[::1] offsets,
-                          int32_t* out, Py_ssize_t n, Pool mem) except -1
+                          int32_t* out, Py_ssize_t n) except -1

@@ -17,6 +17,7 @@ the tags before that can still win (_moves_pruned): the same tags, far fewer mov
 from cymem.cymem cimport Pool
 from libc.math cimport INFINITY, fabs
 from libc.stdint cimport int32_t, int64_t, uint8_t
+from libcpp.vector cimport vector
 
 import numpy
 
@@ -260,9 +261,8 @@ cdef class Decoder:
             offsets = numpy.array([0, n], dtype=numpy.int64)
         out = numpy.zeros(n, dtype=numpy.int32)
         cdef int32_t[::1] out_view = out
-        cdef Pool scratch = Pool()
         if n:
-            decode_sequences(&self.trellis, &emissions[0, 0], &allowed[0, 0], offsets, &out_view[0], n, scratch)
+            decode_sequences(&self.trellis, &emissions[0, 0], &allowed[0, 0], offsets, &out_view[0], n)
         else:
             check_offsets(offsets, n)
         return out
@@ -357,15 +357,19 @@ cdef void _prune_free(Trellis* t, Pool mem) except *:
 
 
 cdef int decode_sequences(const Trellis* t, const float* emissions, const uint8_t* allowed, const int64_t[::1] offsets,
-                          int32_t* out, Py_ssize_t n, Pool mem) except -1:
-    """The best tags of each sequence (offsets) of emissions and allowed (n rows of t.n_tags) into out (n)."""
+                          int32_t* out, Py_ssize_t n) except -1:
+    """The best tags of each sequence (offsets) of emissions and allowed (n rows of t.n_tags) into out (n).
+    Its scratch is vectors of its own, not a Pool: a Pool keeps each block in a dict, which costs a
+    sentence more than decoding it."""
     cdef Py_ssize_t s, start, length, longest = check_offsets(offsets, n)
     cdef int n_tags = t.n_tags
-    cdef double* delta = <double*>mem.alloc(n_tags, sizeof(double))
-    cdef double* next_delta = <double*>mem.alloc(n_tags, sizeof(double))
+    cdef vector[double] deltas = vector[double](2 * n_tags)
+    cdef double* delta = deltas.data()
+    cdef double* next_delta = delta + n_tags
     # Each sequence is traced back before the next starts: room for the longest one will do.
-    cdef int32_t* backpointers = <int32_t*>mem.alloc(max(1, longest * n_tags), sizeof(int32_t))
-    cdef int32_t* left = <int32_t*>mem.alloc(n_tags, sizeof(int32_t))
+    cdef vector[int32_t] pointer_rows = vector[int32_t](max(1, longest * n_tags) + n_tags)
+    cdef int32_t* backpointers = pointer_rows.data()
+    cdef int32_t* left = backpointers + max(1, longest * n_tags)
     cdef int status = 0
     with nogil:
         for s in range(offsets.shape[0] - 1):

@@ -399,8 +399,7 @@ cdef class AveragedPerceptron:
             guess = numpy.zeros(end - start, dtype=numpy.int32)
             offsets[1] = end - start
             guess_view = guess
-            decode_sequences(&trellis, &score_view[0, 0], &allowed[start, 0], offsets, &guess_view[0], end - start,
-                             mem)
+            decode_sequences(&trellis, &score_view[0, 0], &allowed[start, 0], offsets, &guess_view[0], end - start)
             self.update(row_features, row_gold, guess)
             for i in range(end - start):
                 mistagged += gold_view[start + i] != guess_view[i]

@@ -101,7 +101,6 @@ cdef class PlainPasses:
         if allowed.shape[0] != n or allowed.shape[1] != n_tags:
             raise ValueError(f"allowed must have a row per token and {n_tags} tags")
         check_offsets(offsets, n)
-        cdef Pool mem = Pool()  # Viterbi's scratch, this call's own
         # Scratch shared by the document and history features; a short batch needs none.
         slots = mention_slots(mentions) if (self._document or self._history) and n > _SHORT_BATCH else None
         cdef int32_t[::1] slot_view
@@ -151,7 +150,7 @@ cdef class PlainPasses:
         first_pass = new_array(n, cnp.NPY_INT32, zeroed=True)
         cdef int32_t* first_tags = <int32_t*>data_of(first_pass)
         if n:
-            decode_sequences(&self._trellis, &scores[0, 0], &allowed[0, 0], offsets, first_tags, n, mem)
+            decode_sequences(&self._trellis, &scores[0, 0], &allowed[0, 0], offsets, first_tags, n)
         if not self._history:
             return scores_array, first_pass, first_pass
 
@@ -173,8 +172,7 @@ cdef class PlainPasses:
         _add_scores(self._weights, history_view, scores)
         tags = new_array(n, cnp.NPY_INT32, zeroed=True)
         if n:
-            decode_sequences(&self._trellis, &scores[0, 0], &allowed[0, 0], offsets, <int32_t*>data_of(tags), n,
-                             mem)
+            decode_sequences(&self._trellis, &scores[0, 0], &allowed[0, 0], offsets, <int32_t*>data_of(tags), n)
         return scores_array, first_pass, tags
 
 
