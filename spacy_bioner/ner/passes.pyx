@@ -16,7 +16,7 @@ from cymem.cymem cimport Pool
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
 from libcpp.vector cimport vector
 
-from ..core.arrays cimport data_of, new_array, new_matrix
+from ..core.arrays cimport data_of, items_of, new_array, new_matrix
 from ..core.decode cimport Trellis, check_offsets, decode_sequences, prepare_trellis
 from ..core.features cimport FeatureExtractor
 from ..core.perceptron cimport emit
@@ -75,7 +75,7 @@ cdef class PlainPasses:
         return (made_of[0] is word_scores and made_of[1] is weights and made_of[2] is transitions
                 and made_of[3] is factors and made_of[4] is legal and made_of[5] is predecessors)
 
-    def run(self, layout, list match_sources, short_form_heads, float entity_bias, const uint8_t[:, ::1] allowed):
+    def run(self, layout, list match_sources, short_form_heads, float entity_bias, cnp.ndarray allowed):
         """The scores the last pass read, the first pass's tags and the final ones (before the entity
         bound and the rules) of a plain batch.
 
@@ -98,8 +98,9 @@ cdef class PlainPasses:
         cdef Py_ssize_t n = rows.shape[0], n_tags = scores.shape[1]
         if sentence.shape[0] != n or mentions.shape[0] != n:
             raise ValueError(f"rows, sentence and mentions must have a row per token ({n})")
-        if allowed.shape[0] != n or allowed.shape[1] != n_tags:
+        if cnp.PyArray_NDIM(allowed) != 2 or cnp.PyArray_DIM(allowed, 0) != n or cnp.PyArray_DIM(allowed, 1) != n_tags:
             raise ValueError(f"allowed must have a row per token and {n_tags} tags")
+        cdef const uint8_t* allowed_tags = <const uint8_t*>items_of(allowed, cnp.NPY_UINT8, n * n_tags)
         check_offsets(offsets, n)
         # Scratch shared by the document and history features; a short batch needs none.
         slots = mention_slots(mentions) if (self._document or self._history) and n > _SHORT_BATCH else None
@@ -126,17 +127,22 @@ cdef class PlainPasses:
             if self._document and end > start:
                 fill_document_features(rows[start:end], table, mentions[start:end], slot_table, sentence[start:end],
                                        self._n_buckets, feature_view[start:end, n_joint : column])
-        cdef const Py_ssize_t[:, ::1] code_view
-        cdef const uint32_t[:, ::1] id_view
-        for codes, ids in match_sources:
-            code_view = codes
-            id_view = ids
-            if code_view.shape[0] != n:
-                raise ValueError(f"match codes must have a row per token ({n})")
+        cdef cnp.ndarray code_array, id_array
+        cdef const Py_ssize_t* codes_of  # read through numpy's C API: typed views cost a sentence more
+        cdef const uint32_t* ids_of
+        cdef Py_ssize_t n_labels, n_codes
+        for code_array, id_array in match_sources:
+            n_labels = cnp.PyArray_DIM(code_array, 1) if cnp.PyArray_NDIM(code_array) == 2 else -1
+            if (n_labels < 0 or cnp.PyArray_DIM(code_array, 0) != n
+                    or cnp.PyArray_NDIM(id_array) != 2 or cnp.PyArray_DIM(id_array, 0) != n_labels):
+                raise ValueError(f"match codes must have a row per token ({n}), and their ids a row per label")
+            n_codes = cnp.PyArray_DIM(id_array, 1)
+            codes_of = <const Py_ssize_t*>items_of(code_array, cnp.NPY_INTP, n * n_labels)
+            ids_of = <const uint32_t*>items_of(id_array, cnp.NPY_UINT32, n_labels * n_codes)
             for i in range(n):
-                for label in range(code_view.shape[1]):
-                    feature_view[i, column + label] = id_view[label, code_view[i, label]]
-            column += code_view.shape[1]
+                for label in range(n_labels):
+                    feature_view[i, column + label] = ids_of[label * n_codes + codes_of[i * n_labels + label]]
+            column += n_labels
         cdef const int64_t[::1] heads
         if short_form_heads is not None:
             heads = short_form_heads
@@ -150,7 +156,7 @@ cdef class PlainPasses:
         first_pass = new_array(n, cnp.NPY_INT32, zeroed=True)
         cdef int32_t* first_tags = <int32_t*>data_of(first_pass)
         if n:
-            decode_sequences(&self._trellis, &scores[0, 0], &allowed[0, 0], offsets, first_tags, n)
+            decode_sequences(&self._trellis, &scores[0, 0], allowed_tags, offsets, first_tags, n)
         if not self._history:
             return scores_array, first_pass, first_pass
 
@@ -172,7 +178,7 @@ cdef class PlainPasses:
         _add_scores(self._weights, history_view, scores)
         tags = new_array(n, cnp.NPY_INT32, zeroed=True)
         if n:
-            decode_sequences(&self._trellis, &scores[0, 0], &allowed[0, 0], offsets, <int32_t*>data_of(tags), n)
+            decode_sequences(&self._trellis, &scores[0, 0], allowed_tags, offsets, <int32_t*>data_of(tags), n)
         return scores_array, first_pass, tags
 
 
