@@ -10,6 +10,8 @@ from spacy.tokens import Doc
 
 from spacy_bioner.ner import decoder
 from spacy_bioner.ner.batch import lay_out
+from spacy_bioner.ner.featurizer import match_sources
+from spacy_bioner.ner.trellis import allowed_tags
 
 # Training words (so the memory matches "Acme Corp" and "Alice Smith"), new words, punctuation.
 WORDS = [
@@ -172,3 +174,24 @@ def test_compiled_passes_are_made_once_per_set_of_weights():
     ner.add_label("EVENT")
     assert_same(*decoded_both_ways(ner, docs))
     assert ner.plain_passes is not made
+
+
+def test_the_compiled_passes_check_their_arrays(default_nlp):
+    """Arrays of the wrong shape or type are refused with a ValueError, not read past their ends."""
+    ner = default_nlp.get_pipe("bioner")
+    docs = [Doc(default_nlp.vocab, words=["Alice", "Smith", "works", "at", "Acme", "Corp"])]
+    layout = lay_out(ner, docs)
+    allowed = allowed_tags(ner, layout, [[]])
+    sources = match_sources(ner, layout, ner.gazetteer.match_batch(docs))
+    passes, heads = decoder.plain_passes(ner), layout.abbreviation_heads
+    assert sources  # the memory's codes
+    passes.run(layout, sources, heads, 0.0, allowed)
+    with pytest.raises(ValueError, match="allowed"):
+        passes.run(layout, sources, heads, 0.0, allowed[:-1])
+    with pytest.raises(ValueError, match="C-ordered array"):
+        passes.run(layout, sources, heads, 0.0, allowed.astype(numpy.int64))
+    codes, ids = sources[0]
+    with pytest.raises(ValueError, match="match codes"):
+        passes.run(layout, [(codes[:-1], ids)], heads, 0.0, allowed)
+    with pytest.raises(ValueError, match="C-ordered array"):
+        passes.run(layout, [(codes.astype(numpy.int32), ids)], heads, 0.0, allowed)
