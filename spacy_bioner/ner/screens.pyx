@@ -13,6 +13,7 @@ from libc.stdint cimport int32_t, uint8_t, uint64_t
 from libcpp.vector cimport vector
 from spacy.tokens.doc cimport Doc
 
+from ..core.features cimport count_tokens
 from .definitions cimport closes, definition_in_window
 
 from .long_forms import (
@@ -50,10 +51,7 @@ def letter_docs(docs, const uint8_t[::1] is_space, first_words):
     first_words (frozenset[int]): The LOWER hashes of the words a salutation may open with.
     """
     docs = list(docs)
-    cdef Doc doc
-    cdef Py_ssize_t n = 0
-    for doc in docs:
-        n += doc.length
+    cdef Py_ssize_t n = count_tokens(docs)
     if n > is_space.shape[0]:
         raise ValueError(f"is_space has {is_space.shape[0]} tokens, fewer than the docs")
     return screen_letters(docs, &is_space[0] if n else NULL, first_words)
@@ -98,10 +96,7 @@ def short_form_docs(docs, const int32_t[::1] rows, const uint8_t[::1] is_space, 
         some, as long_forms.definitions_in finds them.
     """
     docs = list(docs)
-    cdef Doc doc
-    cdef Py_ssize_t n = 0, i
-    for doc in docs:
-        n += doc.length
+    cdef Py_ssize_t n = count_tokens(docs), i
     if n > rows.shape[0] or n > is_space.shape[0] or n > sentence.shape[0]:
         raise ValueError(f"rows, is_space and sentence need a value per token ({n})")
     cdef Py_ssize_t n_rows = min(initials.shape[0], capitals.shape[0], long_enough.shape[0])
