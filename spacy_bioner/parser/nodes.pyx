@@ -42,18 +42,18 @@ def doc_units(list docs):
                 break
             given = doc.c[i].sent_start != 0
         if hooked:
-            doc_units = [(sentence.start, sentence.end) for sentence in doc.sents]
+            own_units = [(sentence.start, sentence.end) for sentence in doc.sents]
         elif given:
-            doc_units, start = [], 0
+            own_units, start = [], 0
             for i in range(1, doc.length):
                 if doc.c[i].sent_start == 1:
-                    doc_units.append((start, i))
+                    own_units.append((start, i))
                     start = i
-            doc_units.append((start, doc.length))
+            own_units.append((start, doc.length))
         else:
-            doc_units = [(0, doc.length)]
+            own_units = [(0, doc.length)]
         sentences_given.append(given)
-        units.append(doc_units)
+        units.append(own_units)
         tagged = False
         for i in range(doc.length):
             if doc.c[i].tag != 0:
