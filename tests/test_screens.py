@@ -2,6 +2,7 @@
 and the rules' candidates found in C (lone_surnames.pyx) against numpy."""
 
 import numpy
+import pytest
 import spacy
 from conftest import drawn_tags
 from hypothesis import given, settings
@@ -20,8 +21,17 @@ from spacy_bioner.ner.abbreviations import (
     undefined_acronyms,
 )
 from spacy_bioner.ner.letters import SALUTATIONS
+from spacy_bioner.ner.list_parts import name_list_parts
 from spacy_bioner.ner.lone_surnames import lone_surnames
-from spacy_bioner.ner.screens import continuing_run, letter_docs
+from spacy_bioner.ner.screens import (
+    BOUND,
+    NAME_LISTS,
+    SHORT_FORMS,
+    SURNAMES,
+    AfterDecoding,
+    continuing_run,
+    letter_docs,
+)
 
 LABELS = ["LOC", "PER", "ORG"]
 VOCAB = spacy.blank("en").vocab
@@ -70,6 +80,50 @@ def test_continuing_run_is_true_where_an_entity_is_longer_than_the_bound(batch, 
     scheme, tags, _, _ = batch
     longest = max((end - start for start, end, _ in scheme.to_spans(tags)), default=0)
     assert continuing_run(tags, scheme.continuing().view(numpy.uint8), bound) is (longest > bound)
+
+
+def after_decoding(scheme, bound, name_lists=True, person_labels=(1,)):
+    continuing = scheme.continuing().view(numpy.uint8)
+    person = scheme.tags_of(person_labels).view(numpy.uint8)
+    return AfterDecoding(continuing, person, len(scheme.moves), bound, name_lists, ())
+
+
+@settings(max_examples=300)
+@given(tagged_batches(), st.integers(0, 4), st.data())
+def test_after_decoding_flags_exactly_the_steps_whose_own_test_finds_something(batch, bound, data):
+    scheme, tags, offsets, words = batch
+    n = len(tags)
+    starts = numpy.array(data.draw(st.lists(st.integers(0, n - 1), max_size=3)), dtype=numpy.int64)
+    lengths = data.draw(st.lists(st.integers(1, 3), min_size=len(starts), max_size=len(starts)))
+    ends = starts + numpy.array(lengths, dtype=numpy.int64)
+    names = numpy.stack([starts, ends, starts, starts], axis=1)  # memory matches' rows: (start, end, label, 0)
+    short_form_starts = numpy.array(data.draw(st.lists(st.booleans(), min_size=n, max_size=n)))
+    continuing, person = scheme.continuing().view(numpy.uint8), scheme.tags_of((1,)).view(numpy.uint8)
+    steps = after_decoding(scheme, bound).run(tags, offsets, words, names, short_form_starts)
+    assert bool(steps & BOUND) is (bound > 0 and continuing_run(tags, continuing, bound))
+    assert bool(steps & NAME_LISTS) is (len(name_list_parts(names[:, :2], tags, continuing)[0]) > 0)
+    assert bool(steps & SHORT_FORMS) is bool(short_form_starts.any())
+    found = lone_surnames(tags, words, offsets, continuing, person, len(scheme.moves))
+    assert bool(steps & SURNAMES) is (len(found) > 0)
+    # Off in the settings, or without names and short forms: never flagged.
+    assert not after_decoding(scheme, 0, name_lists=False, person_labels=()).run(tags, offsets, words, names, None)
+
+
+def test_after_decoding_refuses_tags_and_offsets_it_cannot_read():
+    scheme = TagScheme("BILOU", LABELS)
+    screen = after_decoding(scheme, 2)
+    tags, words = numpy.array([0, 1, 0], dtype=numpy.int32), numpy.zeros(3, dtype=numpy.int32)
+    offsets = numpy.array([0, 3])
+    with pytest.raises(ValueError, match="not one of the scheme's"):
+        screen.run(numpy.array([0, scheme.n_tags, 0], dtype=numpy.int32), offsets, words, None, None)
+    with pytest.raises(ValueError, match="end at the 3 tags"):
+        screen.run(tags, numpy.array([0, 2]), words, None, None)
+    with pytest.raises(ValueError, match="rise from 0"):
+        screen.run(tags, numpy.array([0, 4, 3]), words, None, None)
+    with pytest.raises(ValueError, match="int64 rows"):
+        screen.run(tags, offsets, words, numpy.zeros((1, 2), dtype=numpy.int32), None)
+    with pytest.raises(ValueError, match="C-ordered array"):
+        screen.run(tags.astype(numpy.int64), offsets, words, None, None)
 
 
 SHORT_FORM_WORDS = ["(", ")", "-", ";", "\n", "AF", "IDDM", "NATO", "ABC", "atrial", "Smith", "35", "UN", "insulin"]

@@ -45,6 +45,7 @@ from .layout import LayoutPass
 from .memory import EntityMemory
 from .passes import PlainPasses
 from .saved import FORMAT_VERSION, check_trained, check_weights, component_cfg, read_cfg
+from .screens import AfterDecoding
 from .settings import DEFAULT_CONFIG, Confidence, GazetteerSettings, Rules, Settings, Trainer
 from .weights import grown_weights, loaded_weights, new_weights, saved_transitions
 
@@ -147,6 +148,7 @@ class BioNER(PerceptronPipe):
         self._predecessors = predecessor_lists(self._legal, self._model.factored)
         self.tag_values: Optional[tuple[tuple[str, ...], numpy.ndarray]] = None  # writer.entity_values' cache
         self.plain_passes: Optional[PlainPasses] = None  # decoder.plain_passes' cache
+        self.after_decoding: Optional[AfterDecoding] = None  # decoder.after_decoding's cache
         self._labels_seen = len(self.cfg["labels"])
 
     @property

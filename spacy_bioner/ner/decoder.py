@@ -13,12 +13,14 @@ from ..core.decode import viterbi
 from ..core.perceptron import AveragedPerceptron
 from ..core.templates import DOCUMENT_FAMILY, HISTORY_FAMILY
 from .batch import Layout, lay_out
-from .bounds import within_bound
+from .bounds import entity_bound, within_bound
 from .confidence import alternatives, entity_probabilities
 from .entities import entity_annotated
 from .featurizer import features, history, match_sources, reads_short_forms
+from .name_lists import known_names
 from .passes import PlainPasses
-from .rules import apply_rules
+from .rules import apply_rules, person_ids
+from .screens import BOUND, AfterDecoding
 from .trellis import Trellis, allowed_tags, presets_of, trellis_of
 
 
@@ -85,9 +87,39 @@ def decode(ner, docs: list[Doc]) -> Decoded:
         scores, first_pass, tags = compiled_passes(ner, layout, matches, allowed)
     else:
         scores, first_pass, tags = passes(ner, layout, matches, trellis)
-    tags = bounded_over(ner, trellis, scores, tags)
-    final, retagged = apply_rules(ner, docs, layout, tags, allowed, matches)
+    steps = steps_after_decoding(ner, layout, tags, matches)
+    if steps & BOUND:
+        bounded = bounded_over(ner, trellis, scores, tags)
+        if bounded is not tags:
+            tags, steps = bounded, steps_after_decoding(ner, layout, bounded, matches)
+    final, retagged = apply_rules(ner, docs, layout, tags, allowed, matches, steps)
     return Decoded(matches, presets, layout, trellis, trellis.rows(scores), allowed, final, first_pass, tags, retagged)
+
+
+def steps_after_decoding(ner, layout: Layout, tags: numpy.ndarray, matches: list[numpy.ndarray]) -> int:
+    """The steps after Viterbi (the bound, then the rules) that may change these tags (screens.AfterDecoding)."""
+    names = known_names(ner, layout, matches) if ner.settings.rules.split_name_lists else None
+    short_form_starts = layout.short_form_starts if layout.short_form_heads is not None else None
+    steps = after_decoding(ner).run(tags, layout.offsets, layout.rows, names, short_form_starts)
+    # With whitespace tokens, the bound reads the trellis's rows, in which an entity may run across one.
+    return steps | BOUND if layout.spaced else steps
+
+
+def after_decoding(ner) -> AfterDecoding:
+    """The screens after Viterbi for the component's scheme, settings and bound as they are now."""
+    scheme, settings, bound = ner.scheme, ner.settings, entity_bound(ner)
+    made = ner.after_decoding
+    if made is None or made.made_of != (scheme, settings, bound):
+        person = scheme.tags_of(person_ids(ner)).view(numpy.uint8)
+        made = ner.after_decoding = AfterDecoding(
+            scheme.continuing_bytes(),
+            person,
+            len(scheme.moves),
+            bound or 0,
+            settings.rules.split_name_lists,
+            (scheme, settings, bound),
+        )
+    return made
 
 
 def passes(

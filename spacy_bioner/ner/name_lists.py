@@ -34,7 +34,7 @@ def split_name_lists(
     """
     if not ner.settings.rules.split_name_lists:
         return tags
-    names = _known_names(ner, layout, matches)
+    names = known_names(ner, layout, matches)
     entities, parts = name_list_parts(names, tags, ner.scheme.continuing_bytes())
     if not len(entities):
         return tags  # no entity is made up of two or more known names, as in most sentences
@@ -82,7 +82,7 @@ def _label_alone(ner, pieces: list[Doc]) -> list[Optional[int]]:
     return labels
 
 
-def _known_names(ner, layout: Layout, matches: Optional[list[numpy.ndarray]]) -> numpy.ndarray:
+def known_names(ner, layout: Layout, matches: Optional[list[numpy.ndarray]]) -> numpy.ndarray:
     """Where each known name (a training entity, or a term of one of the tagger's labels) starts and ends,
     int64 rows (start, end) in batch positions: the memory's matches, then the term lists'."""
     found = [numpy.zeros((0, 4), dtype=numpy.int64)] if layout.memory_matches is None else [layout.memory_matches]

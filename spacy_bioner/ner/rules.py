@@ -14,7 +14,7 @@ from spacy.tokens import Doc
 from .abbreviations import label_short_forms
 from .batch import Layout, any_set
 from .name_lists import split_name_lists
-from .screens import continuing_run
+from .screens import NAME_LISTS, SHORT_FORMS, SURNAMES
 from .surnames import label_surnames
 
 # (ner, docs, layout, tags, allowed, each doc's gazetteer matches) -> new tags
@@ -26,6 +26,7 @@ class Rule(NamedTuple):
 
     retag: Retag
     name_of: Callable[[Layout, numpy.ndarray], list[str]]  # (layout, changed token positions) -> a rule name per token
+    step: int  # its bit in screens.AfterDecoding's answer
 
 
 def _short_forms(
@@ -46,8 +47,12 @@ def _surnames(
     ner, docs: list[Doc], layout: Layout, tags: numpy.ndarray, allowed: numpy.ndarray, matches
 ) -> numpy.ndarray:
     """person_labels: a lone surname takes the label of the full name it ends."""
-    person_ids = _indices_of(tuple(ner.settings.rules.person_labels), tuple(ner.labels))
-    return label_surnames(docs, tags, layout.offsets, layout.rows, ner.scheme, person_ids, allowed)
+    return label_surnames(docs, tags, layout.offsets, layout.rows, ner.scheme, person_ids(ner), allowed)
+
+
+def person_ids(ner) -> tuple[int, ...]:
+    """The indices of the labels that name people (`[rules] person_labels`) among the component's."""
+    return _indices_of(tuple(ner.settings.rules.person_labels), tuple(ner.labels))
 
 
 @functools.lru_cache(maxsize=16)
@@ -57,28 +62,34 @@ def _indices_of(wanted: tuple[str, ...], labels: tuple[str, ...]) -> tuple[int, 
 
 
 RULES = [
-    Rule(split_name_lists, lambda layout, changed: ["split_name_lists"] * len(changed)),
-    Rule(_short_forms, _short_form_names),
-    Rule(_surnames, lambda layout, changed: ["person_labels"] * len(changed)),
+    Rule(split_name_lists, lambda layout, changed: ["split_name_lists"] * len(changed), NAME_LISTS),
+    Rule(_short_forms, _short_form_names, SHORT_FORMS),
+    Rule(_surnames, lambda layout, changed: ["person_labels"] * len(changed), SURNAMES),
 ]
 
 
 def apply_rules(
-    ner, docs: list[Doc], layout: Layout, tags: numpy.ndarray, allowed: numpy.ndarray, matches: list[numpy.ndarray]
+    ner,
+    docs: list[Doc],
+    layout: Layout,
+    tags: numpy.ndarray,
+    allowed: numpy.ndarray,
+    matches: list[numpy.ndarray],
+    steps: int,
 ) -> tuple[numpy.ndarray, dict[int, str]]:
-    """The tags after every rule, and the rule that last retagged each token it changed (batch positions)."""
+    """The tags after every rule, and the rule that last retagged each token it changed (batch positions).
+
+    steps: the rules that may change these tags (screens.AfterDecoding); most sentences need none.
+    """
     retagged: dict[int, str] = {}
-    # Name lists and surnames need an entity of two tokens or more, short forms a mention of one:
-    # most sentences have neither, and are not handed to each rule in turn.
-    if not continuing_run(tags, ner.scheme.continuing_bytes(), 1) and (
-        layout.short_form_starts is None or not any_set(layout.short_form_starts)
-    ):
-        return tags, retagged
     for rule in RULES:
+        if not steps & rule.step:
+            continue
         new_tags = rule.retag(ner, docs, layout, tags, allowed, matches)
-        if new_tags is tags:  # the rule found nothing to do, as in most docs
+        if new_tags is tags:  # the rule found nothing to do
             continue
         changed = numpy.flatnonzero(new_tags != tags)
         retagged.update(zip(changed.tolist(), rule.name_of(layout, changed)))
         tags = new_tags
+        steps = ~0  # the screen read the tags before this rule changed them: the later rules run unscreened
     return tags, retagged

@@ -1,20 +1,26 @@
 # cython: language_level=3
 """Screens: the cheap, exact tests that let most sentences skip a stage.
 
-The entity bound (bounds.py), the short-form mentions of the layout
-(batch.py) and the letter rules (letters.py) find nothing in most sentences, and the numpy calls that find out
-cost more than the loops below. Each screen says whether its stage can find
-anything; only then does the stage run, in Python, from the start. A screen
+The short-form mentions of the layout (batch.py), the letter rules (letters.py),
+and after Viterbi the entity bound (bounds.py) and the rules (rules.py) find
+nothing in most sentences, and the numpy calls that find out cost more than the
+loops below. Each screen says whether its stage can find anything; only then
+does the stage run, in Python, from the start (after Viterbi, one call,
+`AfterDecoding.run`, screens the bound and every rule). A screen
 never decides what a stage finds: where it says yes, the stage may still find
 nothing, and where it says no, the stage would have found nothing either
 (tests/test_screens.py holds each to its stage).
 """
-from libc.stdint cimport int32_t, uint8_t, uint64_t
+cimport numpy as cnp
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint64_t
 from libcpp.vector cimport vector
 from spacy.tokens.doc cimport Doc
 
+from ..core.arrays cimport items_of
 from ..core.features cimport count_tokens
 from .definitions cimport closes, definition_in_window
+from .list_parts cimport find_name_lists
+from .lone_surnames cimport find_lone_surnames
 
 from .long_forms import (
     LOOK_AHEAD, LOOK_BEHIND, MAX_SHORT_FORM, MAX_SHORT_FORM_PIECES, ORTH_HYPHEN, ORTH_OPENING,
@@ -33,10 +39,100 @@ def continuing_run(const int32_t[::1] tags, const uint8_t[::1] continuing, Py_ss
     tags (int32[n]): The decoded tags.
     continuing (bool[n_tags]): Whether each tag continues an entity (scheme.continuing()).
     """
+    return has_continuing_run(&tags[0] if tags.shape[0] else NULL, tags.shape[0], &continuing[0], length)
+
+
+cdef bint has_continuing_run(const int32_t* tags, Py_ssize_t n, const uint8_t* continuing,
+                             Py_ssize_t length) noexcept nogil:
     cdef Py_ssize_t i, run = 0
-    for i in range(tags.shape[0]):
+    for i in range(n):
         run = run + 1 if continuing[tags[i]] else 0
         if run >= length:
+            return True
+    return False
+
+
+# The steps after Viterbi, in the order decoder.decode runs them, as bits of AfterDecoding.run's answer.
+BOUND, NAME_LISTS, SHORT_FORMS, SURNAMES = 1, 2, 4, 8
+
+
+cdef class AfterDecoding:
+    """The screens of the steps after Viterbi, all in one call, for one scheme and its settings.
+
+    continuing (uint8[n_tags]): Whether each tag continues an entity (scheme.continuing_bytes()).
+    person (uint8[n_tags]): Whether each tag is a person label's (`[rules] person_labels`), all 0 if none.
+    n_moves (int): The scheme's moves per label.
+    bound (int): The entity bound (bounds.entity_bound), 0 for none.
+    name_lists (bool): Whether `[rules] split_name_lists` is on.
+    made_of (tuple): What the screen was made for (decoder.after_decoding compares it).
+    """
+    cdef vector[uint8_t] _continuing, _person
+    cdef Py_ssize_t _n_moves, _bound
+    cdef bint _name_lists
+    cdef readonly tuple made_of
+
+    def __init__(self, const uint8_t[::1] continuing, const uint8_t[::1] person, Py_ssize_t n_moves,
+                 Py_ssize_t bound, bint name_lists, tuple made_of):
+        if person.shape[0] != continuing.shape[0]:
+            raise ValueError("continuing and person must have a flag per tag")
+        self._continuing.assign(&continuing[0], &continuing[0] + continuing.shape[0])
+        self._person.assign(&person[0], &person[0] + person.shape[0])
+        self._n_moves, self._bound, self._name_lists, self.made_of = n_moves, bound, name_lists, made_of
+
+    def run(self, cnp.ndarray tags, cnp.ndarray offsets, cnp.ndarray words, cnp.ndarray names,
+            cnp.ndarray short_form_starts):
+        """The steps that may change a batch's tags, as an int of BOUND, NAME_LISTS, SHORT_FORMS and SURNAMES
+        bits; a step whose bit is clear would leave every tag as it is.
+
+        tags (int32[n]): The decoded tags, docs laid end to end (no whitespace tokens: the bound reads the
+            trellis's rows).
+        offsets (int64[n_docs + 1]): Where each doc starts, and the end.
+        words (int32[n]): The lexicon row of each token.
+        names (Optional[int64[k, >= 2]]): The known names' starts and ends (name_lists.known_names), or None.
+        short_form_starts (Optional[bool[n]]): The first token of each short form labelled after decoding, or None.
+        """
+        cdef Py_ssize_t n = cnp.PyArray_SIZE(tags), n_tags = self._continuing.size(), i
+        cdef const int32_t* tag_of = <const int32_t*>items_of(tags, cnp.NPY_INT32, n)
+        for i in range(n):
+            if tag_of[i] < 0 or tag_of[i] >= n_tags:
+                raise ValueError(f"tag {tag_of[i]} at {i} is not one of the scheme's {n_tags}")
+        cdef const int64_t* starts = <const int64_t*>items_of(offsets, cnp.NPY_INT64, 1)
+        cdef Py_ssize_t n_docs = cnp.PyArray_SIZE(offsets) - 1, d
+        for d in range(n_docs):
+            if not 0 <= starts[d] <= starts[d + 1]:
+                raise ValueError(f"offsets must rise from 0 (offset {d})")
+        if starts[n_docs] != n:
+            raise ValueError(f"offsets must end at the {n} tags")
+        cdef const int32_t* rows = <const int32_t*>items_of(words, cnp.NPY_INT32, n)
+        cdef const uint8_t* continuing = self._continuing.data()
+        cdef int steps = 0
+        if self._bound and has_continuing_run(tag_of, n, continuing, self._bound):
+            steps |= BOUND
+        if self._name_lists and names is not None and _has_name_list(names, tag_of, n, continuing):
+            steps |= NAME_LISTS
+        if short_form_starts is not None and _any_set(short_form_starts, n):
+            steps |= SHORT_FORMS
+        if find_lone_surnames(tag_of, rows, starts, n_docs, n, continuing, self._person.data(), self._n_moves,
+                              NULL):
+            steps |= SURNAMES
+        return steps
+
+
+cdef bint _has_name_list(cnp.ndarray names, const int32_t* tags, Py_ssize_t n, const uint8_t* continuing) except -1:
+    if (cnp.PyArray_NDIM(names) != 2 or cnp.PyArray_TYPE(names) != cnp.NPY_INT64
+            or cnp.PyArray_DIM(names, 1) < 2):
+        raise ValueError("names must be int64 rows of (start, end)")
+    cdef Py_ssize_t item = sizeof(int64_t)
+    return find_name_lists(<const int64_t*>cnp.PyArray_DATA(names), cnp.PyArray_STRIDE(names, 0) // item,
+                           cnp.PyArray_STRIDE(names, 1) // item, cnp.PyArray_DIM(names, 0), tags, n, continuing,
+                           NULL, NULL)
+
+
+cdef bint _any_set(cnp.ndarray flags, Py_ssize_t n) except -1:
+    cdef const uint8_t* flag_of = <const uint8_t*>items_of(flags, cnp.NPY_BOOL, n)
+    cdef Py_ssize_t i
+    for i in range(n):
+        if flag_of[i]:
             return True
     return False
 
