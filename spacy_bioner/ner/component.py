@@ -38,7 +38,7 @@ from ..gazetteer.matcher import Gazetteer
 from . import trainers, writer
 from .batch import groups
 from .decoder import Decoded, Prediction, decode, predict_group
-from .entities import entity_annotated
+from .entities import TagWriter, entity_annotated
 from .featurizer import Featurizer, check_vectors, fit_clusters, word_clusters
 from .gold import GoldCache
 from .layout import LayoutPass
@@ -146,7 +146,7 @@ class BioNER(PerceptronPipe):
         else:
             self._model = new_weights(self.settings, self._scheme)
         self._predecessors = predecessor_lists(self._legal, self._model.factored)
-        self.tag_values: Optional[tuple[tuple[str, ...], numpy.ndarray]] = None  # writer.entity_values' cache
+        self.tag_writer: Optional[TagWriter] = None  # writer.tag_writer's cache
         self.plain_passes: Optional[PlainPasses] = None  # decoder.plain_passes' cache
         self.after_decoding: Optional[AfterDecoding] = None  # decoder.after_decoding's cache
         self._labels_seen = len(self.cfg["labels"])

@@ -5,9 +5,14 @@
 arguments anew for every doc: on short docs that cost more than tagging them.
 Here a batch's (ENT_IOB, ENT_TYPE, ENT_KB_ID) rows, docs laid end to end, are
 checked once and copied into the token structs, as `from_array` would.
+`TagWriter` does the same from the tags of docs that need nothing but them.
 """
-from libc.stdint cimport uint64_t
+cimport numpy as cnp
+from libc.stdint cimport int32_t, uint64_t
+from libcpp.vector cimport vector
 from spacy.tokens.doc cimport Doc
+
+from ..core.arrays cimport items_of
 
 from spacy.tokens import Token
 
@@ -36,6 +41,65 @@ def write_entities(docs, const uint64_t[:, ::1] values):
             doc.c[i].ent_type = values[n + i, 1]
             doc.c[i].ent_kb_id = values[n + i, 2]
         n += doc.length
+
+
+cdef class TagWriter:
+    """Each doc's tags straight to its tokens' ENT_IOB and ENT_TYPE, through a table of tag -> values.
+
+    table (uint64[n_tags, 3]): ENT_IOB code, label hash and KB id of each tag (writer.entity_values').
+    labels (tuple): The labels the table was made for.
+    """
+    cdef vector[uint64_t] _values  # the table, row by row
+    cdef Py_ssize_t _n_tags
+    cdef readonly tuple labels
+    cdef readonly object table
+
+    def __init__(self, table, tuple labels):
+        cdef const uint64_t[:, ::1] rows = table
+        if rows.shape[1] != 3:
+            raise ValueError(f"the table must have 3 columns, not {rows.shape[1]}")
+        cdef Py_ssize_t tag
+        for tag in range(rows.shape[0]):
+            if rows[tag, 0] >= _N_IOB_CODES:
+                raise ValueError(f"ENT_IOB codes must lie in 0..{_N_IOB_CODES - 1}")
+        self._values.assign(&rows[0, 0], &rows[0, 0] + 3 * rows.shape[0])
+        self._n_tags, self.labels, self.table = rows.shape[0], labels, table
+
+    def write_plain(self, list docs, list predictions):
+        """Write each doc's tags and return True, if no doc needs more than its tags (presets to keep,
+        matches to link, scored spans); else write nothing and return False.
+
+        predictions (List[decoder.Prediction]): A prediction per doc; tags (int32, a tag per token) come first,
+            then matches, presets, confidences and alternatives.
+        """
+        if len(predictions) != len(docs):
+            raise ValueError(f"{len(predictions)} predictions for {len(docs)} docs")
+        cdef object prediction  # a NamedTuple, read by index
+        cdef cnp.ndarray tags
+        cdef vector[const int32_t*] tags_of
+        cdef Doc doc
+        cdef Py_ssize_t d, i
+        for d in range(len(docs)):
+            doc, prediction = docs[d], predictions[d]
+            if (len(prediction[1]) or prediction[2] or prediction[3] is not None
+                    or prediction[4] is not None):
+                return False
+            tags = prediction[0]
+            if cnp.PyArray_SIZE(tags) != doc.length:
+                raise ValueError(f"doc {d} has {doc.length} tokens and {cnp.PyArray_SIZE(tags)} tags")
+            tags_of.push_back(<const int32_t*>items_of(tags, cnp.NPY_INT32, doc.length))
+            for i in range(doc.length):
+                if not 0 <= tags_of[d][i] < self._n_tags:
+                    raise ValueError(f"tag {tags_of[d][i]} of doc {d} is not one of the {self._n_tags}")
+        cdef const uint64_t* values
+        for d in range(len(docs)):
+            doc = docs[d]
+            for i in range(doc.length):
+                values = &self._values[3 * tags_of[d][i]]
+                doc.c[i].ent_iob = <int>values[0]
+                doc.c[i].ent_type = values[1]
+                doc.c[i].ent_kb_id = values[2]
+        return True
 
 
 def entity_annotated(Doc doc):

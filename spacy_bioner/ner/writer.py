@@ -8,7 +8,7 @@ from spacy.tokens import Doc, Span, SpanGroup
 
 from ..gazetteer.matcher import filter_matches
 from .batch import BEGIN, INSIDE, OUTSIDE, laid_end_to_end
-from .entities import write_entities
+from .entities import TagWriter, write_entities
 
 
 def write(ner, docs: list[Doc], predictions: list) -> None:
@@ -19,6 +19,10 @@ def write(ner, docs: list[Doc], predictions: list) -> None:
     Spans for `set_ents`, or of `Doc.from_array` per doc.
     """
     settings = ner.settings.gazetteer
+    # Most docs need nothing more than their tags: no presets, no matches, no scored spans.
+    every_doc = settings.mode == "fallback" or bool(ner.gazetteer.labels and settings.spans_key)
+    if not every_doc and tag_writer(ner).write_plain(docs, predictions):
+        return
     all_values = entity_values(
         ner,
         predictions[0].tags
@@ -27,12 +31,7 @@ def write(ner, docs: list[Doc], predictions: list) -> None:
     )
     offsets = [0, *itertools.accumulate(len(doc) for doc in docs)]
     link(ner, all_values, [p.matches for p in predictions], offsets)
-    # Most docs need nothing more than their tags: no presets, no fallback matches, no scored spans.
-    every_doc = (
-        settings.mode == "fallback"
-        or bool(ner.gazetteer.labels and settings.spans_key)
-        or any(p.confidences is not None or p.alternatives is not None for p in predictions)
-    )
+    every_doc = every_doc or any(p.confidences is not None or p.alternatives is not None for p in predictions)
     for i, (doc, (_, matches, presets, confidences, alternatives)) in enumerate(zip(docs, predictions)):
         if not (presets or every_doc):
             continue
@@ -64,9 +63,14 @@ def _write_entity(values: numpy.ndarray, start: int, end: int, label: int, kb_id
 
 def entity_values(ner, tags: numpy.ndarray) -> numpy.ndarray:
     """(ENT_IOB, ENT_TYPE, ENT_KB_ID) of each token: uint64 (n, 3), from its tag."""
+    return tag_writer(ner).table.take(tags, axis=0)  # take: for a sentence, half the cost of fancy indexing
+
+
+def tag_writer(ner) -> TagWriter:
+    """The writer of tags for the component's labels as they are now (its table: each tag's entity values)."""
     labels = tuple(ner.labels)
-    cached = ner.tag_values
-    if cached is None or cached[0] != labels:
+    made = ner.tag_writer
+    if made is None or made.labels != labels:
         type_ids = [0] + [ner.vocab.strings.add(label) for label in labels]
         n_moves = len(ner.scheme.moves)
         table = numpy.zeros((1 + len(labels) * n_moves, 3), dtype=numpy.uint64)
@@ -74,8 +78,8 @@ def entity_values(ner, tags: numpy.ndarray) -> numpy.ndarray:
         for tag in range(1, len(table)):
             move = ner.scheme.moves[(tag - 1) % n_moves]
             table[tag, :2] = (BEGIN if move in "BU" else INSIDE, type_ids[(tag - 1) // n_moves + 1])
-        cached = ner.tag_values = (labels, table)
-    return cached[1].take(tags, axis=0)  # take: for a sentence, half the cost of fancy indexing
+        made = ner.tag_writer = TagWriter(table, labels)
+    return made
 
 
 def link(ner, values: numpy.ndarray, matches: list[numpy.ndarray], offsets: list[int]) -> None:
