@@ -24,6 +24,7 @@ KERNELS = [
     "ner.list_parts",
     "ner.lone_surnames",
     "ner.passes",
+    "ner.plain_decode",
     "ner.screens",
     "parser.transitions",
     "parser.state_features",

@@ -11,7 +11,7 @@ hundred steps unless --spacy-model is given: its speed does not depend on its ac
   pipeline's `nlp(text)` (the tokenizer alone) in turns;
 - short docs in bulk: `pipe` over one sentence per doc against the whole documents;
 - two threads: each calling `ner(doc)` on half of the sentences, against one thread;
-- where a single call's time goes: the cumulative time of each stage under cProfile
+- where a single call's time goes: the time of each stage under cProfile
   (which slows Python more than the kernels: shares, not timings);
 - tagger + parser (configs/parser.cfg, trained here on UD English EWT for
   --parser-epochs epochs unless --parser-model is given: a speed model, not an
@@ -52,14 +52,25 @@ from common import (
 from spacy.tokens import Doc, DocBin
 from spacy.training import Corpus
 
-# Where a single call's time goes: the functions whose cumulative time is each stage's.
+# Where a single call's time goes: the functions whose time is each stage's, cumulative (the function and
+# all it calls) or own (the compiled calls a function makes, which cProfile does not see as calls).
 STAGES = {
-    "lay out (word rows, sentences, abbreviations, memory matches)": ("batch.py", "lay_out"),
-    "allowed tags": ("trellis.py", "allowed_tags"),
-    "features, scores and both Viterbi passes (one compiled call)": ("decoder.py", "compiled_passes"),
-    "the entity length bound": ("decoder.py", "bounded_over"),
-    "rules after decoding": ("rules.py", "apply_rules"),
-    "writing Doc.ents": ("writer.py", "write"),
+    "the compiled decode of a plain doc (layout, allowed tags, both passes, the screen after them)": (
+        "decoder.py",
+        "predict_group",
+        "own",
+    ),
+    "checking that the compiled stages are the current weights' and settings'": (
+        "decoder.py",
+        "plain_decode",
+        "cumulative",
+    ),
+    "decoding stage by stage (docs that are not plain, or that a rule may change)": (
+        "decoder.py",
+        "decode",
+        "cumulative",
+    ),
+    "writing Doc.ents": ("writer.py", "write", "cumulative"),
 }
 
 
@@ -154,10 +165,10 @@ def profile(ner, sentences) -> dict:
     stats = pstats.Stats(profiler).stats
     total = sum(t for (_, _, name), (_, _, t, _, _) in stats.items())  # tottime of everything
     shares = {}
-    for stage, (file, function) in STAGES.items():
+    for stage, (file, function, which) in STAGES.items():
         seconds = sum(
-            cumulative
-            for (path, _, name), (_, _, _, cumulative, _) in stats.items()
+            cumulative if which == "cumulative" else own
+            for (path, _, name), (_, _, own, cumulative, _) in stats.items()
             if path.endswith(file) and name == function
         )
         shares[stage] = 100 * seconds / total

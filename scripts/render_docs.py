@@ -441,7 +441,7 @@ def _latency(record: dict) -> list:
     lines += _peak_rss_lines(f)
     lines += [
         "",
-        "Where a single call's time goes (each stage's cumulative share under cProfile, which slows Python",
+        "Where a single call's time goes (each stage's share under cProfile, which slows Python",
         "more than the kernels):",
         "",
         "| stage | share |",

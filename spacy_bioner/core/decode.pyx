@@ -55,8 +55,8 @@ def allowed_mask(sent_starts, is_space, const int32_t[::1] forced, closed_before
     assignments cost more than the loop for a sentence. The bool arguments are
     per token (sent_starts, is_space, closed_before or None) or per tag (continuing,
     closing, bounds: tags nothing may start or end on whitespace with)."""
-    cdef Py_ssize_t n = forced.shape[0], n_tags = len(continuing), i, tag
-    allowed = numpy.ones((n, n_tags), dtype=numpy.uint8)
+    cdef Py_ssize_t n = forced.shape[0], n_tags = len(continuing)
+    allowed = numpy.empty((n, n_tags), dtype=numpy.uint8)
     if n == 0:
         return allowed
     cdef uint8_t[:, ::1] out = allowed
@@ -67,20 +67,32 @@ def allowed_mask(sent_starts, is_space, const int32_t[::1] forced, closed_before
     cdef const uint8_t[::1] inside = _bytes(continuing)
     cdef const uint8_t[::1] ending = _bytes(closing)
     cdef const uint8_t[::1] edges = _bytes(bounds)
-    cdef bint first, last
     with nogil:
-        for i in range(n):
-            if forced[i] >= 0:
-                for tag in range(n_tags):
-                    out[i, tag] = 0
-                out[i, forced[i]] = 1
-                continue
-            first = i == 0 or starts[i] or closed[i]  # a sentence start, or after a preset or line end
-            last = i == n - 1 or starts[i + 1]
-            for tag in range(n_tags):
-                if (first and inside[tag]) or (last and not ending[tag]) or (spaces[i] and edges[tag]):
-                    out[i, tag] = 0
+        fill_allowed(n, n_tags, &starts[0], &spaces[0], &closed[0], &forced[0], &inside[0], &ending[0], &edges[0],
+                     &out[0, 0])
     return allowed
+
+
+cdef void fill_allowed(Py_ssize_t n, Py_ssize_t n_tags, const uint8_t* starts, const uint8_t* spaces,
+                       const uint8_t* closed, const int32_t* forced, const uint8_t* inside, const uint8_t* ending,
+                       const uint8_t* edges, uint8_t* out) noexcept nogil:
+    """allowed_mask into out (n x n_tags); spaces, closed and forced may be NULL: none."""
+    cdef Py_ssize_t i, tag
+    cdef bint first, last
+    cdef uint8_t* row
+    for i in range(n):
+        row = &out[i * n_tags]
+        if forced != NULL and forced[i] >= 0:
+            for tag in range(n_tags):
+                row[tag] = 0
+            row[forced[i]] = 1
+            continue
+        # a sentence start, or after a preset or line end
+        first = i == 0 or starts[i] or (closed != NULL and closed[i])
+        last = i == n - 1 or starts[i + 1]
+        for tag in range(n_tags):
+            row[tag] = not ((first and inside[tag]) or (last and not ending[tag])
+                            or (spaces != NULL and spaces[i] and edges[tag]))
 
 
 cdef inline void _moves(const Trellis* t, const double* delta, double* next_delta, int32_t* pointers) noexcept nogil:

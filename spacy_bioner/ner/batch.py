@@ -78,15 +78,17 @@ def any_set(flags: numpy.ndarray) -> bool:
     return flags.tobytes().find(1) >= 0
 
 
-def lay_out(ner, docs: list[Doc], folds: Optional[list[int]] = None) -> Layout:
+def lay_out(ner, docs: list[Doc], folds: Optional[list[int]] = None, laid_out: Optional[tuple] = None) -> Layout:
     """The docs laid end to end, with what the features read of each token.
 
     folds: in training, each doc's fold of the entity memory (memory.py). Predicting,
-    the steps up to the screens run in one compiled call (layout.pyx).
+    the steps up to the screens run in one compiled call (layout.pyx); laid_out: its
+    result, if it ran already (plain_decode.PlainDecode).
     """
     rules = ner.settings.rules
     if folds is None:
-        laid_out = layout_pass(ner).run(docs)
+        if laid_out is None:
+            laid_out = layout_pass(ner).run(docs)
         offsets, sentence, sent_starts, is_space, rows, mention_ids, spaced = laid_out[:7]
         screened, read, memory_matches, memory = laid_out[7:]
     else:

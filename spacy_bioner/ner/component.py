@@ -44,6 +44,7 @@ from .gold import GoldCache
 from .layout import LayoutPass
 from .memory import EntityMemory
 from .passes import PlainPasses
+from .plain_decode import PlainDecode
 from .saved import FORMAT_VERSION, check_trained, check_weights, component_cfg, read_cfg
 from .screens import AfterDecoding
 from .settings import DEFAULT_CONFIG, Confidence, GazetteerSettings, Rules, Settings, Trainer
@@ -149,6 +150,7 @@ class BioNER(PerceptronPipe):
         self.tag_writer: Optional[TagWriter] = None  # writer.tag_writer's cache
         self.plain_passes: Optional[PlainPasses] = None  # decoder.plain_passes' cache
         self.after_decoding: Optional[AfterDecoding] = None  # decoder.after_decoding's cache
+        self.plain_decode: Optional[PlainDecode] = None  # decoder.plain_decode's cache
         self._labels_seen = len(self.cfg["labels"])
 
     @property

@@ -11,17 +11,19 @@ from spacy.tokens import Doc, Span
 
 from ..core.decode import viterbi
 from ..core.perceptron import AveragedPerceptron
-from ..core.templates import DOCUMENT_FAMILY, HISTORY_FAMILY
-from .batch import Layout, lay_out
+from ..core.templates import DOCUMENT_FAMILY, HISTORY_FAMILY, MEMORY_FAMILY
+from ..gazetteer.matcher import NO_MATCHES
+from .batch import Layout, lay_out, layout_pass
 from .bounds import entity_bound, within_bound
 from .confidence import alternatives, entity_probabilities
 from .entities import entity_annotated
-from .featurizer import features, history, match_sources, reads_short_forms
+from .featurizer import features, history, match_ids, match_sources, reads_short_forms
 from .name_lists import known_names
 from .passes import PlainPasses
+from .plain_decode import PlainDecode
 from .rules import apply_rules, person_ids
 from .screens import BOUND, AfterDecoding
-from .trellis import Trellis, allowed_tags, presets_of, trellis_of
+from .trellis import KEPT_MASK_TOKENS, Trellis, allowed_tags, presets_of, trellis_of
 
 
 class Prediction(NamedTuple):
@@ -72,15 +74,18 @@ def bounded_over(ner, trellis: Trellis, scores: numpy.ndarray, tags: numpy.ndarr
     return tags if bounded is row_tags else trellis.with_spaces(bounded)
 
 
-def decode(ner, docs: list[Doc]) -> Decoded:
-    """Tags of a group of docs, with the scores and masks that chose them (averaged weights)."""
+def decode(ner, docs: list[Doc], laid_out: Optional[tuple] = None) -> Decoded:
+    """Tags of a group of docs, with the scores and masks that chose them (averaged weights).
+
+    laid_out: the docs' layout.LayoutPass.run, if it ran already (PlainDecode.run hands it on).
+    """
     matches = ner.gazetteer.match_batch(docs)
     # Only docs with entities or blocked tokens set before us have presets, or any doc in "ents" mode.
     all_docs = ner.settings.gazetteer.mode == "ents"
     presets = [
         presets_of(ner, doc, found) if all_docs or entity_annotated(doc) else [] for doc, found in zip(docs, matches)
     ]
-    layout = lay_out(ner, docs)
+    layout = lay_out(ner, docs, laid_out=laid_out)
     allowed = allowed_tags(ner, layout, presets)
     trellis = trellis_of(ner, layout, presets, allowed)
     if is_plain(ner, layout):
@@ -183,10 +188,18 @@ def plain_passes(ner) -> PlainPasses:
 
 
 def predict_group(ner, docs: list[Doc]) -> list[Prediction]:
-    """Each doc's prediction, the group decoded together."""
-    decoded = decode(ner, docs)
-    offsets = decoded.layout.offsets.tolist()
+    """Each doc's prediction, the group decoded together: in one compiled call where it is short and
+    plain (plain_decode.py), else stage by stage (decode)."""
     confidence = ner.settings.confidence
+    laid_out = None
+    quick = plain_decode(ner, docs) if not (confidence.probabilities or confidence.alternatives) else None
+    if quick is not None:
+        tags, laid_out = quick.run(docs)
+        if tags is not None:
+            offsets = laid_out[0].tolist()
+            return [Prediction(tags[offsets[i] : offsets[i + 1]], NO_MATCHES, [], None, None) for i in range(len(docs))]
+    decoded = decode(ner, docs, laid_out)
+    offsets = decoded.layout.offsets.tolist()
     confidences = entity_probabilities(ner, decoded) if confidence.probabilities else [None] * len(docs)
     others = alternatives(ner, decoded) if confidence.alternatives else [None] * len(docs)
     return [
@@ -195,3 +208,31 @@ def predict_group(ner, docs: list[Doc]) -> list[Prediction]:
         )
         for i in range(len(docs))
     ]
+
+
+def plain_decode(ner, docs: list[Doc]) -> Optional[PlainDecode]:
+    """The compiled decode for the component as it is now, if these docs may be decoded by it: dense averaged
+    weights, no term lists, no entities set before (presets) and no labels taken from them."""
+    if len(ner.gazetteer) or ner.cfg["labels_from_presets"] or type(ner.model) is not AveragedPerceptron:
+        return None
+    for doc in docs:
+        if entity_annotated(doc):
+            return None
+    layout, passes, after = layout_pass(ner), plain_passes(ner), after_decoding(ner)
+    memory = MEMORY_FAMILY in ner.settings.features
+    memory_ids = match_ids("memory", ner.labels, ner.featurizer.n_buckets) if memory else None
+    bias = ner.settings.confidence.entity_bias
+    made = ner.plain_decode
+    if made is None or not made.made_from(layout, passes, after, memory_ids, bias):
+        made = ner.plain_decode = PlainDecode(
+            layout,
+            passes,
+            after,
+            ner.scheme.continuing_bytes(),
+            ner.scheme.closing().view(numpy.uint8),
+            memory_ids,
+            bias,
+            ner.settings.rules.split_name_lists,
+            KEPT_MASK_TOKENS,
+        )
+    return made

@@ -17,7 +17,7 @@ from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
 from libcpp.vector cimport vector
 
 from ..core.arrays cimport data_of, items_of, new_array, new_matrix
-from ..core.decode cimport Trellis, check_offsets, decode_sequences, prepare_trellis
+from ..core.decode cimport check_offsets, decode_sequences, prepare_trellis
 from ..core.features cimport FeatureExtractor
 from ..core.perceptron cimport emit
 from ..core.weight_rows cimport WeightRows
@@ -47,18 +47,6 @@ cdef class PlainPasses:
         and `document.history_features` take them.
     history (bool): Whether the history family is on (a second pass).
     """
-    cdef Pool _mem  # the trellis's moves
-    cdef Trellis _trellis
-    cdef readonly tuple made_of  # what the trellis points into, and the objects it was made from
-    cdef WordScores _word_scores
-    cdef FeatureExtractor _joint
-    cdef WeightRows _weights
-    cdef object _lexicon
-    cdef uint64_t _n_buckets
-    cdef bint _document, _history
-    cdef const int64_t[::1] _type_of_tag
-    cdef int _n_types
-
     def __init__(self, WordScores word_scores, FeatureExtractor joint, bint document, lexicon, uint64_t n_buckets,
                  WeightRows weights, tuple decoding, bint history):
         transitions, factors, legal, predecessors, entity_types, n_types = decoding
@@ -88,10 +76,13 @@ cdef class PlainPasses:
         allowed (uint8[n, n_tags]): Each token's allowed tags.
         RETURNS (float32[n, n_tags], int32[n], int32[n]): the scores, the first pass's tags and the last pass's.
         """
-        cdef const int32_t[::1] rows = layout.rows
-        cdef const int32_t[::1] sentence = layout.sentence
-        cdef const int32_t[::1] mentions = layout.mentions
-        cdef const int64_t[::1] offsets = layout.offsets
+        return self.run_arrays(layout.rows, layout.sentence, layout.mentions, layout.offsets, match_sources,
+                               short_form_heads, entity_bias, allowed)
+
+    cdef tuple run_arrays(self, const int32_t[::1] rows, const int32_t[::1] sentence, const int32_t[::1] mentions,
+                          const int64_t[::1] offsets, list match_sources, short_form_heads, float entity_bias,
+                          cnp.ndarray allowed):
+        """`run` over the layout's arrays (plain_decode.PlainDecode calls it with LayoutPass.run's)."""
         cdef const uint64_t[:, ::1] table = self._lexicon.table
         scores_array = self._word_scores.scores(rows, table, sentence, self._weights, self._lexicon.generation)
         cdef float[:, ::1] scores = scores_array
