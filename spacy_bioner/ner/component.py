@@ -261,7 +261,7 @@ class BioNER(PerceptronPipe):
         docs = list(docs)
         with self._predict_lock:
             preset = {ent.label_ for doc in docs if entity_annotated(doc) for ent in doc.ents}
-            for label in sorted(preset.difference(self.labels)):  # in one order, whatever the hash seed
+            for label in sorted(preset.difference(self.labels)) if preset else ():  # one order, whatever the seed
                 self.add_label(label)
                 self.cfg["labels_from_presets"].append(label)
             return [prediction for group in groups(docs) for prediction in predict_group(self, group)]
