@@ -36,6 +36,14 @@ def train_nlp(config=None, data=TRAIN_DATA, epochs=15, nlp=None):
     return nlp
 
 
+def trained_ner(features=None, epochs=2):
+    """A small trained bioner (4,096 buckets) with these feature families, or the default ones if None."""
+    config = {"n_buckets": 4096}
+    if features is not None:
+        config["features"] = features
+    return train_nlp(config, epochs=epochs).get_pipe("bioner")
+
+
 def train_on_words(nlp, label, entities, others, epochs=10):
     """nlp trained on one-word docs: each of `entities` a `label` entity, each of `others` none."""
     data = [(word, [(0, len(word), label)]) for word in entities] + [(word, []) for word in others]

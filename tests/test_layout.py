@@ -2,7 +2,7 @@
 
 import numpy
 import pytest
-from conftest import train_nlp
+from conftest import train_nlp, trained_ner
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from spacy.tokens import Doc
@@ -30,10 +30,7 @@ RULES = {
 
 @pytest.fixture(scope="module", params=sorted(FEATURES))
 def ner(request):
-    config = {"n_buckets": 4096}
-    if FEATURES[request.param] is not None:
-        config["features"] = FEATURES[request.param]
-    return train_nlp(config, epochs=2).get_pipe("bioner")
+    return trained_ner(FEATURES[request.param], epochs=2)
 
 
 # Phrases that define a short form, or spell an acronym's initials, among single words.

@@ -2,7 +2,7 @@
 
 import numpy
 import pytest
-from conftest import train_nlp
+from conftest import train_nlp, trained_ner
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
 from spacy.tokens import Doc, Span
@@ -32,10 +32,7 @@ VARIANTS = {
 
 @pytest.fixture(scope="module", params=sorted(FEATURES))
 def ner(request):
-    config = {"n_buckets": 4096}
-    if FEATURES[request.param] is not None:
-        config["features"] = FEATURES[request.param]
-    return train_nlp(config, epochs=3).get_pipe("bioner")
+    return trained_ner(FEATURES[request.param], epochs=3)
 
 
 batches = st.lists(st.lists(st.sampled_from(WORDS), max_size=12), min_size=1, max_size=3)
