@@ -55,9 +55,9 @@ from spacy.training import Corpus
 # Where a single call's time goes: the functions whose time is each stage's, cumulative (the function and
 # all it calls) or own (the compiled calls a function makes, which cProfile does not see as calls).
 STAGES = {
-    "the compiled decode of a plain doc (layout, allowed tags, both passes, the screen after them)": (
-        "decoder.py",
-        "predict_group",
+    "the compiled decode of a plain doc (layout, allowed tags, both passes, the screen after them, Doc.ents)": (
+        "component.py",
+        "_tag_plain",
         "own",
     ),
     "checking that the compiled stages are the current weights' and settings'": (
@@ -70,7 +70,7 @@ STAGES = {
         "decode",
         "cumulative",
     ),
-    "writing Doc.ents": ("writer.py", "write", "cumulative"),
+    "writing Doc.ents of docs decoded stage by stage": ("writer.py", "write", "cumulative"),
 }
 
 

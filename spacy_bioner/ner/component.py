@@ -37,7 +37,7 @@ from ..core.vector_clusters import VectorClusters
 from ..gazetteer.matcher import Gazetteer
 from . import trainers, writer
 from .batch import groups
-from .decoder import Decoded, Prediction, decode, predict_group
+from .decoder import Decoded, Prediction, decode, plain_decode, predict_group
 from .entities import TagWriter, entity_annotated
 from .featurizer import Featurizer, check_vectors, fit_clusters, word_clusters
 from .gold import GoldCache
@@ -246,6 +246,46 @@ class BioNER(PerceptronPipe):
             self.memory.fill(references)
         self._sync()  # the weights for these labels now, so that a label set they cannot hold is refused here
         self.is_initialized = True
+
+    def __call__(self, doc: Doc) -> Optional[Doc]:
+        """Tag one doc, as spaCy's TrainablePipe does (predict, then set_annotations, errors to the
+        component's error handler); a doc that may be decoded in one compiled call is tagged by
+        _tag_plain, without the predictions' objects between the two."""
+        error_handler = self.get_error_handler()
+        try:
+            if not self._tag_plain(doc):
+                self.set_annotations([doc], self.predict([doc]))
+            return doc
+        except Exception as e:
+            error_handler(self.name, self, [doc], e)
+        return None  # as TrainablePipe's: the handler let the error pass, and spaCy reports no doc
+
+    def _tag_plain(self, doc: Doc) -> bool:
+        """Tag a doc that plain_decode may decode, and write its entities; False, having done nothing, if
+        it may not be (not initialized, word vectors, presets, probabilities or alternatives on)."""
+        confidence = self.settings.confidence
+        if (
+            not self.is_initialized
+            or self.clusters is not None
+            or confidence.probabilities
+            or confidence.alternatives
+            or entity_annotated(doc)
+        ):
+            return False
+        quick = plain_decode(self)
+        if quick is None:
+            return False
+        with self._predict_lock:
+            tags, laid_out = quick.run([doc])
+            if laid_out is None:  # longer than a short batch
+                return False
+            if tags is None:  # not plain: decoded on from its layout
+                predictions = predict_group(self, [doc], laid_out)
+        if tags is None:
+            writer.write(self, [doc], predictions)
+        else:
+            writer.tag_writer(self).write_doc(doc, tags)
+        return True
 
     def predict(self, docs: Iterable[Doc]) -> list[Prediction]:
         """Gazetteer matches, preset entities and tag ids (averaged weights) for each doc.

@@ -187,12 +187,14 @@ def plain_passes(ner) -> PlainPasses:
     return made
 
 
-def predict_group(ner, docs: list[Doc]) -> list[Prediction]:
+def predict_group(ner, docs: list[Doc], laid_out: Optional[tuple] = None) -> list[Prediction]:
     """Each doc's prediction, the group decoded together: in one compiled call where it is short and
-    plain (plain_decode.py), else stage by stage (decode)."""
+    plain (plain_decode.pyx), else stage by stage (decode). laid_out: the group's layout, if it was laid
+    out already (PlainDecode.run hands it on)."""
     confidence = ner.settings.confidence
-    laid_out = None
-    quick = plain_decode(ner, docs) if not (confidence.probabilities or confidence.alternatives) else None
+    quick = None
+    if laid_out is None and not (confidence.probabilities or confidence.alternatives):
+        quick = plain_decode(ner) if not any_entity_annotated(docs) else None
     if quick is not None:
         tags, laid_out = quick.run(docs)
         if tags is not None:
@@ -210,14 +212,19 @@ def predict_group(ner, docs: list[Doc]) -> list[Prediction]:
     ]
 
 
-def plain_decode(ner, docs: list[Doc]) -> Optional[PlainDecode]:
-    """The compiled decode for the component as it is now, if these docs may be decoded by it: dense averaged
-    weights, no term lists, no entities set before (presets) and no labels taken from them."""
-    if len(ner.gazetteer) or ner.cfg["labels_from_presets"] or type(ner.model) is not AveragedPerceptron:
-        return None
+def any_entity_annotated(docs: list[Doc]) -> bool:
+    """Whether any doc has entities or blocked tokens set before (presets)."""
     for doc in docs:
         if entity_annotated(doc):
-            return None
+            return True
+    return False
+
+
+def plain_decode(ner) -> Optional[PlainDecode]:
+    """The compiled decode for the component as it is now, if it has one: dense averaged weights, no term
+    lists and no labels taken from presets. The docs it decodes must have no presets (any_entity_annotated)."""
+    if len(ner.gazetteer) or ner.cfg["labels_from_presets"] or type(ner.model) is not AveragedPerceptron:
+        return None
     layout, passes, after = layout_pass(ner), plain_passes(ner), after_decoding(ner)
     memory = MEMORY_FAMILY in ner.settings.features
     memory_ids = match_ids("memory", ner.labels, ner.featurizer.n_buckets) if memory else None

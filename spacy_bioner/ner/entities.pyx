@@ -91,15 +91,29 @@ cdef class TagWriter:
             for i in range(doc.length):
                 if not 0 <= tags_of[d][i] < self._n_tags:
                     raise ValueError(f"tag {tags_of[d][i]} of doc {d} is not one of the {self._n_tags}")
-        cdef const uint64_t* values
         for d in range(len(docs)):
-            doc = docs[d]
-            for i in range(doc.length):
-                values = &self._values[3 * tags_of[d][i]]
-                doc.c[i].ent_iob = <int>values[0]
-                doc.c[i].ent_type = values[1]
-                doc.c[i].ent_kb_id = values[2]
+            self._write(docs[d], tags_of[d])
         return True
+
+    def write_doc(self, Doc doc, cnp.ndarray tags):
+        """Write one doc's tags (int32, a tag per token) to its tokens."""
+        if cnp.PyArray_SIZE(tags) != doc.length:
+            raise ValueError(f"the doc has {doc.length} tokens and {cnp.PyArray_SIZE(tags)} tags")
+        cdef const int32_t* tag_of = <const int32_t*>items_of(tags, cnp.NPY_INT32, doc.length)
+        cdef Py_ssize_t i
+        for i in range(doc.length):
+            if not 0 <= tag_of[i] < self._n_tags:
+                raise ValueError(f"tag {tag_of[i]} is not one of the {self._n_tags}")
+        self._write(doc, tag_of)
+
+    cdef void _write(self, Doc doc, const int32_t* tags) noexcept:
+        cdef const uint64_t* values
+        cdef Py_ssize_t i
+        for i in range(doc.length):
+            values = &self._values[3 * tags[i]]
+            doc.c[i].ent_iob = <int>values[0]
+            doc.c[i].ent_type = values[1]
+            doc.c[i].ent_kb_id = values[2]
 
 
 def entity_annotated(Doc doc):
