@@ -17,6 +17,7 @@ from test_parser_component import _trained as train_parser
 from spacy_bioner.core.serialize import ModelFileError
 from spacy_bioner.gazetteer.token_codes import TokenEncoder
 from spacy_bioner.ner.component import BioNER
+from spacy_bioner.ner.decoder import plain_decode
 from spacy_bioner.parser.component import BioParser
 from spacy_bioner.tagger.component import BioTagger
 
@@ -176,6 +177,17 @@ def test_two_threads_tag_and_parse_like_one(ner_nlp, parser_nlp):
             for doc, parse in zip(ner_nlp.pipe(texts, batch_size=7), parser_nlp.pipe(texts, batch_size=5))
         ]
     )
+    assert results == [expected, expected]
+
+
+def test_two_threads_calling_the_tagger_a_doc_at_a_time_tag_like_one():
+    # One nlp(text) per text: without term lists, each a plain doc decoded in one compiled call (BioNER.__call__).
+    ner_nlp = train_nlp()
+    assert plain_decode(ner_nlp.get_pipe("bioner")) is not None
+    texts = [f"Carol{i} met Dan Jones{i} of Acme Corp in Rome{i % 5} ." for i in range(1000)]
+    expected = [[(e.start, e.end, e.label_) for e in ner_nlp(text).ents] for text in texts]
+    ner_nlp = pickle.loads(pickle.dumps(ner_nlp))  # cold caches
+    results = in_two_threads(lambda: [[(e.start, e.end, e.label_) for e in ner_nlp(text).ents] for text in texts])
     assert results == [expected, expected]
 
 
