@@ -116,9 +116,9 @@ def test_after_decoding_refuses_tags_and_offsets_it_cannot_read():
     offsets = numpy.array([0, 3])
     with pytest.raises(ValueError, match="not one of the scheme's"):
         screen.run(numpy.array([0, scheme.n_tags, 0], dtype=numpy.int32), offsets, words, None, None)
-    with pytest.raises(ValueError, match="end at the 3 tags"):
+    with pytest.raises(ValueError, match="rise from 0 to 3"):
         screen.run(tags, numpy.array([0, 2]), words, None, None)
-    with pytest.raises(ValueError, match="rise from 0"):
+    with pytest.raises(ValueError, match="rise from 0 to 3"):
         screen.run(tags, numpy.array([0, 4, 3]), words, None, None)
     with pytest.raises(ValueError, match="int64 rows"):
         screen.run(tags, offsets, words, numpy.zeros((1, 2), dtype=numpy.int32), None)

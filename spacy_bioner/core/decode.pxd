@@ -27,6 +27,7 @@ cdef struct Trellis:
 
 
 cdef Py_ssize_t check_offsets(const int64_t[::1] offsets, Py_ssize_t n) except -1
+cdef Py_ssize_t check_offsets_at(const int64_t* offsets, Py_ssize_t n_offsets, Py_ssize_t n) except -1
 cdef int prepare_trellis(Trellis* t, const float[:, ::1] transitions, const uint8_t[:, ::1] legal, factors,
                          predecessors,
                          int n_tags, Pool mem) except -1

@@ -283,7 +283,12 @@ cdef class Decoder:
 cdef Py_ssize_t check_offsets(const int64_t[::1] offsets, Py_ssize_t n) except -1:
     """That offsets rise from 0 to n; RETURNS the longest sequence. Checked in a loop,
     not with numpy: for a sentence, numpy's calls cost more than decoding."""
-    cdef Py_ssize_t s, longest = 0, n_offsets = offsets.shape[0]
+    return check_offsets_at(&offsets[0] if offsets.shape[0] else NULL, offsets.shape[0], n)
+
+
+cdef Py_ssize_t check_offsets_at(const int64_t* offsets, Py_ssize_t n_offsets, Py_ssize_t n) except -1:
+    """check_offsets over a pointer to n_offsets offsets."""
+    cdef Py_ssize_t s, longest = 0
     if n_offsets < 1 or offsets[0] != 0 or offsets[n_offsets - 1] != n:
         raise ValueError(f"offsets must rise from 0 to {n}")
     for s in range(n_offsets - 1):

@@ -37,7 +37,7 @@ from ..core.vector_clusters import VectorClusters
 from ..gazetteer.matcher import Gazetteer
 from . import trainers, writer
 from .batch import groups
-from .decoder import Decoded, Prediction, decode, plain_decode, predict_group
+from .decoder import Decoded, Prediction, decode, plain_decode_for, predict_group
 from .entities import TagWriter, entity_annotated
 from .featurizer import Featurizer, check_vectors, fit_clusters, word_clusters
 from .gold import GoldCache
@@ -262,17 +262,10 @@ class BioNER(PerceptronPipe):
 
     def _tag_plain(self, doc: Doc) -> bool:
         """Tag a doc that plain_decode may decode, and write its entities; False, having done nothing, if
-        it may not be (not initialized, word vectors, presets, probabilities or alternatives on)."""
-        confidence = self.settings.confidence
-        if (
-            not self.is_initialized
-            or self.clusters is not None
-            or confidence.probabilities
-            or confidence.alternatives
-            or entity_annotated(doc)
-        ):
+        it may not be (not initialized or with word vectors, which predict checks; see plain_decode_for)."""
+        if not self.is_initialized or self.clusters is not None:
             return False
-        quick = plain_decode(self)
+        quick = plain_decode_for(self, [doc])
         if quick is None:
             return False
         with self._predict_lock:

@@ -192,9 +192,7 @@ def predict_group(ner, docs: list[Doc], laid_out: Optional[tuple] = None) -> lis
     plain (plain_decode.pyx), else stage by stage (decode). laid_out: the group's layout, if it was laid
     out already (PlainDecode.run hands it on)."""
     confidence = ner.settings.confidence
-    quick = None
-    if laid_out is None and not (confidence.probabilities or confidence.alternatives):
-        quick = plain_decode(ner) if not any_entity_annotated(docs) else None
+    quick = plain_decode_for(ner, docs) if laid_out is None else None
     if quick is not None:
         tags, laid_out = quick.run(docs)
         if tags is not None:
@@ -212,6 +210,15 @@ def predict_group(ner, docs: list[Doc], laid_out: Optional[tuple] = None) -> lis
     ]
 
 
+def plain_decode_for(ner, docs: list[Doc]) -> Optional[PlainDecode]:
+    """The compiled decode (plain_decode), if these docs may take it: no probabilities or alternatives
+    asked for, and no doc with presets."""
+    confidence = ner.settings.confidence
+    if confidence.probabilities or confidence.alternatives or any_entity_annotated(docs):
+        return None
+    return plain_decode(ner)
+
+
 def any_entity_annotated(docs: list[Doc]) -> bool:
     """Whether any doc has entities or blocked tokens set before (presets)."""
     for doc in docs:
@@ -222,7 +229,7 @@ def any_entity_annotated(docs: list[Doc]) -> bool:
 
 def plain_decode(ner) -> Optional[PlainDecode]:
     """The compiled decode for the component as it is now, if it has one: dense averaged weights, no term
-    lists and no labels taken from presets. The docs it decodes must have no presets (any_entity_annotated)."""
+    lists and no labels taken from presets. The docs it decodes must have no presets (plain_decode_for)."""
     if len(ner.gazetteer) or ner.cfg["labels_from_presets"] or type(ner.model) is not AveragedPerceptron:
         return None
     layout, passes, after = layout_pass(ner), plain_passes(ner), after_decoding(ner)

@@ -13,6 +13,7 @@ from libcpp.vector cimport vector
 from spacy.tokens.doc cimport Doc
 
 from ..core.arrays cimport items_of
+from ..core.features cimport count_tokens
 
 from spacy.tokens import Token
 
@@ -25,10 +26,9 @@ def write_entities(docs, const uint64_t[:, ::1] values):
     docs (Sequence[Doc]): The docs, in the order their rows are laid out.
     values (uint64[n_tokens, 3]): ENT_IOB code, label hash and KB id hash per token.
     """
+    docs = list(docs)
     cdef Doc doc
-    cdef Py_ssize_t i, n = 0
-    for doc in docs:
-        n += doc.length
+    cdef Py_ssize_t i, n = count_tokens(docs)
     if values.shape[0] != n or values.shape[1] != 3:
         raise ValueError(f"entity values have shape {(values.shape[0], values.shape[1])}, expected {(n, 3)}")
     for i in range(n):  # checked before any doc is written to
@@ -75,36 +75,33 @@ cdef class TagWriter:
         if len(predictions) != len(docs):
             raise ValueError(f"{len(predictions)} predictions for {len(docs)} docs")
         cdef object prediction  # a NamedTuple, read by index
-        cdef cnp.ndarray tags
         cdef vector[const int32_t*] tags_of
         cdef Doc doc
-        cdef Py_ssize_t d, i
+        cdef Py_ssize_t d
         for d in range(len(docs)):
             doc, prediction = docs[d], predictions[d]
             if (len(prediction[1]) or prediction[2] or prediction[3] is not None
                     or prediction[4] is not None):
                 return False
-            tags = prediction[0]
-            if cnp.PyArray_SIZE(tags) != doc.length:
-                raise ValueError(f"doc {d} has {doc.length} tokens and {cnp.PyArray_SIZE(tags)} tags")
-            tags_of.push_back(<const int32_t*>items_of(tags, cnp.NPY_INT32, doc.length))
-            for i in range(doc.length):
-                if not 0 <= tags_of[d][i] < self._n_tags:
-                    raise ValueError(f"tag {tags_of[d][i]} of doc {d} is not one of the {self._n_tags}")
+            tags_of.push_back(self._checked(doc, prediction[0], d))
         for d in range(len(docs)):
             self._write(docs[d], tags_of[d])
         return True
 
     def write_doc(self, Doc doc, cnp.ndarray tags):
         """Write one doc's tags (int32, a tag per token) to its tokens."""
+        self._write(doc, self._checked(doc, tags, 0))
+
+    cdef const int32_t* _checked(self, Doc doc, cnp.ndarray tags, Py_ssize_t d) except NULL:
+        """Where the tags of doc d begin, once they are known to be a tag of the table per token."""
         if cnp.PyArray_SIZE(tags) != doc.length:
-            raise ValueError(f"the doc has {doc.length} tokens and {cnp.PyArray_SIZE(tags)} tags")
+            raise ValueError(f"doc {d} has {doc.length} tokens and {cnp.PyArray_SIZE(tags)} tags")
         cdef const int32_t* tag_of = <const int32_t*>items_of(tags, cnp.NPY_INT32, doc.length)
         cdef Py_ssize_t i
         for i in range(doc.length):
             if not 0 <= tag_of[i] < self._n_tags:
-                raise ValueError(f"tag {tag_of[i]} is not one of the {self._n_tags}")
-        self._write(doc, tag_of)
+                raise ValueError(f"tag {tag_of[i]} of doc {d} is not one of the {self._n_tags}")
+        return tag_of
 
     cdef void _write(self, Doc doc, const int32_t* tags) noexcept:
         cdef const uint64_t* values

@@ -17,6 +17,7 @@ from libcpp.vector cimport vector
 from spacy.tokens.doc cimport Doc
 
 from ..core.arrays cimport items_of
+from ..core.decode cimport check_offsets_at
 from ..core.features cimport count_tokens
 from .definitions cimport closes, definition_in_window
 from .list_parts cimport find_name_lists
@@ -97,12 +98,8 @@ cdef class AfterDecoding:
             if tag_of[i] < 0 or tag_of[i] >= n_tags:
                 raise ValueError(f"tag {tag_of[i]} at {i} is not one of the scheme's {n_tags}")
         cdef const int64_t* starts = <const int64_t*>items_of(offsets, cnp.NPY_INT64, 1)
-        cdef Py_ssize_t n_docs = cnp.PyArray_SIZE(offsets) - 1, d
-        for d in range(n_docs):
-            if not 0 <= starts[d] <= starts[d + 1]:
-                raise ValueError(f"offsets must rise from 0 (offset {d})")
-        if starts[n_docs] != n:
-            raise ValueError(f"offsets must end at the {n} tags")
+        cdef Py_ssize_t n_docs = cnp.PyArray_SIZE(offsets) - 1
+        check_offsets_at(starts, n_docs + 1, n)
         cdef const int32_t* rows = <const int32_t*>items_of(words, cnp.NPY_INT32, n)
         cdef const uint8_t* continuing = self._continuing.data()
         cdef int steps = 0
