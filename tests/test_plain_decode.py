@@ -104,6 +104,35 @@ def test_the_compiled_decode_follows_the_weights_and_settings():
     assert tags is None or numpy.array_equal(tags, decode(biased, [Doc(nlp.vocab, words=words)]).tags)
 
 
+def test_the_cached_decode_follows_every_change_it_is_made_from():
+    settings = {"n_buckets": 4096, "features": ["word", "window", "shape", "memory"]}
+    nlp = train_nlp(settings, epochs=2)
+    ner = nlp.get_pipe("bioner")
+    other = train_nlp(settings, epochs=4).get_pipe("bioner")
+    docs = [nlp.make_doc("Dan lives in Rome"), nlp.make_doc("Alice Smith works at Acme Corp")]
+
+    def agrees_with_the_stages():
+        compiled = plain_decode(ner)
+        assert compiled.made_from(*compiled.made_of)
+        for doc in docs:
+            tags = compiled.run([doc])[0]
+            assert tags is None or tags.tolist() == decode(ner, [doc]).tags.tolist()
+        return compiled
+
+    made = agrees_with_the_stages()
+    nlp.update([Example.from_dict(nlp.make_doc("Dan lives in Rome"), {"entities": [(0, 3, "PER"), (13, 17, "LOC")]})])
+    assert agrees_with_the_stages() is not made  # new weights
+    made = plain_decode(ner)
+    ner.add_label("DRUG")
+    assert agrees_with_the_stages() is not made  # a new label: more tags
+    made = plain_decode(ner)
+    ner.memory.fill([Doc(nlp.vocab, words=["Dan", "Rome"], ents=["B-PER", "B-LOC"])])
+    assert agrees_with_the_stages() is not made  # another memory
+    made = plain_decode(ner)
+    ner.from_bytes(other.to_bytes())
+    assert agrees_with_the_stages() is not made  # another model
+
+
 def entities(doc):
     return [(ent.start, ent.end, ent.label_, ent.kb_id_) for ent in doc.ents]
 

@@ -16,6 +16,10 @@ cdef class AveragedPerceptron:
     cdef object _entry_totals
     cdef public long long step
     cdef object _averages
+    # Changed with the weights (training steps, loading, new tags): what caches of the averages are made from
+    cdef readonly long long revision
+
+    cdef void _weights_changed(self)
 
 
 # Emission scores of n tokens' feature ids (n_features each, DROPPED skipped) into out (n, n_tags);

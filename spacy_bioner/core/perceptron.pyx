@@ -146,7 +146,7 @@ cdef class AveragedPerceptron:
         self._exit_totals = numpy.zeros(self.exits.shape, dtype=numpy.float64)
         self._entry_totals = numpy.zeros(self.entries.shape, dtype=numpy.float64)
         self.step = 1
-        self._averages = None
+        self._weights_changed()
 
     def _reset_emission_totals(self):
         # None while the weights are kept as rows alone: `emission` makes both when training asks
@@ -193,7 +193,7 @@ cdef class AveragedPerceptron:
         if continuing.shape != (self.n_tags,):
             raise ValueError(f"continuing has shape {continuing.shape}, expected ({self.n_tags},)")
         self.continuing = continuing
-        self._averages = None
+        self._weights_changed()
 
     def resize(self, int n_tags, continuing=None):
         """Append zero columns for new tags (labels are added block-wise); factored
@@ -211,12 +211,17 @@ cdef class AveragedPerceptron:
         self._entry_totals = numpy.pad(self._entry_totals, (0, extra))
         if self.factored:
             self.continuing = numpy.ascontiguousarray(continuing, dtype=numpy.uint8)
-        self._averages = None
+        self._weights_changed()
 
     def _resize_emission(self, int n_tags):
         extra = n_tags - self.emission.shape[1]
         self.emission = numpy.ascontiguousarray(numpy.pad(self.emission, ((0, 0), (0, extra))))
         self._emission_totals = numpy.pad(self._emission_totals, ((0, 0), (0, extra)))
+
+    cdef void _weights_changed(self):
+        """Forget the averages of the weights before; `revision` counts the changes."""
+        self._averages = None
+        self.revision += 1
 
     def averages(self):
         """(emission, transition) averaged over every step so far: float32, cached, valid until the
@@ -364,7 +369,7 @@ cdef class AveragedPerceptron:
                     continuing_ptr, &gold[0], &guess[0], n, n_tags, step,
                 )
         self.step += 1
-        self._averages = None
+        self._weights_changed()
 
     def steps(self, features, const uint8_t[:, ::1] allowed, gold, const int32_t[::1] known, runs, float margin,
               legal, predecessors):
@@ -452,7 +457,7 @@ cdef class AveragedPerceptron:
                     transition[row, tag] += <float>delta
                     transition_totals[row, tag] += step * delta
         self.step += 1
-        self._averages = None
+        self._weights_changed()
 
     def to_arrays(self):
         """The averaged weights, as a model's weights.npz holds them."""

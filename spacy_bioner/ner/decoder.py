@@ -230,13 +230,16 @@ def any_entity_annotated(docs: list[Doc]) -> bool:
 def plain_decode(ner) -> Optional[PlainDecode]:
     """The compiled decode for the component as it is now, if it has one: dense averaged weights, no term
     lists and no labels taken from presets. The docs it decodes must have no presets (plain_decode_for)."""
+    state = plain_state(ner)  # first: reading the weights brings them up to the labels (BioNER._sync)
+    made = ner.plain_decode
+    if made is not None and made.state == state:
+        return made  # nothing it is made from has changed: one comparison, not a check of each stage
     if len(ner.gazetteer) or ner.cfg["labels_from_presets"] or type(ner.model) is not AveragedPerceptron:
         return None
     layout, passes, after = layout_pass(ner), plain_passes(ner), after_decoding(ner)
     memory = MEMORY_FAMILY in ner.settings.features
     memory_ids = match_ids("memory", ner.labels, ner.featurizer.n_buckets) if memory else None
     bias = ner.settings.confidence.entity_bias
-    made = ner.plain_decode
     if made is None or not made.made_from(layout, passes, after, memory_ids, bias):
         made = ner.plain_decode = PlainDecode(
             layout,
@@ -249,4 +252,26 @@ def plain_decode(ner) -> Optional[PlainDecode]:
             ner.settings.rules.split_name_lists,
             KEPT_MASK_TOKENS,
         )
+    made.state = state
     return made
+
+
+def plain_state(ner) -> tuple:
+    """What the compiled decode's stages are made from, read without making them: the objects that are
+    replaced when they change (settings, cfg, features, lexicon, memory, weights), the weights' revision
+    (new labels grow the weights), and the sizes of the lists that grow in place."""
+    cfg, featurizer, model = ner.cfg, ner.featurizer, ner.model
+    return (
+        ner.settings,
+        cfg,
+        len(cfg["labels_from_presets"]),
+        cfg.get("longest_entity"),
+        featurizer,
+        featurizer.lexicon,
+        featurizer.initials,
+        featurizer.word_scores,
+        ner.memory.entries,
+        model,
+        getattr(model, "revision", None),
+        len(ner.gazetteer),
+    )

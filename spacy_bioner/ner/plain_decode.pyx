@@ -48,6 +48,7 @@ cdef class PlainDecode:
     cdef bint _names
     cdef Py_ssize_t _max_tokens
     cdef readonly tuple made_of
+    cdef public tuple state  # decoder.plain_state of the component when it was last checked
 
     def __init__(self, layout, PlainPasses passes, after, const uint8_t[::1] continuing,
                  const uint8_t[::1] closing, memory_ids, float entity_bias, bint names, Py_ssize_t max_tokens):
@@ -58,6 +59,7 @@ cdef class PlainDecode:
         self._ending.assign(&closing[0], &closing[0] + closing.shape[0])
         self._entity_bias, self._names, self._max_tokens = entity_bias, names, max_tokens
         self.made_of = (layout, passes, after, memory_ids, entity_bias)
+        self.state = ()
 
     def made_from(self, layout, passes, after, memory_ids, entity_bias):
         """Whether these are the stages and settings it was made from (`is`, not ==: a test as cheap as the call's)."""
