@@ -101,3 +101,14 @@ def test_words_of_skips_whitespace_tokens(is_space, starts):
     expected = [i for i, space in enumerate(is_space) if not space]
     assert words.tolist() == expected
     assert word_starts.tolist() == [sum(1 for i in expected if i < start) for start in starts]
+
+
+def test_a_lexicon_starting_over_leaves_the_rows_a_call_may_hold():
+    nlp = spacy.blank("en")
+    lexicon = Lexicon(word_attributes, N_ATTRIBUTES, max_size=4)
+    lexicon.batch_rows([Doc(nlp.vocab, words=["Alice", "met", "Bob"])])
+    table, mentions = lexicon.table, lexicon.mention_ids
+    held = table.copy(), mentions.copy()
+    lexicon.batch_rows([Doc(nlp.vocab, words=["Carol", "saw", "Dan"])])  # past max_size: it starts over
+    assert lexicon.generation == 1 and lexicon.table is not table
+    assert numpy.array_equal(table, held[0]) and numpy.array_equal(mentions, held[1])

@@ -33,6 +33,16 @@ cdef int prepare_trellis(Trellis* t, const float[:, ::1] transitions, const uint
                          int n_tags, Pool mem) except -1
 cdef int decode_sequences(const Trellis* t, const float* emissions, const uint8_t* allowed, const int64_t[::1] offsets,
                           int32_t* out, Py_ssize_t n) except -1
+cdef int decode_checked(const Trellis* t, const float* emissions, const uint8_t* allowed, const int64_t* offsets,
+                        Py_ssize_t n_offsets, int32_t* out, double* deltas, int32_t* pointers,
+                        Py_ssize_t longest) noexcept nogil
+
+
+# decode_checked's backpointers and trace for sequences of up to `longest` tokens
+cdef inline Py_ssize_t backpointer_room(const Trellis* t, Py_ssize_t longest) noexcept nogil:
+    return max(1, longest * t.n_tags) + t.n_tags
+
+
 cdef void fill_allowed(Py_ssize_t n, Py_ssize_t n_tags, const uint8_t* starts, const uint8_t* spaces,
                        const uint8_t* closed, const int32_t* forced, const uint8_t* inside, const uint8_t* ending,
                        const uint8_t* edges, uint8_t* out) noexcept nogil

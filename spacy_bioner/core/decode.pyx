@@ -280,6 +280,23 @@ cdef class Decoder:
         return out
 
 
+cdef int decode_checked(const Trellis* t, const float* emissions, const uint8_t* allowed, const int64_t* offsets,
+                        Py_ssize_t n_offsets, int32_t* out, double* deltas, int32_t* pointers,
+                        Py_ssize_t longest) noexcept nogil:
+    """decode_sequences over offsets that check_offsets has checked (the longest sequence `longest`
+    tokens), with its scratch given: deltas (2 * n_tags), pointers (backpointer_room). RETURNS 0, or
+    -1 where no tag sequence satisfies the constraints."""
+    cdef Py_ssize_t s, start, length, n_tags = t.n_tags
+    # Each sequence is traced back before the next starts: room for the longest one will do.
+    cdef int32_t* left = pointers + max(1, longest * n_tags)
+    for s in range(n_offsets - 1):
+        start, length = offsets[s], offsets[s + 1] - offsets[s]
+        if length and _viterbi(t, emissions + start * n_tags, allowed + start * n_tags, length, &out[start],
+                               deltas, deltas + n_tags, pointers, left) != 0:
+            return -1
+    return 0
+
+
 cdef Py_ssize_t check_offsets(const int64_t[::1] offsets, Py_ssize_t n) except -1:
     """That offsets rise from 0 to n; RETURNS the longest sequence. Checked in a loop,
     not with numpy: for a sentence, numpy's calls cost more than decoding."""
@@ -378,25 +395,13 @@ cdef int decode_sequences(const Trellis* t, const float* emissions, const uint8_
     """The best tags of each sequence (offsets) of emissions and allowed (n rows of t.n_tags) into out (n).
     Its scratch is vectors of its own, not a Pool: a Pool keeps each block in a dict, which costs a
     sentence more than decoding it."""
-    cdef Py_ssize_t s, start, length, longest = check_offsets(offsets, n)
-    cdef int n_tags = t.n_tags
-    cdef vector[double] deltas = vector[double](2 * n_tags)
-    cdef double* delta = deltas.data()
-    cdef double* next_delta = delta + n_tags
-    # Each sequence is traced back before the next starts: room for the longest one will do.
-    cdef vector[int32_t] pointer_rows = vector[int32_t](max(1, longest * n_tags) + n_tags)
-    cdef int32_t* backpointers = pointer_rows.data()
-    cdef int32_t* left = backpointers + max(1, longest * n_tags)
-    cdef int status = 0
+    cdef Py_ssize_t longest = check_offsets(offsets, n)
+    cdef vector[double] deltas = vector[double](2 * t.n_tags)
+    cdef vector[int32_t] pointers = vector[int32_t](backpointer_room(t, longest))
+    cdef int status
     with nogil:
-        for s in range(offsets.shape[0] - 1):
-            start, length = offsets[s], offsets[s + 1] - offsets[s]
-            if length == 0:
-                continue
-            status = _viterbi(t, emissions + start * n_tags, allowed + start * n_tags, length, &out[start],
-                              delta, next_delta, backpointers, left)
-            if status != 0:
-                break
+        status = decode_checked(t, emissions, allowed, &offsets[0], offsets.shape[0], out, deltas.data(),
+                                pointers.data(), longest)
     if status != 0:
         raise ValueError("No tag sequence satisfies the constraints (conflicting preset entities?)")
     return 0

@@ -37,5 +37,5 @@ cdef class FeatureExtractor:
     cdef int32_t[::1] _n_parts
     cdef object _templates
 
-    cdef int extract_into(self, const int32_t[::1] rows, const uint64_t[:, ::1] table, const int32_t[::1] sentence,
-                          uint32_t[:, :] out_view) except -1
+    cdef void extract_rows(self, const int32_t* rows, const uint64_t* table, Py_ssize_t n_columns,
+                           const int32_t* sentence, Py_ssize_t n, uint32_t* out, Py_ssize_t stride) noexcept nogil

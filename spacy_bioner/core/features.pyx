@@ -103,12 +103,15 @@ cdef class Lexicon:
         return 0
 
     cdef void _make_room(self, Py_ssize_t n):
-        """Start over if n new words could take the table past max_size."""
+        """Start over if n new words could take the table past max_size: in new arrays, so that a row
+        once written is never written again (a call reading the old rows may hold them)."""
         if self._n_rows + n > self._max_size:
             self._rows.clear()
             self._mentions.clear()
             self._n_rows = 0
             self.generation += 1
+            self.table = numpy.zeros_like(self.table)
+            self.mention_ids = numpy.zeros_like(self.mention_ids)
 
     cdef int32_t _row(self, uint64_t orth, strings, bint lowercase) except -1:
         cdef uint64_t key = _mix(orth ^ _LOWERCASE_SALT) if lowercase else orth
@@ -309,35 +312,34 @@ cdef class FeatureExtractor:
             sentence edges and see a padding value there instead.
         RETURNS (uint32[n, n_features]): Feature ids in [0, n_buckets).
         """
-        out = numpy.zeros((rows.shape[0], self.n_features), dtype=numpy.uint32)
-        self.extract_into(rows, table, sentence, out)
+        cdef Py_ssize_t n = rows.shape[0]
+        if sentence.shape[0] != n:
+            raise ValueError(f"sentence must have a number per token ({n})")
+        out = numpy.zeros((n, self.n_features), dtype=numpy.uint32)
+        cdef uint32_t[:, ::1] out_view = out
+        if n and self.n_features:
+            with nogil:
+                self.extract_rows(&rows[0], &table[0, 0], table.shape[1], &sentence[0], n, &out_view[0, 0],
+                                  self.n_features)
         return out
 
-    cdef int extract_into(self, const int32_t[::1] rows, const uint64_t[:, ::1] table, const int32_t[::1] sentence,
-                          uint32_t[:, :] out_view) except -1:
-        """`extract` into the first n_features columns of out_view (a row per token)."""
-        cdef int n = rows.shape[0]
-        cdef const uint64_t[::1] seeds = self._seeds
-        cdef const int32_t[:, ::1] columns = self._columns
-        cdef const int32_t[:, ::1] offsets = self._offsets
-        cdef const int32_t[::1] n_parts = self._n_parts
-        cdef int i, j, k, at
+    cdef void extract_rows(self, const int32_t* rows, const uint64_t* table, Py_ssize_t n_columns,
+                           const int32_t* sentence, Py_ssize_t n, uint32_t* out, Py_ssize_t stride) noexcept nogil:
+        """`extract` into the first n_features places of n rows of out, `stride` apart: the lexicon
+        table's rows are n_columns long."""
+        cdef Py_ssize_t i, j, k, at
         cdef uint64_t h, value
-        if n == 0 or self.n_features == 0:
-            return 0
-        with nogil:
-            for i in range(n):
-                for j in range(self.n_features):
-                    h = seeds[j]
-                    for k in range(n_parts[j]):
-                        at = i + offsets[j, k]
-                        if at < 0 or at >= n or sentence[at] != sentence[i]:
-                            value = 0x9e3779b97f4a7c15ULL * <uint64_t>(2 + (offsets[j, k] > 0))
-                        else:
-                            value = table[rows[at], columns[j, k]]
-                        h = _mix(h ^ value)
-                    out_view[i, j] = <uint32_t>_bucket(h, <uint64_t>self.n_buckets)
-        return 0
+        for i in range(n):
+            for j in range(self.n_features):
+                h = self._seeds[j]
+                for k in range(self._n_parts[j]):
+                    at = i + self._offsets[j, k]
+                    if at < 0 or at >= n or sentence[at] != sentence[i]:
+                        value = 0x9e3779b97f4a7c15ULL * <uint64_t>(2 + (self._offsets[j, k] > 0))
+                    else:
+                        value = table[rows[at] * n_columns + self._columns[j, k]]
+                    h = _mix(h ^ value)
+                out[i * stride + j] = <uint32_t>_bucket(h, <uint64_t>self.n_buckets)
 
     def __reduce__(self):
         return (FeatureExtractor, (self._templates, self.n_buckets))

@@ -3,6 +3,13 @@ from libc.stdint cimport int32_t, uint8_t, uint64_t
 from .weight_rows cimport WeightRows
 
 
+# Where a WordScores' vectors are, for `gather` to read without the GIL.
+cdef struct WordVectors:
+    const float* rows  # per lexicon row, n_offsets vectors of n_tags
+    const float* fixed  # the bias, then each offset's padding vector
+    int min_offset, n_offsets, n_tags
+
+
 cdef class WordScores:
     cdef uint64_t[::1] _bias_seeds
     cdef uint64_t[::1] _seeds
@@ -21,5 +28,11 @@ cdef class WordScores:
 
     cpdef scores(self, const int32_t[::1] rows, const uint64_t[:, ::1] table, const int32_t[::1] sentence,
                  WeightRows weights, int generation)
+    cdef tuple fill(self, const int32_t[::1] rows, const uint64_t[:, ::1] table, WeightRows weights, int generation,
+                    WordVectors* vectors)
     cdef void _fill(self, int32_t row, const uint64_t[:, ::1] table, WeightRows weights,
                     float[:, :, ::1] cache) noexcept nogil
+
+
+cdef void gather(const WordVectors* vectors, const int32_t* rows, const int32_t* sentence, Py_ssize_t n,
+                 float* out) noexcept nogil

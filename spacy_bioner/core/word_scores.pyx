@@ -14,7 +14,7 @@ the averaged weights only: training changes the weights every step.
 cimport numpy as cnp
 from libc.stdint cimport int32_t, uint8_t, uint64_t
 
-from .arrays cimport new_matrix
+from .arrays cimport data_of, new_matrix
 from .hashing cimport mix as _mix
 from .prefetch cimport prefetch_row
 from .weight_rows cimport WeightRows, weight_row
@@ -107,6 +107,24 @@ cdef class WordScores:
             new weights, or a new lexicon generation, empty the cache.
         generation (int): The lexicon's generation.
         """
+        cdef Py_ssize_t n = rows.shape[0]
+        if sentence.shape[0] != n:
+            raise ValueError(f"sentence must have a number per token ({n})")
+        cdef WordVectors vectors
+        _held = self.fill(rows, table, weights, generation, &vectors)
+        cdef cnp.ndarray out = new_matrix(n, weights.n_tags, cnp.NPY_FLOAT32)
+        cdef float* scores = <float*>data_of(out)
+        if n:
+            with nogil:
+                gather(&vectors, &rows[0], &sentence[0], n, scores)
+        return out
+
+    cdef tuple fill(self, const int32_t[::1] rows, const uint64_t[:, ::1] table, WeightRows weights, int generation,
+                    WordVectors* vectors):
+        """Work out the vectors of the rows that have none yet, and point `vectors` at the cache.
+        With the GIL held, and with no Python between the rows, so that one thread writes a row and
+        the row is marked filled only once written; `gather` then only reads.
+        RETURNS (tuple): The arrays `vectors` points into, to be held while it is read."""
         cdef Py_ssize_t n = rows.shape[0], max_row = 1, i
         for i in range(n):  # a loop, not numpy's max: for a sentence its call costs more than the loop
             max_row = max(max_row, rows[i] + 1)
@@ -116,39 +134,15 @@ cdef class WordScores:
             self._cache, self._filled = _grown(self._cache.base, max_row), _grown(self._filled.base, max_row)
         cdef float[:, :, ::1] cache = self._cache
         cdef uint8_t[::1] filled = self._filled
-        cdef const float[:, ::1] fixed = self._fixed
-        cdef int n_tags = weights.n_tags
-        cdef cnp.ndarray out = new_matrix(n, n_tags, cnp.NPY_FLOAT32)
-        cdef float[:, ::1] out_view = out
-        cdef Py_ssize_t slot, at, tag
         cdef int32_t row
-        cdef const float* vector
-        # A word's vectors are asked for before the first token that reads them: the cache is far larger
-        # than the CPU's, and a batch's words are scattered through it.
-        cdef Py_ssize_t ahead = self.min_offset + self.n_offsets - 1 + _PREFETCH_DISTANCE
-        cdef Py_ssize_t block = self.n_offsets * n_tags
-        with nogil:
-            for at in range(min(n, ahead)):
-                if filled[rows[at]]:
-                    prefetch_row(&cache[rows[at], 0, 0], block)
-            for i in range(n):
-                if i + ahead < n and filled[rows[i + ahead]]:
-                    prefetch_row(&cache[rows[i + ahead], 0, 0], block)
-                for tag in range(n_tags):
-                    out_view[i, tag] = fixed[0, tag]
-                for slot in range(self.n_offsets):
-                    at = i + slot + self.min_offset
-                    if at < 0 or at >= n or sentence[at] != sentence[i]:
-                        vector = &fixed[1 + slot, 0]
-                    else:
-                        row = rows[at]
-                        if not filled[row]:
-                            self._fill(row, table, weights, cache)
-                            filled[row] = 1
-                        vector = &cache[row, slot, 0]
-                    for tag in range(n_tags):
-                        out_view[i, tag] += vector[tag]
-        return out
+        for i in range(n):
+            row = rows[i]
+            if not filled[row]:
+                self._fill(row, table, weights, cache)
+                filled[row] = 1
+        vectors.rows, vectors.fixed = &cache[0, 0, 0], &self._fixed[0, 0]
+        vectors.min_offset, vectors.n_offsets, vectors.n_tags = self.min_offset, self.n_offsets, weights.n_tags
+        return self._cache.base, self._fixed.base
 
     cdef void _fill(self, int32_t row, const uint64_t[:, ::1] table, WeightRows weights,
                     float[:, :, ::1] cache) noexcept nogil:
@@ -173,6 +167,34 @@ cdef class WordScores:
 
     def __reduce__(self):
         return (WordScores, (self._templates, self.n_buckets))  # a copy starts with an empty cache
+
+
+cdef void gather(const WordVectors* vectors, const int32_t* rows, const int32_t* sentence, Py_ssize_t n,
+                 float* out) noexcept nogil:
+    """Each token's score (out: n rows of n_tags) from the filled vectors of the words around it."""
+    cdef Py_ssize_t i, slot, at, tag, n_tags = vectors.n_tags, n_offsets = vectors.n_offsets
+    cdef Py_ssize_t block = n_offsets * n_tags
+    cdef const float* vector
+    cdef float* scores
+    # A word's vectors are asked for before the first token that reads them: the cache is far larger
+    # than the CPU's, and a batch's words are scattered through it.
+    cdef Py_ssize_t ahead = vectors.min_offset + n_offsets - 1 + _PREFETCH_DISTANCE
+    for at in range(min(n, ahead)):
+        prefetch_row(vectors.rows + rows[at] * block, block)
+    for i in range(n):
+        if i + ahead < n:
+            prefetch_row(vectors.rows + rows[i + ahead] * block, block)
+        scores = out + i * n_tags
+        for tag in range(n_tags):
+            scores[tag] = vectors.fixed[tag]
+        for slot in range(n_offsets):
+            at = i + slot + vectors.min_offset
+            if at < 0 or at >= n or sentence[at] != sentence[i]:
+                vector = vectors.fixed + (1 + slot) * n_tags
+            else:
+                vector = vectors.rows + rows[at] * block + slot * n_tags
+            for tag in range(n_tags):
+                scores[tag] += vector[tag]
 
 
 def _grown(array, Py_ssize_t n_rows):

@@ -34,11 +34,16 @@ DOCUMENT_FEATURES = ("doc_case", "first_prev", "first_next")
 HISTORY_FEATURES = ("history", "history+case")
 ABBREVIATION_FEATURES = ("abbreviation_head", "abbreviation_head_suffix")
 ABBREVIATION_HISTORY_FEATURES = ("abbreviation_history",)
-_SEEDS = [get_string_id(f"template={name}") for name in DOCUMENT_FEATURES]
-_HISTORY_SEEDS = [get_string_id(f"template={name}") for name in HISTORY_FEATURES]
-_ABBREVIATION_SEEDS = [
-    get_string_id(f"template={name}") for name in ABBREVIATION_FEATURES + ABBREVIATION_HISTORY_FEATURES
-]
+# Each template's seed, in C arrays: the fill functions run without the GIL.
+cdef uint64_t _SEEDS[3]
+cdef uint64_t _HISTORY_SEEDS[2]
+cdef uint64_t _ABBREVIATION_SEEDS[3]
+for _i, _name in enumerate(DOCUMENT_FEATURES):
+    _SEEDS[_i] = get_string_id(f"template={_name}")
+for _i, _name in enumerate(HISTORY_FEATURES):
+    _HISTORY_SEEDS[_i] = get_string_id(f"template={_name}")
+for _i, _name in enumerate(ABBREVIATION_FEATURES + ABBREVIATION_HISTORY_FEATURES):
+    _ABBREVIATION_SEEDS[_i] = get_string_id(f"template={_name}")
 cdef uint64_t _LOWER = get_string_id("case=lower")
 cdef uint64_t _TITLE = get_string_id("case=title")
 cdef uint64_t _UPPER = get_string_id("case=upper")
@@ -49,7 +54,7 @@ cdef int _CASE_COLUMN = COLUMNS["case"]
 cdef int _SUFFIX3_COLUMN = COLUMNS["suffix3"]
 
 
-cdef int _mentions(const int32_t[::1] mentions, int32_t* slots, int32_t* group) noexcept:
+cdef int _mentions(const int32_t[::1] mentions, int32_t* slots, int32_t* group) noexcept nogil:
     """A group id per token of one doc, numbered from 0 in order of first
     appearance (tokens with the same mention id share one); RETURNS the number
     of groups. slots (one per mention id, all -1) is left as it was found; NULL
@@ -134,8 +139,8 @@ def document_features(const int32_t[::1] rows, const uint64_t[:, ::1] table, con
 
 
 cdef void fill_document_features(const int32_t[::1] rows, const uint64_t[:, ::1] table, const int32_t[::1] mentions,
-                                 int32_t* slots,
-                                 const int32_t[::1] sentence, uint64_t n_buckets, uint32_t[:, :] out_view) noexcept:
+                                 int32_t* slots, const int32_t[::1] sentence, uint64_t n_buckets,
+                                 uint32_t[:, :] out_view) noexcept nogil:
     cdef Py_ssize_t i, n = rows.shape[0], at
     cdef vector[int32_t] group = vector[int32_t](n)
     cdef int n_groups = _mentions(mentions, slots, group.data())
@@ -177,6 +182,10 @@ def history_features(const int32_t[::1] rows, const uint64_t[:, ::1] table, cons
     RETURNS (uint32[n, len(HISTORY_FEATURES)]): Feature ids, DROPPED where a word has no other mention.
     """
     _check_lengths(rows, mentions)
+    cdef Py_ssize_t i
+    for i in range(types.shape[0]):
+        if not 0 <= types[i] < n_types:
+            raise ValueError(f"type {types[i]} of token {i} outside 0..{n_types - 1}")
     out = numpy.full((rows.shape[0], len(HISTORY_FEATURES)), DROPPED, dtype=numpy.uint32)
     cdef uint32_t[:, ::1] out_view = out
     cdef int32_t[::1] slots = mention_slots(mentions)
@@ -188,18 +197,15 @@ def history_features(const int32_t[::1] rows, const uint64_t[:, ::1] table, cons
     return out
 
 
-cdef int fill_history_features(const int32_t[::1] rows, const uint64_t[:, ::1] table, const int32_t[::1] mentions,
-                               int32_t* slots,
-                               const int64_t[::1] types, int n_types, uint64_t n_buckets,
-                               uint32_t[:, :] out_view) except -1:
+cdef void fill_history_features(const int32_t[::1] rows, const uint64_t[:, ::1] table, const int32_t[::1] mentions,
+                                int32_t* slots, const int64_t[::1] types, int n_types, uint64_t n_buckets,
+                                uint32_t[:, :] out_view) noexcept nogil:
     cdef Py_ssize_t i, n = rows.shape[0]
     cdef int t, best, best_count, count, total
     cdef vector[int32_t] group = vector[int32_t](n)
     cdef vector[int32_t] counts = vector[int32_t](_mentions(mentions, slots, group.data()) * n_types)
     cdef uint64_t majority, seed = _HISTORY_SEEDS[0], seed_case = _HISTORY_SEEDS[1]
     for i in range(n):
-        if not 0 <= types[i] < n_types:
-            raise ValueError(f"type {types[i]} of token {i} outside 0..{n_types - 1}")
         counts[group[i] * n_types + types[i]] += 1
     for i in range(n):
         best, best_count, total = 0, -1, 0
@@ -213,7 +219,6 @@ cdef int fill_history_features(const int32_t[::1] rows, const uint64_t[:, ::1] t
         majority = 1 + best
         out_view[i, 0] = <uint32_t>_bucket(_mix(seed ^ majority), n_buckets)
         out_view[i, 1] = <uint32_t>_bucket(_mix(_mix(seed_case ^ majority) ^ table[rows[i], _CASE_COLUMN]), n_buckets)
-    return 0
 
 
 def abbreviation_features(const int32_t[::1] rows, const uint64_t[:, ::1] table, const int64_t[::1] heads,
@@ -229,7 +234,7 @@ def abbreviation_features(const int32_t[::1] rows, const uint64_t[:, ::1] table,
 
 
 cdef void fill_abbreviation_features(const int32_t[::1] rows, const uint64_t[:, ::1] table, const int64_t[::1] heads,
-                                     uint64_t n_buckets, uint32_t[:, :] out_view) noexcept:
+                                     uint64_t n_buckets, uint32_t[:, :] out_view) noexcept nogil:
     cdef Py_ssize_t i, n = rows.shape[0]
     cdef uint64_t seed_head = _ABBREVIATION_SEEDS[0], seed_suffix = _ABBREVIATION_SEEDS[1]
     for i in range(n):
@@ -250,7 +255,7 @@ def abbreviation_history(const int64_t[::1] heads, const int64_t[::1] types, uin
 
 
 cdef void fill_abbreviation_history(const int64_t[::1] heads, const int64_t[::1] types, uint64_t n_buckets,
-                                    uint32_t[:, :] out_view) noexcept:
+                                    uint32_t[:, :] out_view) noexcept nogil:
     cdef Py_ssize_t i, n = heads.shape[0]
     cdef uint64_t seed = _ABBREVIATION_SEEDS[2]
     for i in range(n):

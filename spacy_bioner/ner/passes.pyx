@@ -8,6 +8,10 @@ steps from Python do (the features of the first pass, their scores, Viterbi, the
 history features, their scores, Viterbi again) with the same kernels, in the same
 order and over the same float32 sums, so scores and tags are the same to the bit.
 A sentence then pays one call, not a Python call and a numpy array per step.
+The call makes its arrays and fills the word-score cache's new rows with the GIL
+held, then runs every pass in one section without it: what that section writes
+is the call's own, and the rows it reads of the lexicon and the word-score cache
+are never written again (both grow and start over into new arrays).
 What does not change between calls (the trellis Viterbi reads, the weights, the
 extractors) is made once per set of averaged weights (`decoder.plain_passes`).
 """
@@ -17,11 +21,11 @@ from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
 from libcpp.vector cimport vector
 
 from ..core.arrays cimport data_of, items_of, new_array, new_matrix
-from ..core.decode cimport check_offsets, decode_sequences, prepare_trellis
+from ..core.decode cimport backpointer_room, check_offsets, decode_checked, prepare_trellis
 from ..core.features cimport FeatureExtractor
 from ..core.perceptron cimport emit
 from ..core.weight_rows cimport WeightRows
-from ..core.word_scores cimport WordScores
+from ..core.word_scores cimport WordScores, WordVectors, gather
 from .document cimport (
     fill_abbreviation_features, fill_abbreviation_history, fill_document_features, fill_history_features,
 )
@@ -82,17 +86,18 @@ cdef class PlainPasses:
     cdef tuple run_arrays(self, const int32_t[::1] rows, const int32_t[::1] sentence, const int32_t[::1] mentions,
                           const int64_t[::1] offsets, list match_sources, short_form_heads, float entity_bias,
                           cnp.ndarray allowed):
-        """`run` over the layout's arrays (plain_decode.PlainDecode calls it with LayoutPass.run's)."""
+        """`run` over the layout's arrays (plain_decode.PlainDecode calls it with LayoutPass.run's).
+        The arrays and checks come first, with the GIL; the passes then run in one section without it."""
         cdef const uint64_t[:, ::1] table = self._lexicon.table
-        scores_array = self._word_scores.scores(rows, table, sentence, self._weights, self._lexicon.generation)
-        cdef float[:, ::1] scores = scores_array
-        cdef Py_ssize_t n = rows.shape[0], n_tags = scores.shape[1]
+        cdef Py_ssize_t n = rows.shape[0], n_tags = self._weights.n_tags
         if sentence.shape[0] != n or mentions.shape[0] != n:
             raise ValueError(f"rows, sentence and mentions must have a row per token ({n})")
         if cnp.PyArray_NDIM(allowed) != 2 or cnp.PyArray_DIM(allowed, 0) != n or cnp.PyArray_DIM(allowed, 1) != n_tags:
             raise ValueError(f"allowed must have a row per token and {n_tags} tags")
         cdef const uint8_t* allowed_tags = <const uint8_t*>items_of(allowed, cnp.NPY_UINT8, n * n_tags)
-        check_offsets(offsets, n)
+        cdef Py_ssize_t longest = check_offsets(offsets, n)
+        cdef WordVectors vectors
+        _held = self._word_scores.fill(rows, table, self._weights, self._lexicon.generation, &vectors)
         # Scratch shared by the document and history features; a short batch needs none.
         slots = mention_slots(mentions) if (self._document or self._history) and n > _SHORT_BATCH else None
         cdef int32_t[::1] slot_view
@@ -100,89 +105,129 @@ cdef class PlainPasses:
         if slots is not None:
             slot_view = slots
             slot_table = &slot_view[0]
+        cdef MatchColumns matches = MatchColumns(match_sources, n)
+        cdef const int64_t[::1] heads
+        if short_form_heads is not None:
+            heads = short_form_heads
 
         # The first pass's hashed features, in the columns and order `featurizer.features` makes them:
         # the joint templates, the document family, the match sources, the short forms.
         cdef Py_ssize_t n_joint = self._joint.n_features, n_document = _N_DOCUMENT if self._document else 0
-        cdef Py_ssize_t n_matches = 0
-        for codes, _ in match_sources:  # a loop, not sum() over a generator: a sentence pays for the generator
-            n_matches += codes.shape[1]
         cdef Py_ssize_t n_short = 0 if short_form_heads is None else _N_SHORT_FORM
-        features = new_matrix(n, n_joint + n_document + n_matches + n_short, cnp.NPY_UINT32)
+        cdef Py_ssize_t n_history = _N_HISTORY + (0 if short_form_heads is None else 1)
+        scores_array = new_matrix(n, n_tags, cnp.NPY_FLOAT32)
+        features = new_matrix(n, n_joint + n_document + matches.n_columns + n_short, cnp.NPY_UINT32)
+        first_pass = new_array(n, cnp.NPY_INT32, zeroed=True)
+        tags = new_array(n, cnp.NPY_INT32, zeroed=True) if self._history else first_pass
+        types = new_array(n, cnp.NPY_INT64) if self._history else None
+        history_features = new_matrix(n, n_history, cnp.NPY_UINT32) if self._history else None
+        cdef float[:, ::1] scores = scores_array
         cdef uint32_t[:, ::1] feature_view = features
-        feature_view[:, :] = _DROPPED  # a loop: numpy.full costs more for a sentence
-        self._joint.extract_into(rows, table, sentence, feature_view[:, :n_joint])
-        cdef Py_ssize_t d, start, end, i, label, column = n_joint + n_document
-        for d in range(offsets.shape[0] - 1):
-            start, end = offsets[d], offsets[d + 1]
-            if self._document and end > start:
-                fill_document_features(rows[start:end], table, mentions[start:end], slot_table, sentence[start:end],
-                                       self._n_buckets, feature_view[start:end, n_joint : column])
+        cdef int64_t[::1] type_view
+        cdef uint32_t[:, ::1] history_view
+        if self._history:
+            type_view, history_view = types, history_features
+        cdef int32_t* first_tags = <int32_t*>data_of(first_pass)
+        cdef int32_t* last_tags = <int32_t*>data_of(tags)
+        cdef vector[float] emitted = vector[float](n * n_tags)
+        cdef vector[double] deltas = vector[double](2 * n_tags)
+        cdef vector[int32_t] pointers = vector[int32_t](backpointer_room(&self._trellis, longest))
+        cdef Py_ssize_t d, start, end, i, tag, column = n_joint + n_document
+        cdef int status = 0
+        if n == 0:
+            return scores_array, first_pass, tags
+        with nogil:
+            gather(&vectors, &rows[0], &sentence[0], n, &scores[0, 0])
+            feature_view[:, :] = _DROPPED  # a loop: numpy.full costs more for a sentence
+            self._joint.extract_rows(&rows[0], &table[0, 0], table.shape[1], &sentence[0], n, &feature_view[0, 0],
+                                     feature_view.shape[1])
+            for d in range(offsets.shape[0] - 1):
+                start, end = offsets[d], offsets[d + 1]
+                if self._document and end > start:
+                    fill_document_features(rows[start:end], table, mentions[start:end], slot_table,
+                                           sentence[start:end], self._n_buckets,
+                                           feature_view[start:end, n_joint:column])
+            matches.fill(&feature_view[0, column], feature_view.shape[1])
+            column += matches.n_columns
+            if n_short:
+                fill_abbreviation_features(rows, table, heads, self._n_buckets, feature_view[:, column:])
+            _add_scores(self._weights, &feature_view[0, 0], n, feature_view.shape[1], &scores[0, 0], emitted.data())
+            if entity_bias:
+                for i in range(n):
+                    for tag in range(1, n_tags):
+                        scores[i, tag] += entity_bias
+            status = decode_checked(&self._trellis, &scores[0, 0], allowed_tags, &offsets[0], offsets.shape[0],
+                                    first_tags, deltas.data(), pointers.data(), longest)
+            if self._history and status == 0:
+                # The second pass: the first's scores plus the weights of the history features alone.
+                for i in range(n):
+                    type_view[i] = self._type_of_tag[first_tags[i]]
+                history_view[:, :] = _DROPPED
+                for d in range(offsets.shape[0] - 1):
+                    start, end = offsets[d], offsets[d + 1]
+                    if end > start:
+                        fill_history_features(rows[start:end], table, mentions[start:end], slot_table,
+                                              type_view[start:end], self._n_types, self._n_buckets,
+                                              history_view[start:end, :_N_HISTORY])
+                if n_short:
+                    fill_abbreviation_history(heads, type_view, self._n_buckets, history_view[:, _N_HISTORY:])
+                _add_scores(self._weights, &history_view[0, 0], n, n_history, &scores[0, 0], emitted.data())
+                status = decode_checked(&self._trellis, &scores[0, 0], allowed_tags, &offsets[0], offsets.shape[0],
+                                        last_tags, deltas.data(), pointers.data(), longest)
+        if status != 0:
+            raise ValueError("No tag sequence satisfies the constraints (conflicting preset entities?)")
+        return scores_array, first_pass, tags
+
+
+cdef class MatchColumns:
+    """The match sources' columns of the first pass's features: each token's code of each label, as
+    the feature id of (label, code); read with the GIL, written without it."""
+    cdef vector[const Py_ssize_t*] _codes
+    cdef vector[const uint32_t*] _ids
+    cdef vector[Py_ssize_t] _n_labels, _n_codes
+    cdef list _arrays  # what the pointers point into
+    cdef Py_ssize_t _n
+    cdef readonly Py_ssize_t n_columns
+
+    def __init__(self, list match_sources, Py_ssize_t n):
         cdef cnp.ndarray code_array, id_array
-        cdef const Py_ssize_t* codes_of  # read through numpy's C API: typed views cost a sentence more
-        cdef const uint32_t* ids_of
         cdef Py_ssize_t n_labels, n_codes
+        self._arrays, self._n, self.n_columns = [], n, 0
         for code_array, id_array in match_sources:
             n_labels = cnp.PyArray_DIM(code_array, 1) if cnp.PyArray_NDIM(code_array) == 2 else -1
             if (n_labels < 0 or cnp.PyArray_DIM(code_array, 0) != n
                     or cnp.PyArray_NDIM(id_array) != 2 or cnp.PyArray_DIM(id_array, 0) != n_labels):
                 raise ValueError(f"match codes must have a row per token ({n}), and their ids a row per label")
             n_codes = cnp.PyArray_DIM(id_array, 1)
-            codes_of = <const Py_ssize_t*>items_of(code_array, cnp.NPY_INTP, n * n_labels)
-            ids_of = <const uint32_t*>items_of(id_array, cnp.NPY_UINT32, n_labels * n_codes)
-            for i in range(n):
+            # read through numpy's C API: typed views cost a sentence more
+            self._codes.push_back(<const Py_ssize_t*>items_of(code_array, cnp.NPY_INTP, n * n_labels))
+            self._ids.push_back(<const uint32_t*>items_of(id_array, cnp.NPY_UINT32, n_labels * n_codes))
+            self._n_labels.push_back(n_labels)
+            self._n_codes.push_back(n_codes)
+            self._arrays.append((code_array, id_array))
+            self.n_columns += n_labels
+
+    cdef void fill(self, uint32_t* out, Py_ssize_t stride) noexcept nogil:
+        """The columns into each of the n rows of out (`stride` apart), from its first place on."""
+        cdef Py_ssize_t source, i, label, n_labels, n_codes, column = 0
+        cdef const Py_ssize_t* codes
+        cdef const uint32_t* ids
+        for source in range(<Py_ssize_t>self._codes.size()):
+            codes, ids = self._codes[source], self._ids[source]
+            n_labels, n_codes = self._n_labels[source], self._n_codes[source]
+            for i in range(self._n):
                 for label in range(n_labels):
-                    feature_view[i, column + label] = ids_of[label * n_codes + codes_of[i * n_labels + label]]
+                    out[i * stride + column + label] = ids[label * n_codes + codes[i * n_labels + label]]
             column += n_labels
-        cdef const int64_t[::1] heads
-        if short_form_heads is not None:
-            heads = short_form_heads
-            fill_abbreviation_features(rows, table, heads, self._n_buckets, feature_view[:, column:])
-        _add_scores(self._weights, feature_view, scores)
-        cdef Py_ssize_t tag
-        if entity_bias:
-            for i in range(n):
-                for tag in range(1, n_tags):
-                    scores[i, tag] += entity_bias
-        first_pass = new_array(n, cnp.NPY_INT32, zeroed=True)
-        cdef int32_t* first_tags = <int32_t*>data_of(first_pass)
-        if n:
-            decode_sequences(&self._trellis, &scores[0, 0], allowed_tags, offsets, first_tags, n)
-        if not self._history:
-            return scores_array, first_pass, first_pass
-
-        # The second pass: the first's scores plus the weights of the history features alone.
-        types = new_array(n, cnp.NPY_INT64)
-        cdef int64_t[::1] type_view = types
-        for i in range(n):  # a loop, not numpy's fancy indexing, which costs more for a sentence
-            type_view[i] = self._type_of_tag[first_tags[i]]
-        history_features = new_matrix(n, _N_HISTORY + (0 if short_form_heads is None else 1), cnp.NPY_UINT32)
-        cdef uint32_t[:, ::1] history_view = history_features
-        history_view[:, :] = _DROPPED
-        for d in range(offsets.shape[0] - 1):
-            start, end = offsets[d], offsets[d + 1]
-            if end > start:
-                fill_history_features(rows[start:end], table, mentions[start:end], slot_table, type_view[start:end],
-                                      self._n_types, self._n_buckets, history_view[start:end, :_N_HISTORY])
-        if short_form_heads is not None:
-            fill_abbreviation_history(heads, type_view, self._n_buckets, history_view[:, _N_HISTORY:])
-        _add_scores(self._weights, history_view, scores)
-        tags = new_array(n, cnp.NPY_INT32, zeroed=True)
-        if n:
-            decode_sequences(&self._trellis, &scores[0, 0], allowed_tags, offsets, <int32_t*>data_of(tags), n)
-        return scores_array, first_pass, tags
 
 
-cdef int _add_scores(WeightRows weights, const uint32_t[:, ::1] features, float[:, ::1] scores) except -1:
-    """scores += the summed weights of each token's features, as `scores += model.scores(features)` adds them."""
-    cdef Py_ssize_t n = features.shape[0], n_features = features.shape[1], n_tags = scores.shape[1], i, tag
-    if n == 0:
-        return 0
-    cdef vector[float] emitted = vector[float](n * n_tags)
-    with nogil:
-        if n_features:
-            emit(weights._table, weights._index, &features[0, 0], n, n_features, n_tags, emitted.data())
-        for i in range(n):
-            for tag in range(n_tags):
-                scores[i, tag] += emitted[i * n_tags + tag]
-    return 0
+cdef void _add_scores(WeightRows weights, const uint32_t* features, Py_ssize_t n, Py_ssize_t n_features,
+                      float* scores, float* emitted) noexcept nogil:
+    """scores += the summed weights of each token's features, as `scores += model.scores(features)` adds
+    them (emitted: scratch of n rows of n_tags)."""
+    cdef Py_ssize_t i, n_tags = weights.n_tags
+    if n_features == 0:
+        return
+    emit(weights._table, weights._index, features, n, n_features, n_tags, emitted)
+    for i in range(n * n_tags):
+        scores[i] += emitted[i]
