@@ -28,11 +28,9 @@ cdef class WordScores:
 
     cpdef scores(self, const int32_t[::1] rows, const uint64_t[:, ::1] table, const int32_t[::1] sentence,
                  WeightRows weights, int generation)
-    cdef tuple fill(self, const int32_t[::1] rows, const uint64_t[:, ::1] table, WeightRows weights, int generation,
-                    WordVectors* vectors)
-    cdef void _fill(self, int32_t row, const uint64_t[:, ::1] table, WeightRows weights,
-                    float[:, :, ::1] cache) noexcept nogil
-
+    cdef tuple fill(self, const int32_t* rows, Py_ssize_t n, const uint64_t* table, Py_ssize_t n_columns,
+                    WeightRows weights, int generation, WordVectors* vectors)
+    cdef void _fill(self, const uint64_t* attributes, WeightRows weights, float* vectors) noexcept nogil
 
 cdef void gather(const WordVectors* vectors, const int32_t* rows, const int32_t* sentence, Py_ssize_t n,
                  float* out) noexcept nogil

@@ -111,43 +111,44 @@ cdef class WordScores:
         if sentence.shape[0] != n:
             raise ValueError(f"sentence must have a number per token ({n})")
         cdef WordVectors vectors
-        _held = self.fill(rows, table, weights, generation, &vectors)
         cdef cnp.ndarray out = new_matrix(n, weights.n_tags, cnp.NPY_FLOAT32)
         cdef float* scores = <float*>data_of(out)
         if n:
+            _held = self.fill(&rows[0], n, &table[0, 0], table.shape[1], weights, generation, &vectors)
             with nogil:
                 gather(&vectors, &rows[0], &sentence[0], n, scores)
         return out
 
-    cdef tuple fill(self, const int32_t[::1] rows, const uint64_t[:, ::1] table, WeightRows weights, int generation,
-                    WordVectors* vectors):
+    cdef tuple fill(self, const int32_t* rows, Py_ssize_t n, const uint64_t* table, Py_ssize_t n_columns,
+                    WeightRows weights, int generation, WordVectors* vectors):
         """Work out the vectors of the rows that have none yet, and point `vectors` at the cache.
         With the GIL held, and with no Python between the rows, so that one thread writes a row and
         the row is marked filled only once written; `gather` then only reads.
+        rows: n lexicon rows; table: the lexicon table, n_columns a row.
         RETURNS (tuple): The arrays `vectors` points into, to be held while it is read."""
-        cdef Py_ssize_t n = rows.shape[0], max_row = 1, i
+        cdef Py_ssize_t max_row = 1, i
         for i in range(n):  # a loop, not numpy's max: for a sentence its call costs more than the loop
             max_row = max(max_row, rows[i] + 1)
         if weights is not self._weights or generation != self._generation:
             self._reset(weights, generation, max_row)
         if max_row > self._cache.shape[0]:
             self._cache, self._filled = _grown(self._cache.base, max_row), _grown(self._filled.base, max_row)
-        cdef float[:, :, ::1] cache = self._cache
-        cdef uint8_t[::1] filled = self._filled
+        cdef float* cache = &self._cache[0, 0, 0]
+        cdef uint8_t* filled = &self._filled[0]
+        cdef Py_ssize_t block = self.n_offsets * weights.n_tags
         cdef int32_t row
         for i in range(n):
             row = rows[i]
             if not filled[row]:
-                self._fill(row, table, weights, cache)
+                self._fill(table + row * n_columns, weights, cache + row * block)
                 filled[row] = 1
-        vectors.rows, vectors.fixed = &cache[0, 0, 0], &self._fixed[0, 0]
+        vectors.rows, vectors.fixed = cache, &self._fixed[0, 0]
         vectors.min_offset, vectors.n_offsets, vectors.n_tags = self.min_offset, self.n_offsets, weights.n_tags
         return self._cache.base, self._fixed.base
 
-    cdef void _fill(self, int32_t row, const uint64_t[:, ::1] table, WeightRows weights,
-                    float[:, :, ::1] cache) noexcept nogil:
-        """The row's vectors: its templates' weight rows are all asked for first, so that they
-        arrive together, not one cache miss after another."""
+    cdef void _fill(self, const uint64_t* attributes, WeightRows weights, float* vectors) noexcept nogil:
+        """A word's vectors (n_offsets of n_tags, zeros before) from its attribute hashes: its templates'
+        weight rows are all asked for first, so that they arrive together, not one cache miss after another."""
         cdef Py_ssize_t j, k, tag, n_tags = weights.n_tags
         cdef uint64_t bucket
         cdef const float* rows[MAX_WORD_TEMPLATES]
@@ -156,12 +157,12 @@ cdef class WordScores:
         for j in range(self._seeds.shape[0]):
             bucket = self._seeds[j]
             for k in range(self._n_parts[j]):
-                bucket = _mix(bucket ^ table[row, self._columns[j, k]])
+                bucket = _mix(bucket ^ attributes[self._columns[j, k]])
             rows[j] = weight_row(weights, bucket % self.n_buckets)
             prefetch_row(rows[j], n_tags)
         for j in range(self._seeds.shape[0]):
             # Pointers, not the memoryview's indexing: the compiler then adds a row's tags many at a time.
-            vector, source = &cache[row, self._slots[j], 0], rows[j]
+            vector, source = vectors + self._slots[j] * n_tags, rows[j]
             for tag in range(n_tags):
                 vector[tag] += source[tag]
 

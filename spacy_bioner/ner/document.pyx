@@ -54,12 +54,12 @@ cdef int _CASE_COLUMN = COLUMNS["case"]
 cdef int _SUFFIX3_COLUMN = COLUMNS["suffix3"]
 
 
-cdef int _mentions(const int32_t[::1] mentions, int32_t* slots, int32_t* group) noexcept nogil:
+cdef int _mentions(const int32_t* mentions, Py_ssize_t n, int32_t* slots, int32_t* group) noexcept nogil:
     """A group id per token of one doc, numbered from 0 in order of first
     appearance (tokens with the same mention id share one); RETURNS the number
     of groups. slots (one per mention id, all -1) is left as it was found; NULL
     for a short batch, whose tokens are compared with those before them instead."""
-    cdef Py_ssize_t i, j, n = mentions.shape[0]
+    cdef Py_ssize_t i, j
     cdef int n_groups = 0
     if slots == NULL:
         for i in range(n):
@@ -131,26 +131,41 @@ def document_features(const int32_t[::1] rows, const uint64_t[:, ::1] table, con
     cdef uint32_t[:, ::1] out_view = out
     cdef int32_t[::1] slots = mention_slots(mentions)
     cdef int32_t* slot_table = &slots[0] if slots is not None else NULL
+    if sentence.shape[0] != rows.shape[0]:
+        raise ValueError(f"{sentence.shape[0]} sentence numbers for {rows.shape[0]} tokens")
+    cdef Tokens tokens
     for start, end in _each_doc(offsets, rows.shape[0]):
         if end > start:
-            fill_document_features(rows[start:end], table, mentions[start:end], slot_table, sentence[start:end],
-                                   n_buckets, out_view[start:end])
+            tokens_of(&tokens, rows, table, mentions, sentence, start, end)
+            fill_document_features(&tokens, slot_table, n_buckets, &out_view[start, 0], out_view.shape[1])
     return out
 
 
-cdef void fill_document_features(const int32_t[::1] rows, const uint64_t[:, ::1] table, const int32_t[::1] mentions,
-                                 int32_t* slots, const int32_t[::1] sentence, uint64_t n_buckets,
-                                 uint32_t[:, :] out_view) noexcept nogil:
-    cdef Py_ssize_t i, n = rows.shape[0], at
+cdef void tokens_of(Tokens* tokens, const int32_t[::1] rows, const uint64_t[:, ::1] table,
+                    const int32_t[::1] mentions, const int32_t[::1] sentence, Py_ssize_t start,
+                    Py_ssize_t end) noexcept:
+    """Point `tokens` at the tokens start..end (< end) of the arrays; mentions or sentence empty: not read."""
+    tokens.rows, tokens.table, tokens.n_columns = &rows[start], &table[0, 0], table.shape[1]
+    tokens.mentions = &mentions[start] if mentions.shape[0] else NULL
+    tokens.sentence = &sentence[start] if sentence.shape[0] else NULL
+    tokens.n = end - start
+
+
+cdef void fill_document_features(const Tokens* tokens, int32_t* slots, uint64_t n_buckets, uint32_t* out,
+                                 Py_ssize_t stride) noexcept nogil:
+    cdef Py_ssize_t i, at, n = tokens.n, n_columns = tokens.n_columns
+    cdef const int32_t* rows = tokens.rows
+    cdef const int32_t* sentence = tokens.sentence
+    cdef const uint64_t* table = tokens.table
     cdef vector[int32_t] group = vector[int32_t](n)
-    cdef int n_groups = _mentions(mentions, slots, group.data())
+    cdef int n_groups = _mentions(tokens.mentions, n, slots, group.data())
     cdef vector[int32_t] lowercase = vector[int32_t](n_groups), capitalized = vector[int32_t](n_groups)
     cdef vector[int64_t] first = vector[int64_t](n_groups, -1)
     cdef vector[int32_t] is_lower = vector[int32_t](n), is_capitalized = vector[int32_t](n)
     cdef uint64_t case, code, value
     cdef uint64_t seed_case = _SEEDS[0], seed_prev = _SEEDS[1], seed_next = _SEEDS[2]
     for i in range(n):
-        case = table[rows[i], _CASE_COLUMN]
+        case = table[rows[i] * n_columns + _CASE_COLUMN]
         is_lower[i] = case == _LOWER
         # Capitalized where no sentence starts: evidence of a name.
         is_capitalized[i] = (case == _TITLE or case == _UPPER) and i > 0 and sentence[i - 1] == sentence[i]
@@ -159,16 +174,18 @@ cdef void fill_document_features(const int32_t[::1] rows, const uint64_t[:, ::1]
         if first[group[i]] < 0:
             first[group[i]] = i
     for i in range(n):
-        case = table[rows[i], _CASE_COLUMN]
+        case = table[rows[i] * n_columns + _CASE_COLUMN]
         code = 1 + (lowercase[group[i]] - is_lower[i] > 0) + 2 * (capitalized[group[i]] - is_capitalized[i] > 0)
-        out_view[i, 0] = <uint32_t>_bucket(_mix(_mix(seed_case ^ code) ^ case), n_buckets)
+        out[i * stride] = <uint32_t>_bucket(_mix(_mix(seed_case ^ code) ^ case), n_buckets)
         at = first[group[i]]
         if at == i:
             continue  # a first mention: its own window already says this
-        value = table[rows[at - 1], _LOWER_COLUMN] if at > 0 and sentence[at - 1] == sentence[at] else _PADDING
-        out_view[i, 1] = <uint32_t>_bucket(_mix(seed_prev ^ value), n_buckets)
-        value = table[rows[at + 1], _LOWER_COLUMN] if at + 1 < n and sentence[at + 1] == sentence[at] else _PADDING
-        out_view[i, 2] = <uint32_t>_bucket(_mix(seed_next ^ value), n_buckets)
+        value = table[rows[at - 1] * n_columns + _LOWER_COLUMN] if at > 0 and sentence[at - 1] == sentence[at] \
+            else _PADDING
+        out[i * stride + 1] = <uint32_t>_bucket(_mix(seed_prev ^ value), n_buckets)
+        value = table[rows[at + 1] * n_columns + _LOWER_COLUMN] if at + 1 < n and sentence[at + 1] == sentence[at] \
+            else _PADDING
+        out[i * stride + 2] = <uint32_t>_bucket(_mix(seed_next ^ value), n_buckets)
 
 
 def history_features(const int32_t[::1] rows, const uint64_t[:, ::1] table, const int32_t[::1] mentions,
@@ -190,21 +207,24 @@ def history_features(const int32_t[::1] rows, const uint64_t[:, ::1] table, cons
     cdef uint32_t[:, ::1] out_view = out
     cdef int32_t[::1] slots = mention_slots(mentions)
     cdef int32_t* slot_table = &slots[0] if slots is not None else NULL
+    if types.shape[0] != rows.shape[0]:
+        raise ValueError(f"{types.shape[0]} types for {rows.shape[0]} tokens")
+    cdef Tokens tokens
     for start, end in _each_doc(offsets, rows.shape[0]):
         if end > start:
-            fill_history_features(rows[start:end], table, mentions[start:end], slot_table, types[start:end], n_types,
-                                  n_buckets, out_view[start:end])
+            tokens_of(&tokens, rows, table, mentions, mentions[:0], start, end)
+            fill_history_features(&tokens, slot_table, &types[start], n_types, n_buckets, &out_view[start, 0],
+                                  out_view.shape[1])
     return out
 
 
-cdef void fill_history_features(const int32_t[::1] rows, const uint64_t[:, ::1] table, const int32_t[::1] mentions,
-                                int32_t* slots, const int64_t[::1] types, int n_types, uint64_t n_buckets,
-                                uint32_t[:, :] out_view) noexcept nogil:
-    cdef Py_ssize_t i, n = rows.shape[0]
+cdef void fill_history_features(const Tokens* tokens, int32_t* slots, const int64_t* types, int n_types,
+                                uint64_t n_buckets, uint32_t* out, Py_ssize_t stride) noexcept nogil:
+    cdef Py_ssize_t i, n = tokens.n
     cdef int t, best, best_count, count, total
     cdef vector[int32_t] group = vector[int32_t](n)
-    cdef vector[int32_t] counts = vector[int32_t](_mentions(mentions, slots, group.data()) * n_types)
-    cdef uint64_t majority, seed = _HISTORY_SEEDS[0], seed_case = _HISTORY_SEEDS[1]
+    cdef vector[int32_t] counts = vector[int32_t](_mentions(tokens.mentions, n, slots, group.data()) * n_types)
+    cdef uint64_t majority, case, seed = _HISTORY_SEEDS[0], seed_case = _HISTORY_SEEDS[1]
     for i in range(n):
         counts[group[i] * n_types + types[i]] += 1
     for i in range(n):
@@ -217,8 +237,9 @@ cdef void fill_history_features(const int32_t[::1] rows, const uint64_t[:, ::1] 
         if total == 0:
             continue
         majority = 1 + best
-        out_view[i, 0] = <uint32_t>_bucket(_mix(seed ^ majority), n_buckets)
-        out_view[i, 1] = <uint32_t>_bucket(_mix(_mix(seed_case ^ majority) ^ table[rows[i], _CASE_COLUMN]), n_buckets)
+        case = tokens.table[tokens.rows[i] * tokens.n_columns + _CASE_COLUMN]
+        out[i * stride] = <uint32_t>_bucket(_mix(seed ^ majority), n_buckets)
+        out[i * stride + 1] = <uint32_t>_bucket(_mix(_mix(seed_case ^ majority) ^ case), n_buckets)
 
 
 def abbreviation_features(const int32_t[::1] rows, const uint64_t[:, ::1] table, const int64_t[::1] heads,
@@ -228,19 +249,27 @@ def abbreviation_features(const int32_t[::1] rows, const uint64_t[:, ::1] table,
     heads (int64[n]): Each token's long-form head token, -1 if it is no defined short form.
     RETURNS (uint32[n, len(ABBREVIATION_FEATURES)]): Feature ids, DROPPED for other tokens.
     """
+    if heads.shape[0] != rows.shape[0]:
+        raise ValueError(f"{heads.shape[0]} heads for {rows.shape[0]} tokens")
     out = numpy.full((rows.shape[0], len(ABBREVIATION_FEATURES)), DROPPED, dtype=numpy.uint32)
-    fill_abbreviation_features(rows, table, heads, n_buckets, out)
+    cdef uint32_t[:, ::1] out_view = out
+    cdef Tokens tokens
+    if rows.shape[0]:
+        tokens_of(&tokens, rows, table, rows[:0], rows[:0], 0, rows.shape[0])
+        fill_abbreviation_features(&tokens, &heads[0], n_buckets, &out_view[0, 0], out_view.shape[1])
     return out
 
 
-cdef void fill_abbreviation_features(const int32_t[::1] rows, const uint64_t[:, ::1] table, const int64_t[::1] heads,
-                                     uint64_t n_buckets, uint32_t[:, :] out_view) noexcept nogil:
-    cdef Py_ssize_t i, n = rows.shape[0]
+cdef void fill_abbreviation_features(const Tokens* tokens, const int64_t* heads, uint64_t n_buckets, uint32_t* out,
+                                     Py_ssize_t stride) noexcept nogil:
+    cdef Py_ssize_t i
+    cdef const uint64_t* head
     cdef uint64_t seed_head = _ABBREVIATION_SEEDS[0], seed_suffix = _ABBREVIATION_SEEDS[1]
-    for i in range(n):
+    for i in range(tokens.n):
         if heads[i] >= 0:
-            out_view[i, 0] = <uint32_t>_bucket(_mix(seed_head ^ table[rows[heads[i]], _LOWER_COLUMN]), n_buckets)
-            out_view[i, 1] = <uint32_t>_bucket(_mix(seed_suffix ^ table[rows[heads[i]], _SUFFIX3_COLUMN]), n_buckets)
+            head = tokens.table + tokens.rows[heads[i]] * tokens.n_columns
+            out[i * stride] = <uint32_t>_bucket(_mix(seed_head ^ head[_LOWER_COLUMN]), n_buckets)
+            out[i * stride + 1] = <uint32_t>_bucket(_mix(seed_suffix ^ head[_SUFFIX3_COLUMN]), n_buckets)
 
 
 def abbreviation_history(const int64_t[::1] heads, const int64_t[::1] types, uint64_t n_buckets):
@@ -249,15 +278,19 @@ def abbreviation_history(const int64_t[::1] heads, const int64_t[::1] types, uin
     types (int64[n]): Each token's entity type in the first pass: 0 for O, else label + 1.
     RETURNS (uint32[n, 1]): Feature ids, DROPPED for other tokens.
     """
+    if types.shape[0] != heads.shape[0]:
+        raise ValueError(f"{types.shape[0]} types for {heads.shape[0]} tokens")
     out = numpy.full((heads.shape[0], 1), DROPPED, dtype=numpy.uint32)
-    fill_abbreviation_history(heads, types, n_buckets, out)
+    cdef uint32_t[:, ::1] out_view = out
+    if heads.shape[0]:
+        fill_abbreviation_history(&heads[0], &types[0], heads.shape[0], n_buckets, &out_view[0, 0], 1)
     return out
 
 
-cdef void fill_abbreviation_history(const int64_t[::1] heads, const int64_t[::1] types, uint64_t n_buckets,
-                                    uint32_t[:, :] out_view) noexcept nogil:
-    cdef Py_ssize_t i, n = heads.shape[0]
+cdef void fill_abbreviation_history(const int64_t* heads, const int64_t* types, Py_ssize_t n, uint64_t n_buckets,
+                                    uint32_t* out, Py_ssize_t stride) noexcept nogil:
+    cdef Py_ssize_t i
     cdef uint64_t seed = _ABBREVIATION_SEEDS[2]
     for i in range(n):
         if heads[i] >= 0:
-            out_view[i, 0] = <uint32_t>_bucket(_mix(seed ^ <uint64_t>(1 + types[heads[i]])), n_buckets)
+            out[i * stride] = <uint32_t>_bucket(_mix(seed ^ <uint64_t>(1 + types[heads[i]])), n_buckets)

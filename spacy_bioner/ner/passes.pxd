@@ -21,6 +21,5 @@ cdef class PlainPasses:
     cdef const int64_t[::1] _type_of_tag
     cdef int _n_types
 
-    cdef tuple run_arrays(self, const int32_t[::1] rows, const int32_t[::1] sentence, const int32_t[::1] mentions,
-                          const int64_t[::1] offsets, list match_sources, short_form_heads, float entity_bias,
-                          cnp.ndarray allowed)
+    cdef tuple run_arrays(self, cnp.ndarray rows, cnp.ndarray sentence, cnp.ndarray mentions, cnp.ndarray offsets,
+                          list match_sources, short_form_heads, float entity_bias, cnp.ndarray allowed)

@@ -18,16 +18,17 @@ extractors) is made once per set of averaged weights (`decoder.plain_passes`).
 cimport numpy as cnp
 from cymem.cymem cimport Pool
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
+from libcpp.algorithm cimport fill
 from libcpp.vector cimport vector
 
 from ..core.arrays cimport data_of, items_of, new_array, new_matrix
-from ..core.decode cimport backpointer_room, check_offsets, decode_checked, prepare_trellis
+from ..core.decode cimport backpointer_room, check_offsets_at, decode_checked, prepare_trellis
 from ..core.features cimport FeatureExtractor
 from ..core.perceptron cimport emit
 from ..core.weight_rows cimport WeightRows
 from ..core.word_scores cimport WordScores, WordVectors, gather
 from .document cimport (
-    fill_abbreviation_features, fill_abbreviation_history, fill_document_features, fill_history_features,
+    Tokens, fill_abbreviation_features, fill_abbreviation_history, fill_document_features, fill_history_features,
 )
 
 from ..core.perceptron import DROPPED
@@ -83,100 +84,109 @@ cdef class PlainPasses:
         return self.run_arrays(layout.rows, layout.sentence, layout.mentions, layout.offsets, match_sources,
                                short_form_heads, entity_bias, allowed)
 
-    cdef tuple run_arrays(self, const int32_t[::1] rows, const int32_t[::1] sentence, const int32_t[::1] mentions,
-                          const int64_t[::1] offsets, list match_sources, short_form_heads, float entity_bias,
-                          cnp.ndarray allowed):
+    cdef tuple run_arrays(self, cnp.ndarray rows, cnp.ndarray sentence, cnp.ndarray mentions, cnp.ndarray offsets,
+                          list match_sources, short_form_heads, float entity_bias, cnp.ndarray allowed):
         """`run` over the layout's arrays (plain_decode.PlainDecode calls it with LayoutPass.run's).
         The arrays and checks come first, with the GIL; the passes then run in one section without it."""
-        cdef const uint64_t[:, ::1] table = self._lexicon.table
-        cdef Py_ssize_t n = rows.shape[0], n_tags = self._weights.n_tags
-        if sentence.shape[0] != n or mentions.shape[0] != n:
+        cdef Py_ssize_t n = cnp.PyArray_SIZE(rows), n_tags = self._weights.n_tags
+        if cnp.PyArray_SIZE(sentence) != n or cnp.PyArray_SIZE(mentions) != n:
             raise ValueError(f"rows, sentence and mentions must have a row per token ({n})")
         if cnp.PyArray_NDIM(allowed) != 2 or cnp.PyArray_DIM(allowed, 0) != n or cnp.PyArray_DIM(allowed, 1) != n_tags:
             raise ValueError(f"allowed must have a row per token and {n_tags} tags")
+        cdef Tokens tokens
+        tokens.rows = <const int32_t*>items_of(rows, cnp.NPY_INT32, n)
+        tokens.sentence = <const int32_t*>items_of(sentence, cnp.NPY_INT32, n)
+        tokens.mentions = <const int32_t*>items_of(mentions, cnp.NPY_INT32, n)
+        tokens.n = n
         cdef const uint8_t* allowed_tags = <const uint8_t*>items_of(allowed, cnp.NPY_UINT8, n * n_tags)
-        cdef Py_ssize_t longest = check_offsets(offsets, n)
+        cdef Py_ssize_t n_offsets = cnp.PyArray_SIZE(offsets)
+        cdef const int64_t* bounds = <const int64_t*>items_of(offsets, cnp.NPY_INT64, n_offsets)
+        cdef Py_ssize_t longest = check_offsets_at(bounds, n_offsets, n)
+        table = self._lexicon.table  # held here: the lexicon may grow into a new one
+        tokens.n_columns = cnp.PyArray_DIM(table, 1) if cnp.PyArray_NDIM(table) == 2 else 0
+        tokens.table = <const uint64_t*>items_of(table, cnp.NPY_UINT64, 0)
+        cdef const int64_t* heads = NULL
+        if short_form_heads is not None:
+            heads = <const int64_t*>items_of(short_form_heads, cnp.NPY_INT64, n)
         cdef WordVectors vectors
-        _held = self._word_scores.fill(rows, table, self._weights, self._lexicon.generation, &vectors)
+        _held = self._word_scores.fill(tokens.rows, n, tokens.table, tokens.n_columns, self._weights,
+                                       self._lexicon.generation, &vectors) if n else None
         # Scratch shared by the document and history features; a short batch needs none.
         slots = mention_slots(mentions) if (self._document or self._history) and n > _SHORT_BATCH else None
-        cdef int32_t[::1] slot_view
         cdef int32_t* slot_table = NULL
         if slots is not None:
-            slot_view = slots
-            slot_table = &slot_view[0]
+            slot_table = <int32_t*>data_of(slots)
         cdef MatchColumns matches = MatchColumns(match_sources, n)
-        cdef const int64_t[::1] heads
-        if short_form_heads is not None:
-            heads = short_form_heads
 
         # The first pass's hashed features, in the columns and order `featurizer.features` makes them:
         # the joint templates, the document family, the match sources, the short forms.
         cdef Py_ssize_t n_joint = self._joint.n_features, n_document = _N_DOCUMENT if self._document else 0
-        cdef Py_ssize_t n_short = 0 if short_form_heads is None else _N_SHORT_FORM
-        cdef Py_ssize_t n_history = _N_HISTORY + (0 if short_form_heads is None else 1)
+        cdef Py_ssize_t n_short = 0 if heads == NULL else _N_SHORT_FORM
+        cdef Py_ssize_t n_columns = n_joint + n_document + matches.n_columns + n_short
+        cdef Py_ssize_t n_history = _N_HISTORY + (0 if heads == NULL else 1)
         scores_array = new_matrix(n, n_tags, cnp.NPY_FLOAT32)
-        features = new_matrix(n, n_joint + n_document + matches.n_columns + n_short, cnp.NPY_UINT32)
         first_pass = new_array(n, cnp.NPY_INT32, zeroed=True)
         tags = new_array(n, cnp.NPY_INT32, zeroed=True) if self._history else first_pass
-        types = new_array(n, cnp.NPY_INT64) if self._history else None
-        history_features = new_matrix(n, n_history, cnp.NPY_UINT32) if self._history else None
-        cdef float[:, ::1] scores = scores_array
-        cdef uint32_t[:, ::1] feature_view = features
-        cdef int64_t[::1] type_view
-        cdef uint32_t[:, ::1] history_view
-        if self._history:
-            type_view, history_view = types, history_features
+        cdef float* scores = <float*>data_of(scores_array)
         cdef int32_t* first_tags = <int32_t*>data_of(first_pass)
         cdef int32_t* last_tags = <int32_t*>data_of(tags)
+        cdef vector[uint32_t] features = vector[uint32_t](n * max(n_columns, n_history), _DROPPED)
+        cdef vector[int64_t] types = vector[int64_t](n)
         cdef vector[float] emitted = vector[float](n * n_tags)
         cdef vector[double] deltas = vector[double](2 * n_tags)
         cdef vector[int32_t] pointers = vector[int32_t](backpointer_room(&self._trellis, longest))
-        cdef Py_ssize_t d, start, end, i, tag, column = n_joint + n_document
+        cdef Py_ssize_t d, i, tag, column = n_joint + n_document
+        cdef Tokens doc
         cdef int status = 0
         if n == 0:
             return scores_array, first_pass, tags
         with nogil:
-            gather(&vectors, &rows[0], &sentence[0], n, &scores[0, 0])
-            feature_view[:, :] = _DROPPED  # a loop: numpy.full costs more for a sentence
-            self._joint.extract_rows(&rows[0], &table[0, 0], table.shape[1], &sentence[0], n, &feature_view[0, 0],
-                                     feature_view.shape[1])
-            for d in range(offsets.shape[0] - 1):
-                start, end = offsets[d], offsets[d + 1]
-                if self._document and end > start:
-                    fill_document_features(rows[start:end], table, mentions[start:end], slot_table,
-                                           sentence[start:end], self._n_buckets,
-                                           feature_view[start:end, n_joint:column])
-            matches.fill(&feature_view[0, column], feature_view.shape[1])
+            gather(&vectors, tokens.rows, tokens.sentence, n, scores)
+            self._joint.extract_rows(tokens.rows, tokens.table, tokens.n_columns, tokens.sentence, n,
+                                     features.data(), n_columns)
+            if self._document:
+                for d in range(n_offsets - 1):
+                    if _doc_of(&tokens, bounds, d, &doc):
+                        fill_document_features(&doc, slot_table, self._n_buckets,
+                                               features.data() + bounds[d] * n_columns + n_joint, n_columns)
+            matches.fill(features.data() + column, n_columns)
             column += matches.n_columns
-            if n_short:
-                fill_abbreviation_features(rows, table, heads, self._n_buckets, feature_view[:, column:])
-            _add_scores(self._weights, &feature_view[0, 0], n, feature_view.shape[1], &scores[0, 0], emitted.data())
+            if heads != NULL:
+                fill_abbreviation_features(&tokens, heads, self._n_buckets, features.data() + column, n_columns)
+            _add_scores(self._weights, features.data(), n, n_columns, scores, emitted.data())
             if entity_bias:
                 for i in range(n):
                     for tag in range(1, n_tags):
-                        scores[i, tag] += entity_bias
-            status = decode_checked(&self._trellis, &scores[0, 0], allowed_tags, &offsets[0], offsets.shape[0],
-                                    first_tags, deltas.data(), pointers.data(), longest)
+                        scores[i * n_tags + tag] += entity_bias
+            status = decode_checked(&self._trellis, scores, allowed_tags, bounds, n_offsets, first_tags,
+                                    deltas.data(), pointers.data(), longest)
             if self._history and status == 0:
                 # The second pass: the first's scores plus the weights of the history features alone.
                 for i in range(n):
-                    type_view[i] = self._type_of_tag[first_tags[i]]
-                history_view[:, :] = _DROPPED
-                for d in range(offsets.shape[0] - 1):
-                    start, end = offsets[d], offsets[d + 1]
-                    if end > start:
-                        fill_history_features(rows[start:end], table, mentions[start:end], slot_table,
-                                              type_view[start:end], self._n_types, self._n_buckets,
-                                              history_view[start:end, :_N_HISTORY])
-                if n_short:
-                    fill_abbreviation_history(heads, type_view, self._n_buckets, history_view[:, _N_HISTORY:])
-                _add_scores(self._weights, &history_view[0, 0], n, n_history, &scores[0, 0], emitted.data())
-                status = decode_checked(&self._trellis, &scores[0, 0], allowed_tags, &offsets[0], offsets.shape[0],
-                                        last_tags, deltas.data(), pointers.data(), longest)
+                    types[i] = self._type_of_tag[first_tags[i]]
+                fill(features.begin(), features.begin() + n * n_history, _DROPPED)
+                for d in range(n_offsets - 1):
+                    if _doc_of(&tokens, bounds, d, &doc):
+                        fill_history_features(&doc, slot_table, types.data() + bounds[d], self._n_types,
+                                              self._n_buckets, features.data() + bounds[d] * n_history, n_history)
+                if heads != NULL:
+                    fill_abbreviation_history(heads, types.data(), n, self._n_buckets, features.data() + _N_HISTORY,
+                                              n_history)
+                _add_scores(self._weights, features.data(), n, n_history, scores, emitted.data())
+                status = decode_checked(&self._trellis, scores, allowed_tags, bounds, n_offsets, last_tags,
+                                        deltas.data(), pointers.data(), longest)
         if status != 0:
             raise ValueError("No tag sequence satisfies the constraints (conflicting preset entities?)")
         return scores_array, first_pass, tags
+
+
+cdef bint _doc_of(const Tokens* tokens, const int64_t* bounds, Py_ssize_t d, Tokens* doc) noexcept nogil:
+    """Point doc at the batch's d-th doc; False if it is empty."""
+    cdef Py_ssize_t start = bounds[d]
+    doc[0] = tokens[0]
+    doc.rows, doc.mentions, doc.sentence = tokens.rows + start, tokens.mentions + start, tokens.sentence + start
+    doc.n = bounds[d + 1] - start
+    return doc.n > 0
 
 
 cdef class MatchColumns:
