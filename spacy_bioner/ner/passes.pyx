@@ -18,7 +18,7 @@ extractors) is made once per set of averaged weights (`decoder.plain_passes`).
 cimport numpy as cnp
 from cymem.cymem cimport Pool
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
-from libcpp.algorithm cimport fill
+from libcpp.algorithm cimport fill as fill_range
 from libcpp.vector cimport vector
 
 from ..core.arrays cimport data_of, items_of, new_array, new_matrix
@@ -164,7 +164,7 @@ cdef class PlainPasses:
                 # The second pass: the first's scores plus the weights of the history features alone.
                 for i in range(n):
                     types[i] = self._type_of_tag[first_tags[i]]
-                fill(features.begin(), features.begin() + n * n_history, _DROPPED)
+                fill_range(features.begin(), features.begin() + n * n_history, _DROPPED)
                 for d in range(n_offsets - 1):
                     if _doc_of(&tokens, bounds, d, &doc):
                         fill_history_features(&doc, slot_table, types.data() + bounds[d], self._n_types,
