@@ -21,12 +21,24 @@ cdef struct WordCell:
     Word word
 
 
+cdef struct Entries:  # the compiled term tables, as matching reads them
+    const int64_t* offsets  # per key id, where its entries start (one more than the keys)
+    const int32_t* labels  # per entry
+    const int32_t* kbs  # per entry
+    const int32_t* key_tokens  # per key id, its tokens
+    Py_ssize_t n_entries
+
+
 cdef class TokenEncoder:
     cdef vector[WordCell] _cells  # open addressing by form, at most half full: a token costs one probe
     cdef size_t _n_words
     cdef int _shift  # a form's first cell: (orth * MIX) >> _shift
     cdef object _word_id
     cdef size_t _max_size
+    cdef Entries _entries
+    cdef object _entries_of  # (entries, key_tokens) of the tables _entries points into; None before any
+
+    cdef int _point_at(self, tuple entries, key_tokens) except -1
 
     cdef WordCell* _cell(self, uint64_t orth) noexcept nogil
     cdef Word _new_word(self, Doc doc, Py_ssize_t i, tables, WordAutomaton automaton) except *

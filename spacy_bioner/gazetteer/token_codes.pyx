@@ -169,6 +169,7 @@ cdef class TokenEncoder:
         self._cells.assign(1 << FIRST_CELLS_BITS, free)
         self._shift = 64 - FIRST_CELLS_BITS
         self._n_words = 0
+        self._entries_of = None
 
     cdef WordCell* _cell(self, uint64_t orth) noexcept nogil:
         """The cell of a word form: its own, or the free one where it would go."""
@@ -234,9 +235,13 @@ cdef class TokenEncoder:
     cdef int find_rows(self, docs, tables, const int64_t* relabel, vector[MatchRow]& rows) except -1:
         """`match` into `rows`, with no array made: one call from tokens to rows, as for a
         sentence the arrays and calls between separate steps cost more than matching does."""
-        entry_offsets, entry_labels, entry_kbs = tables.compile()
+        entries = tables.entries
+        if entries is None:
+            entries = tables.compile()
         cdef WordAutomaton automaton = tables.word_automaton
-        cdef const int32_t[::1] key_tokens = tables.key_tokens
+        key_tokens = tables.key_tokens
+        if self._entries_of is None or self._entries_of[0] is not entries or self._entries_of[1] is not key_tokens:
+            self._point_at(entries, key_tokens)
         cdef Doc doc
         cdef Py_ssize_t i, n = 0, offset = 0
         cdef Word word
@@ -276,12 +281,27 @@ cdef class TokenEncoder:
                 node = state if automaton.nodes[state].key >= 0 else automaton.nodes[state].output
                 while node >= 0:
                     item.key = automaton.nodes[node].key
-                    item.first = run[run.size() - key_tokens[item.key]]
+                    item.first = run[run.size() - self._entries.key_tokens[item.key]]
                     item.last = offset + i
                     matches.push_back(item)
                     node = automaton.nodes[node].output
             offset += doc.length
-        _match_rows(matches, entry_offsets, entry_labels, entry_kbs, relabel, rows)
+        _match_rows(matches, &self._entries, relabel, rows)
+        return 0
+
+    cdef int _point_at(self, tuple entries, key_tokens) except -1:
+        """Take pointers into the compiled tables (TermTables.compile's entries, and the tokens of each
+        key), kept until they are compiled again: for a sentence, views taken per call cost more than matching."""
+        cdef const int64_t[::1] offsets = entries[0]
+        cdef const int32_t[::1] labels = entries[1], kbs = entries[2], tokens = key_tokens
+        if kbs.shape[0] != labels.shape[0] or offsets.shape[0] != tokens.shape[0] + 1:
+            raise ValueError("the term tables' entries do not match their keys")
+        self._entries.offsets = &offsets[0]
+        self._entries.labels = &labels[0] if labels.shape[0] else NULL
+        self._entries.kbs = &kbs[0] if kbs.shape[0] else NULL
+        self._entries.key_tokens = &tokens[0] if tokens.shape[0] else NULL
+        self._entries.n_entries = labels.shape[0]
+        self._entries_of = (entries, key_tokens)
         return 0
 
     def __reduce__(self):
@@ -346,8 +366,8 @@ cdef void fill_match_codes(const MatchRow* rows, Py_ssize_t n_matches, Py_ssize_
         codes[start * n_labels + label], codes[(end - 1) * n_labels + label] = 1, 3
 
 
-cdef void _match_rows(vector[Found]& found, const int64_t[::1] entry_offsets, const int32_t[::1] entry_labels,
-                      const int32_t[::1] entry_kbs, const int64_t* relabel, vector[MatchRow]& rows) noexcept:
+cdef void _match_rows(vector[Found]& found, const Entries* entries, const int64_t* relabel,
+                      vector[MatchRow]& rows) noexcept:
     """The matches of keys found at tokens first..last, one row per entry of each key
     (an ambiguous term matches once per label and id): (start, end, label, kb id),
     sorted by start, then length, then the order found (units before phrases), then the
@@ -356,23 +376,24 @@ cdef void _match_rows(vector[Found]& found, const int64_t[::1] entry_offsets, co
     cdef Found item
     cdef MatchRow row
     cdef Py_ssize_t n = 0
+    cdef const int64_t* offsets = entries.offsets
     for item in found:
-        n += entry_offsets[item.key + 1] - entry_offsets[item.key]
+        n += offsets[item.key + 1] - offsets[item.key]
     stable_sort(found.begin(), found.end(), _before)
     rows.clear()
     rows.reserve(n)
     cdef Py_ssize_t k
     for k in range(<Py_ssize_t>found.size()):
         if k + PREFETCH_AHEAD < <Py_ssize_t>found.size():  # a large list's entries miss the cache
-            entry = entry_offsets[found[k + PREFETCH_AHEAD].key]
-            if entry < entry_labels.shape[0]:
-                _prefetch(&entry_labels[entry])
-                _prefetch(&entry_kbs[entry])
+            entry = offsets[found[k + PREFETCH_AHEAD].key]
+            if entry < entries.n_entries:
+                _prefetch(&entries.labels[entry])
+                _prefetch(&entries.kbs[entry])
         item = found[k]
-        for entry in range(entry_offsets[item.key], entry_offsets[item.key + 1]):
-            label = entry_labels[entry] if relabel == NULL else relabel[entry_labels[entry]]
+        for entry in range(offsets[item.key], offsets[item.key + 1]):
+            label = entries.labels[entry] if relabel == NULL else relabel[entries.labels[entry]]
             if label < 0:
                 continue
             row.start, row.end, row.label = item.first, item.last + 1, label
-            row.kb = entry_kbs[entry] if relabel == NULL else 0
+            row.kb = entries.kbs[entry] if relabel == NULL else 0
             rows.push_back(row)

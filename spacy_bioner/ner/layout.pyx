@@ -49,6 +49,8 @@ cdef class LayoutPass:
     cdef object _first_words
     cdef object _flag_arrays  # the initials' arrays the flags below point into
     cdef ShortFormFlags _flags
+    cdef int _flags_generation  # the lexicon's generation and rows when the flags were last brought up to it
+    cdef Py_ssize_t _flags_rows
     cdef readonly tuple made_of
 
     def __init__(self, Lexicon lexicon, initials, bint acronyms, memory, relabel, Py_ssize_t n_labels,
@@ -111,6 +113,9 @@ cdef class LayoutPass:
 
     cdef const ShortFormFlags* _flags_now(self) except NULL:
         """The initials' flags for every row of the lexicon, as Initials.docs_with_mentions reads them."""
+        if (self._flag_arrays is not None and self._flags_generation == self._lexicon.generation
+                and self._flags_rows == len(self._lexicon)):
+            return &self._flags  # no row since the last call: the initials have nothing new to work out
         initials = self._initials
         initials._update(self._lexicon)
         arrays = (initials._codes, initials._capitals, initials._long)
@@ -124,6 +129,7 @@ cdef class LayoutPass:
             self._flags.acronyms, self._flags.max_letters, self._flags.skipped = (
                 self._acronyms, MAX_SHORT_FORM, SKIPPED)
             self._flag_arrays = arrays
+        self._flags_generation, self._flags_rows = self._lexicon.generation, len(self._lexicon)
         return &self._flags
 
     cdef tuple _memory_codes(self, list docs, Py_ssize_t n):
