@@ -100,9 +100,10 @@ def mention_slots(const int32_t[::1] mentions):
     return numpy.full(top + 1, -1, dtype=numpy.int32)
 
 
-def _check_lengths(const int32_t[::1] rows, const int32_t[::1] mentions):
-    if mentions.shape[0] != rows.shape[0]:
-        raise ValueError(f"{mentions.shape[0]} mention ids for {rows.shape[0]} tokens")
+def _check_length(Py_ssize_t found, Py_ssize_t n, str what):
+    """That an array has an item per token: found items of `what` for n tokens."""
+    if found != n:
+        raise ValueError(f"{found} {what} for {n} tokens")
 
 
 def _each_doc(offsets, Py_ssize_t n):
@@ -126,13 +127,12 @@ def document_features(const int32_t[::1] rows, const uint64_t[:, ::1] table, con
     offsets (Optional[int64[n_docs + 1]]): Where each doc starts; None for one doc.
     RETURNS (uint32[n, len(DOCUMENT_FEATURES)]): Feature ids, DROPPED where a token has none.
     """
-    _check_lengths(rows, mentions)
+    _check_length(mentions.shape[0], rows.shape[0], "mention ids")
+    _check_length(sentence.shape[0], rows.shape[0], "sentence numbers")
     out = numpy.full((rows.shape[0], len(DOCUMENT_FEATURES)), DROPPED, dtype=numpy.uint32)
     cdef uint32_t[:, ::1] out_view = out
     cdef int32_t[::1] slots = mention_slots(mentions)
     cdef int32_t* slot_table = &slots[0] if slots is not None else NULL
-    if sentence.shape[0] != rows.shape[0]:
-        raise ValueError(f"{sentence.shape[0]} sentence numbers for {rows.shape[0]} tokens")
     cdef Tokens tokens
     for start, end in _each_doc(offsets, rows.shape[0]):
         if end > start:
@@ -198,7 +198,8 @@ def history_features(const int32_t[::1] rows, const uint64_t[:, ::1] table, cons
     offsets (Optional[int64[n_docs + 1]]): Where each doc starts; None for one doc.
     RETURNS (uint32[n, len(HISTORY_FEATURES)]): Feature ids, DROPPED where a word has no other mention.
     """
-    _check_lengths(rows, mentions)
+    _check_length(mentions.shape[0], rows.shape[0], "mention ids")
+    _check_length(types.shape[0], rows.shape[0], "types")
     cdef Py_ssize_t i
     for i in range(types.shape[0]):
         if not 0 <= types[i] < n_types:
@@ -207,8 +208,6 @@ def history_features(const int32_t[::1] rows, const uint64_t[:, ::1] table, cons
     cdef uint32_t[:, ::1] out_view = out
     cdef int32_t[::1] slots = mention_slots(mentions)
     cdef int32_t* slot_table = &slots[0] if slots is not None else NULL
-    if types.shape[0] != rows.shape[0]:
-        raise ValueError(f"{types.shape[0]} types for {rows.shape[0]} tokens")
     cdef Tokens tokens
     for start, end in _each_doc(offsets, rows.shape[0]):
         if end > start:
@@ -249,8 +248,7 @@ def abbreviation_features(const int32_t[::1] rows, const uint64_t[:, ::1] table,
     heads (int64[n]): Each token's long-form head token, -1 if it is no defined short form.
     RETURNS (uint32[n, len(ABBREVIATION_FEATURES)]): Feature ids, DROPPED for other tokens.
     """
-    if heads.shape[0] != rows.shape[0]:
-        raise ValueError(f"{heads.shape[0]} heads for {rows.shape[0]} tokens")
+    _check_length(heads.shape[0], rows.shape[0], "heads")
     out = numpy.full((rows.shape[0], len(ABBREVIATION_FEATURES)), DROPPED, dtype=numpy.uint32)
     cdef uint32_t[:, ::1] out_view = out
     cdef Tokens tokens
@@ -278,8 +276,7 @@ def abbreviation_history(const int64_t[::1] heads, const int64_t[::1] types, uin
     types (int64[n]): Each token's entity type in the first pass: 0 for O, else label + 1.
     RETURNS (uint32[n, 1]): Feature ids, DROPPED for other tokens.
     """
-    if types.shape[0] != heads.shape[0]:
-        raise ValueError(f"{types.shape[0]} types for {heads.shape[0]} tokens")
+    _check_length(types.shape[0], heads.shape[0], "types")
     out = numpy.full((heads.shape[0], 1), DROPPED, dtype=numpy.uint32)
     cdef uint32_t[:, ::1] out_view = out
     if heads.shape[0]:
